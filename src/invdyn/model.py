@@ -1,0 +1,288 @@
+"""The robot model: a frozen structure of arrays shared by every algorithm.
+
+A `Model` is a kinematic tree of ``nbody`` moving bodies. Body ``i`` is attached to its parent
+``body_parent[i]`` (``-1`` for the world) by exactly one moving joint; fixed joints are merged
+into their parent when a description is loaded, and the links they carried survive as frames.
+Bodies are ordered depth first, so a parent always comes before its children.
+
+The body frame of body ``i`` is its joint frame after the joint has moved: at ``q`` the placement
+of body ``i`` in its parent is ``(jnt_rot[i] @ R_j(q), jnt_pos[i] + jnt_rot[i] @ p_j(q))`` with
+``(R_j, p_j)`` the joint's own motion about or along ``jnt_axis[i]`` (see `JointType`).
+Inertias are expressed in the body frame: ``body_com`` is the centre of mass and
+``body_inertia`` the rotational inertia about it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import IntEnum
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn.errors import ModelError
+
+Float = NDArray[np.float64]
+Int = NDArray[np.int64]
+
+
+class JointType(IntEnum):
+    """Moving joint types, with their sizes in ``q`` and ``v``.
+
+    REVOLUTE: angle about ``jnt_axis`` (nq 1, nv 1).
+    CONTINUOUS: unbounded revolute stored as ``(cos, sin)`` (nq 2, nv 1), as in Pinocchio.
+    PRISMATIC: displacement along ``jnt_axis`` (nq 1, nv 1).
+    SPHERICAL: quaternion ``[x, y, z, w]`` and angular velocity in the body frame (nq 4, nv 3).
+    FREE: ``[x, y, z, qx, qy, qz, qw]`` and ``[linear, angular]`` velocity in the body frame
+      (nq 7, nv 6).
+    """
+
+    REVOLUTE = 0
+    CONTINUOUS = 1
+    PRISMATIC = 2
+    SPHERICAL = 3
+    FREE = 4
+
+
+JOINT_NQ = {
+    JointType.REVOLUTE: 1,
+    JointType.CONTINUOUS: 2,
+    JointType.PRISMATIC: 1,
+    JointType.SPHERICAL: 4,
+    JointType.FREE: 7,
+}
+JOINT_NV = {
+    JointType.REVOLUTE: 1,
+    JointType.CONTINUOUS: 1,
+    JointType.PRISMATIC: 1,
+    JointType.SPHERICAL: 3,
+    JointType.FREE: 6,
+}
+
+# per-body array fields and the trailing shape of each
+_BODY_FIELDS = {
+    "body_parent": (),
+    "body_mass": (),
+    "body_com": (3,),
+    "body_inertia": (3, 3),
+    "jnt_type": (),
+    "jnt_axis": (3,),
+    "jnt_pos": (3,),
+    "jnt_rot": (3, 3),
+}
+_DOF_FIELDS = (
+    "dof_velocity_limit",
+    "dof_effort_limit",
+    "dof_armature",
+    "dof_damping",
+    "dof_friction",
+)
+_FRAME_FIELDS = {"frame_body": (), "frame_pos": (3,), "frame_rot": (3, 3)}
+_NAME_FIELDS = ("body_name", "jnt_name", "frame_name")
+_INT_FIELDS = ("body_parent", "jnt_type", "frame_body")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Model:
+    """A rigid-body tree as a frozen structure of arrays.
+
+    Attributes:
+      name: robot name.
+      body_name: (nbody,) names of the links the moving joints carry.
+      jnt_name: (nbody,) names of the moving joints, in ``v`` order.
+      body_parent: (nbody,) parent body index, -1 for the world.
+      body_mass: (nbody,) masses, fixed children merged in.
+      body_com: (nbody, 3) centres of mass in the body frame.
+      body_inertia: (nbody, 3, 3) rotational inertias about the centre of mass, body frame.
+      jnt_type: (nbody,) `JointType` values.
+      jnt_axis: (nbody, 3) unit joint axes in the joint frame (unused by SPHERICAL and FREE).
+      jnt_pos: (nbody, 3) joint frame origins in the parent body frame.
+      jnt_rot: (nbody, 3, 3) joint frame orientations in the parent body frame.
+      q_lower: (nq,) lower position limits, -inf where unbounded.
+      q_upper: (nq,) upper position limits, +inf where unbounded.
+      dof_velocity_limit: (nv,) velocity limits, +inf where unknown.
+      dof_effort_limit: (nv,) effort limits, +inf where unknown.
+      dof_armature: (nv,) rotor inertias added to the mass matrix diagonal.
+      dof_damping: (nv,) viscous friction coefficients, ``tau += damping * v``.
+      dof_friction: (nv,) Coulomb friction, ``tau += friction * sign(v)``.
+      frame_name: (nframe,) names of the frames (every link of the description).
+      frame_body: (nframe,) body each frame is fixed to, -1 for the world.
+      frame_pos: (nframe, 3) frame origins in their body frame.
+      frame_rot: (nframe, 3, 3) frame orientations in their body frame.
+      gravity: (3,) gravity in the world frame.
+      source: the file the model was loaded from, or a built-in name.
+    """
+
+    name: str
+    body_name: tuple[str, ...]
+    jnt_name: tuple[str, ...]
+    body_parent: Int
+    body_mass: Float
+    body_com: Float
+    body_inertia: Float
+    jnt_type: Int
+    jnt_axis: Float
+    jnt_pos: Float
+    jnt_rot: Float
+    q_lower: Float
+    q_upper: Float
+    dof_velocity_limit: Float
+    dof_effort_limit: Float
+    dof_armature: Float
+    dof_damping: Float
+    dof_friction: Float
+    frame_name: tuple[str, ...]
+    frame_body: Int
+    frame_pos: Float
+    frame_rot: Float
+    gravity: Float = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name in _NAME_FIELDS:
+                object.__setattr__(self, field.name, tuple(str(n) for n in value))
+            elif field.name not in ("name", "source"):
+                dtype = np.int64 if field.name in _INT_FIELDS else np.float64
+                object.__setattr__(self, field.name, _readonly(np.array(value, dtype=dtype)))
+        _validate(self)
+
+    # sizes and layout, derived from the joint types
+    @property
+    def nbody(self) -> int:
+        """Number of moving bodies (one moving joint each)."""
+        return len(self.body_parent)
+
+    @cached_property
+    def jnt_nq(self) -> Int:
+        """(nbody,) number of configuration coordinates of each joint."""
+        return _readonly(np.array([JOINT_NQ[JointType(t)] for t in self.jnt_type], dtype=np.int64))
+
+    @cached_property
+    def jnt_nv(self) -> Int:
+        """(nbody,) number of velocity coordinates of each joint."""
+        return _readonly(np.array([JOINT_NV[JointType(t)] for t in self.jnt_type], dtype=np.int64))
+
+    @cached_property
+    def jnt_qadr(self) -> Int:
+        """(nbody,) first index of each joint in ``q``."""
+        return _readonly(np.concatenate([[0], np.cumsum(self.jnt_nq)[:-1]]).astype(np.int64))
+
+    @cached_property
+    def jnt_vadr(self) -> Int:
+        """(nbody,) first index of each joint in ``v``."""
+        return _readonly(np.concatenate([[0], np.cumsum(self.jnt_nv)[:-1]]).astype(np.int64))
+
+    @cached_property
+    def dof_body(self) -> Int:
+        """(nv,) body moved by each velocity coordinate."""
+        return _readonly(np.repeat(np.arange(self.nbody, dtype=np.int64), self.jnt_nv))
+
+    @property
+    def nq(self) -> int:
+        """Size of the configuration vector ``q``."""
+        return int(self.jnt_nq.sum())
+
+    @property
+    def nv(self) -> int:
+        """Size of the velocity vector ``v`` (degrees of freedom)."""
+        return int(self.jnt_nv.sum())
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the moving joints, in ``v`` order."""
+        return self.jnt_name
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the first joint is a free flyer attached to the world."""
+        return self.nbody > 0 and self.jnt_type[0] == JointType.FREE
+
+    @property
+    def total_mass(self) -> float:
+        """Sum of the moving bodies' masses."""
+        return float(self.body_mass.sum())
+
+    def replace(self, **changes: Any) -> Model:
+        """A copy with some fields replaced, validated again."""
+        return dataclasses.replace(self, **changes)
+
+    def frame_id(self, name: str) -> int:
+        """Index of the frame called `name`."""
+        try:
+            return self.frame_name.index(name)
+        except ValueError:
+            raise ModelError(f"{self.name}: no frame named {name!r}") from None
+
+    def body_id(self, name: str) -> int:
+        """Index of the body called `name`."""
+        try:
+            return self.body_name.index(name)
+        except ValueError:
+            raise ModelError(f"{self.name}: no body named {name!r}") from None
+
+    @cached_property
+    def kernel_data(self) -> tuple[Int, Float, Float]:
+        """The packed arrays that the compiled kernels read; see `invdyn.kernels.cpu`."""
+        from invdyn.kernels.cpu import pack_model
+
+        return pack_model(self)
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _validate(model: Model) -> None:
+    """Raise `ModelError` unless the arrays of `model` are consistent and finite."""
+    nbody = len(model.body_parent)
+    where = f"model {model.name!r}" + (f" ({model.source})" if model.source else "")
+    for name, trailing in _BODY_FIELDS.items():
+        shape = getattr(model, name).shape
+        if shape != (nbody, *trailing):
+            raise ModelError(f"{where}: {name} has shape {shape}, expected {(nbody, *trailing)}")
+    for name in ("body_name", "jnt_name"):
+        if len(getattr(model, name)) != nbody:
+            raise ModelError(f"{where}: {name} has {len(getattr(model, name))} names, expected {nbody}")
+    known = set(int(t) for t in JointType)
+    for i, t in enumerate(model.jnt_type):
+        if int(t) not in known:
+            raise ModelError(f"{where}: joint {model.jnt_name[i]!r} has unknown type {int(t)}")
+        if not -1 <= model.body_parent[i] < i:
+            raise ModelError(
+                f"{where}: body {model.body_name[i]!r} has parent {int(model.body_parent[i])}; "
+                "parents must come before their children"
+            )
+    nq = int(sum(JOINT_NQ[JointType(t)] for t in model.jnt_type))
+    nv = int(sum(JOINT_NV[JointType(t)] for t in model.jnt_type))
+    for name, size in [("q_lower", nq), ("q_upper", nq)] + [(f, nv) for f in _DOF_FIELDS]:
+        shape = getattr(model, name).shape
+        if shape != (size,):
+            raise ModelError(f"{where}: {name} has shape {shape}, expected {(size,)}")
+    nframe = len(model.frame_name)
+    for name, trailing in _FRAME_FIELDS.items():
+        shape = getattr(model, name).shape
+        if shape != (nframe, *trailing):
+            raise ModelError(f"{where}: {name} has shape {shape}, expected {(nframe, *trailing)}")
+    if np.any((model.frame_body < -1) | (model.frame_body >= nbody)):
+        raise ModelError(f"{where}: frame_body holds an index outside [-1, {nbody})")
+    if model.gravity.shape != (3,):
+        raise ModelError(f"{where}: gravity has shape {model.gravity.shape}, expected (3,)")
+    for name in [*_BODY_FIELDS, "frame_pos", "frame_rot", "gravity", *_DOF_FIELDS[2:]]:
+        if not np.all(np.isfinite(getattr(model, name))):
+            raise ModelError(f"{where}: {name} holds a non-finite value")
+    if np.any(model.body_mass < 0):
+        i = int(np.argmin(model.body_mass))
+        raise ModelError(f"{where}: body {model.body_name[i]!r} has negative mass")
+    if np.any(model.q_lower > model.q_upper):
+        k = int(np.argmax(model.q_lower > model.q_upper))
+        raise ModelError(f"{where}: q_lower[{k}] is above q_upper[{k}]")
+    revolute_like = np.isin(model.jnt_type, [JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC])
+    norms = np.linalg.norm(model.jnt_axis, axis=-1)
+    if np.any(revolute_like & (np.abs(norms - 1.0) > 1e-9)):
+        i = int(np.argmax(revolute_like & (np.abs(norms - 1.0) > 1e-9)))
+        raise ModelError(f"{where}: joint {model.jnt_name[i]!r} axis is not a unit vector")

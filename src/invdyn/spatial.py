@@ -1,0 +1,87 @@
+"""Spatial (6-D) algebra conventions and the small rotation helpers that the loaders share.
+
+Conventions, used by every module and kernel of invdyn:
+
+* Spatial vectors are ordered **[angular; linear]** (Featherstone 2008). A spatial velocity is
+  ``[omega; v_o]`` with ``v_o`` the velocity of the body-fixed point at the frame origin; a
+  spatial force is ``[n_o; f]`` with ``n_o`` the moment about the frame origin.
+* A placement of frame B in frame A is a pair ``(R, p)``: ``R`` (3, 3) rotates B coordinates into
+  A coordinates and ``p`` (3,) is B's origin in A coordinates. A point ``x_B`` maps to
+  ``R @ x_B + p``.
+* Quaternions are stored ``[x, y, z, w]`` (Pinocchio's order); MuJoCo's ``[w, x, y, z]`` is
+  converted where a MuJoCo array is read or written.
+* The free-flyer velocity follows Pinocchio: ``v = [linear, angular]``, both in the base frame.
+  Inside the kernels it is reordered to [angular; linear] like every other spatial vector.
+* Inertial parameters of a body follow Pinocchio's order
+  ``[m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``, with the rotational inertia
+  taken about the body frame origin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+Float = NDArray[np.float64]
+
+
+def skew(x: Float) -> Float:
+    """(..., 3, 3) matrix ``[x]_x`` such that ``[x]_x @ y = x cross y``.
+
+    Args:
+      x: (..., 3) vector.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    zero = np.zeros_like(x[..., 0])
+    rows = (
+        (zero, -x[..., 2], x[..., 1]),
+        (x[..., 2], zero, -x[..., 0]),
+        (-x[..., 1], x[..., 0], zero),
+    )
+    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def rpy_to_matrix(rpy: Float) -> Float:
+    """(3, 3) rotation of URDF roll-pitch-yaw angles: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
+
+    Args:
+      rpy: (3,) roll, pitch, yaw in radians.
+    """
+    roll, pitch, yaw = (float(x) for x in rpy)
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def quaternion_to_matrix(quat: Float) -> Float:
+    """(..., 3, 3) rotation of unit quaternions.
+
+    Args:
+      quat: (..., 4) quaternions ``[x, y, z, w]``.
+    """
+    quat = np.asarray(quat, dtype=np.float64)
+    x, y, z, w = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
+    rows = (
+        (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
+    )
+    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def axis_angle_to_matrix(axis: Float, angle: float) -> Float:
+    """(3, 3) rotation by `angle` about the unit `axis` (Rodrigues' formula).
+
+    Args:
+      axis: (3,) unit vector.
+      angle: radians.
+    """
+    k = skew(axis)
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
