@@ -1,0 +1,713 @@
+"""Compiled CPU kernels (numba): RNEA, CRBA, ABA, kinematics, regressor and Coriolis matrix.
+
+Every kernel works on one state and writes into arrays its caller allocated; the ``*_batch``
+variants run it over a leading batch axis in parallel on all cores. The model reaches the
+kernels packed by `pack_model` into three arrays, so a call from Python unboxes few arguments:
+
+* ``ints`` (nbody, 4): parent, joint type, first index in ``q``, first index in ``v``.
+* ``reals`` (nbody, 28): joint axis (3), joint rotation in the parent, row-major (9), joint
+  origin in the parent (3), mass (1), first mass moment ``m c`` (3) and rotational inertia about
+  the body origin, row-major (9), all in body coordinates.
+* ``dofs`` (nv + 1, 3): armature, viscous and Coulomb friction per degree of freedom; the last
+  row holds gravity.
+
+Spatial vectors are [angular; linear] (see `invdyn.spatial`). Per-body state lives in a work
+array of shape (nbody, 30): rotation to the parent (9), origin in the parent (3), velocity (6),
+acceleration (6) and force (6), all in body coordinates. A kernel returns a status: 0 when every
+input was finite, else the position of the first non-finite argument (1 for ``q``, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from invdyn.model import Model
+
+# joint type codes, as in invdyn.model.JointType
+REVOLUTE, CONTINUOUS, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
+
+# floating-point contraction (fma) only: no assumption about NaN or infinity, which are checked
+_FAST = {"contract"}
+
+# columns of the work array
+_R, _P, _V, _A, _F, _PARENT = 0, 9, 12, 18, 24, 30
+WORK_COLUMNS = 31
+
+
+def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pack `model` into the (ints, reals, dofs) arrays that the kernels read."""
+    nbody = model.nbody
+    ints = np.stack([model.body_parent, model.jnt_type, model.jnt_qadr, model.jnt_vadr], axis=1)
+    mass = model.body_mass
+    first_moment = mass[:, None] * model.body_com
+    # rotational inertia about the body origin: I_c + m (|c|^2 1 - c c^T)
+    c = model.body_com
+    shift = (c * c).sum(-1)[:, None, None] * np.eye(3) - c[:, :, None] * c[:, None, :]
+    inertia_origin = model.body_inertia + mass[:, None, None] * shift
+    reals = np.concatenate(
+        [
+            model.jnt_axis,
+            model.jnt_rot.reshape(nbody, 9),
+            model.jnt_pos,
+            mass[:, None],
+            first_moment,
+            inertia_origin.reshape(nbody, 9),
+        ],
+        axis=1,
+    )
+    dofs = np.zeros((model.nv + 1, 3))
+    dofs[:-1, 0] = model.dof_armature
+    dofs[:-1, 1] = model.dof_damping
+    dofs[:-1, 2] = model.dof_friction
+    dofs[-1] = model.gravity
+    return (
+        np.ascontiguousarray(ints, dtype=np.int64),
+        np.ascontiguousarray(reals, dtype=np.float64),
+        dofs,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _first_nonfinite(x: np.ndarray) -> bool:
+    for k in range(x.size):
+        if not np.isfinite(x.flat[k]):
+            return True
+    return False
+
+
+@njit(cache=True, fastmath=_FAST)
+def _check(q, v, a, fext):  # type: ignore[no-untyped-def]
+    # 0 when all are finite, else the position of the first non-finite argument
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    for k in range(v.shape[0]):
+        if not np.isfinite(v[k]):
+            return 2
+    for k in range(a.shape[0]):
+        if not np.isfinite(a[k]):
+            return 3
+    for i in range(fext.shape[0]):
+        for k in range(6):
+            if not np.isfinite(fext[i, k]):
+                return 4
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _joint_placement(ints, reals, q, i, w):  # type: ignore[no-untyped-def]
+    """Write body i's rotation and origin in its parent into w[i, 0:12]."""
+    jtype = ints[i, 1]
+    qa = ints[i, 2]
+    r = reals[i]
+    # the joint's own motion (rj, pj) in the joint frame
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        if jtype == REVOLUTE:
+            c = np.cos(q[qa])
+            s = np.sin(q[qa])
+        else:
+            c = q[qa]
+            s = q[qa + 1]
+        ux, uy, uz = r[0], r[1], r[2]
+        t = 1.0 - c
+        j00, j01, j02 = c + t * ux * ux, t * ux * uy - s * uz, t * ux * uz + s * uy
+        j10, j11, j12 = t * ux * uy + s * uz, c + t * uy * uy, t * uy * uz - s * ux
+        j20, j21, j22 = t * ux * uz - s * uy, t * uy * uz + s * ux, c + t * uz * uz
+        px, py, pz = 0.0, 0.0, 0.0
+    elif jtype == PRISMATIC:
+        j00, j01, j02 = 1.0, 0.0, 0.0
+        j10, j11, j12 = 0.0, 1.0, 0.0
+        j20, j21, j22 = 0.0, 0.0, 1.0
+        d = q[qa]
+        px, py, pz = r[0] * d, r[1] * d, r[2] * d
+    else:
+        # quaternion [x, y, z, w], after the translation for a free flyer
+        o = qa + 3 if jtype == FREE else qa
+        x, y, z, ww = q[o], q[o + 1], q[o + 2], q[o + 3]
+        j00, j01, j02 = 1 - 2 * (y * y + z * z), 2 * (x * y - z * ww), 2 * (x * z + y * ww)
+        j10, j11, j12 = 2 * (x * y + z * ww), 1 - 2 * (x * x + z * z), 2 * (y * z - x * ww)
+        j20, j21, j22 = 2 * (x * z - y * ww), 2 * (y * z + x * ww), 1 - 2 * (x * x + y * y)
+        if jtype == FREE:
+            px, py, pz = q[qa], q[qa + 1], q[qa + 2]
+        else:
+            px, py, pz = 0.0, 0.0, 0.0
+    # compose with the fixed joint placement: R = R0 rj, p = p0 + R0 pj
+    for row in range(3):
+        a0, a1, a2 = r[3 + 3 * row], r[4 + 3 * row], r[5 + 3 * row]
+        w[i, 3 * row] = a0 * j00 + a1 * j10 + a2 * j20
+        w[i, 3 * row + 1] = a0 * j01 + a1 * j11 + a2 * j21
+        w[i, 3 * row + 2] = a0 * j02 + a1 * j12 + a2 * j22
+        w[i, _P + row] = r[12 + row] + a0 * px + a1 * py + a2 * pz
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _motion_to_child(w, i, col):  # type: ignore[no-untyped-def]
+    """Set w[i, col:col+6] to the parent's motion w[parent, col:col+6] in body i coordinates."""
+    # X m = (R^T ang, R^T (lin + ang x p)); the world row (-1) holds the base motion
+    parent = _parent(w, i)
+    a0, a1, a2 = w[parent, col], w[parent, col + 1], w[parent, col + 2]
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    l0 = w[parent, col + 3] + a1 * p2 - a2 * p1
+    l1 = w[parent, col + 4] + a2 * p0 - a0 * p2
+    l2 = w[parent, col + 5] + a0 * p1 - a1 * p0
+    for k in range(3):
+        rk0, rk1, rk2 = w[i, k], w[i, 3 + k], w[i, 6 + k]
+        w[i, col + k] = rk0 * a0 + rk1 * a1 + rk2 * a2
+        w[i, col + 3 + k] = rk0 * l0 + rk1 * l1 + rk2 * l2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _parent(w, i):  # type: ignore[no-untyped-def]
+    return int(w[i, _PARENT])
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _force_to_parent(w, i, col, parent):  # type: ignore[no-untyped-def]
+    """Add body i's spatial force w[i, col:col+6], in parent coordinates, to w[parent, col:]."""
+    # rotate by R, then the moment gains p x (R f)
+    f0, f1, f2 = w[i, col], w[i, col + 1], w[i, col + 2]
+    g0, g1, g2 = w[i, col + 3], w[i, col + 4], w[i, col + 5]
+    rn0 = w[i, 0] * f0 + w[i, 1] * f1 + w[i, 2] * f2
+    rn1 = w[i, 3] * f0 + w[i, 4] * f1 + w[i, 5] * f2
+    rn2 = w[i, 6] * f0 + w[i, 7] * f1 + w[i, 8] * f2
+    rf0 = w[i, 0] * g0 + w[i, 1] * g1 + w[i, 2] * g2
+    rf1 = w[i, 3] * g0 + w[i, 4] * g1 + w[i, 5] * g2
+    rf2 = w[i, 6] * g0 + w[i, 7] * g1 + w[i, 8] * g2
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    w[parent, col] += rn0 + p1 * rf2 - p2 * rf1
+    w[parent, col + 1] += rn1 + p2 * rf0 - p0 * rf2
+    w[parent, col + 2] += rn2 + p0 * rf1 - p1 * rf0
+    w[parent, col + 3] += rf0
+    w[parent, col + 4] += rf1
+    w[parent, col + 5] += rf2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_joint_motion(ints, reals, i, x, w, col):  # type: ignore[no-untyped-def]
+    """Add S x_i, the spatial motion of joint i's velocity coordinates x, to w[i, col:col+6]."""
+    jtype = ints[i, 1]
+    va = ints[i, 3]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        for k in range(3):
+            w[i, col + k] += reals[i, k] * x[va]
+    elif jtype == PRISMATIC:
+        for k in range(3):
+            w[i, col + 3 + k] += reals[i, k] * x[va]
+    elif jtype == SPHERICAL:
+        for k in range(3):
+            w[i, col + k] += x[va + k]
+    else:
+        for k in range(3):
+            w[i, col + 3 + k] += x[va + k]
+            w[i, col + k] += x[va + 3 + k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _joint_force(ints, reals, i, w, col, tau):  # type: ignore[no-untyped-def]
+    """Write S^T f, the joint forces of body i's spatial force w[i, col:col+6], into tau."""
+    jtype = ints[i, 1]
+    va = ints[i, 3]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        tau[va] = reals[i, 0] * w[i, col] + reals[i, 1] * w[i, col + 1] + reals[i, 2] * w[i, col + 2]
+    elif jtype == PRISMATIC:
+        tau[va] = (
+            reals[i, 0] * w[i, col + 3] + reals[i, 1] * w[i, col + 4] + reals[i, 2] * w[i, col + 5]
+        )
+    elif jtype == SPHERICAL:
+        for k in range(3):
+            tau[va + k] = w[i, col + k]
+    else:
+        for k in range(3):
+            tau[va + k] = w[i, col + 3 + k]
+            tau[va + 3 + k] = w[i, col + k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _body_force(reals, i, w):  # type: ignore[no-untyped-def]
+    """Set w[i, F] to I a + v x* (I v), body i's inertial force, from w[i, V] and w[i, A]."""
+    r = reals[i]
+    mass = r[15]
+    h0, h1, h2 = r[16], r[17], r[18]
+    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
+    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
+    # momentum I v: n = I_o w + h x u ;  f = mass u - h x w
+    n0 = r[19] * w0 + r[20] * w1 + r[21] * w2 + h1 * u2 - h2 * u1
+    n1 = r[22] * w0 + r[23] * w1 + r[24] * w2 + h2 * u0 - h0 * u2
+    n2 = r[25] * w0 + r[26] * w1 + r[27] * w2 + h0 * u1 - h1 * u0
+    f0 = mass * u0 - (h1 * w2 - h2 * w1)
+    f1 = mass * u1 - (h2 * w0 - h0 * w2)
+    f2 = mass * u2 - (h0 * w1 - h1 * w0)
+    # I a
+    b0, b1, b2 = w[i, _A], w[i, _A + 1], w[i, _A + 2]
+    c0, c1, c2 = w[i, _A + 3], w[i, _A + 4], w[i, _A + 5]
+    m0 = r[19] * b0 + r[20] * b1 + r[21] * b2 + h1 * c2 - h2 * c1
+    m1 = r[22] * b0 + r[23] * b1 + r[24] * b2 + h2 * c0 - h0 * c2
+    m2 = r[25] * b0 + r[26] * b1 + r[27] * b2 + h0 * c1 - h1 * c0
+    # plus v x* (I v)
+    w[i, _F] = m0 + w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+    w[i, _F + 1] = m1 + w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+    w[i, _F + 2] = m2 + w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+    w[i, _F + 3] = mass * c0 - (h1 * b2 - h2 * b1) + w1 * f2 - w2 * f1
+    w[i, _F + 4] = mass * c1 - (h2 * b0 - h0 * b2) + w2 * f0 - w0 * f2
+    w[i, _F + 5] = mass * c2 - (h0 * b1 - h1 * b0) + w0 * f1 - w1 * f0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_velocity_cross_joint(ints, reals, i, v, w):  # type: ignore[no-untyped-def]
+    """Add v_i x (S qd_i) to body i's acceleration w[i, A]."""
+    # the joint motion S qd is rebuilt in the force columns, free until the force pass
+    for k in range(6):
+        w[i, _F + k] = 0.0
+    _add_joint_motion(ints, reals, i, v, w, _F)
+    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
+    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
+    a0, a1, a2 = w[i, _F], w[i, _F + 1], w[i, _F + 2]
+    b0, b1, b2 = w[i, _F + 3], w[i, _F + 4], w[i, _F + 5]
+    w[i, _A] += w1 * a2 - w2 * a1
+    w[i, _A + 1] += w2 * a0 - w0 * a2
+    w[i, _A + 2] += w0 * a1 - w1 * a0
+    w[i, _A + 3] += w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
+    w[i, _A + 4] += w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
+    w[i, _A + 5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _new_work(ints, dofs):  # type: ignore[no-untyped-def]
+    """A work array whose last row is the world: at rest, accelerating against gravity."""
+    nbody = ints.shape[0]
+    nv = dofs.shape[0] - 1
+    w = np.zeros((nbody + 1, WORK_COLUMNS))
+    for i in range(nbody):
+        w[i, _PARENT] = ints[i, 0]
+    for k in range(3):
+        w[nbody, _A + 3 + k] = -dofs[nv, k]
+    return w
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _forward_pass(ints, reals, q, v, a, w):  # type: ignore[no-untyped-def]
+    """Placements, velocities and accelerations of every body, gravity included."""
+    for i in range(ints.shape[0]):
+        _joint_placement(ints, reals, q, i, w)
+        # v_i = X v_parent + S qd
+        _motion_to_child(w, i, _V)
+        _add_joint_motion(ints, reals, i, v, w, _V)
+        # a_i = X a_parent + S qdd + v_i x S qd
+        _motion_to_child(w, i, _A)
+        _add_joint_motion(ints, reals, i, a, w, _A)
+        _add_velocity_cross_joint(ints, reals, i, v, w)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_joint_terms(dofs, v, a, tau):  # type: ignore[no-untyped-def]
+    """Add armature, viscous and Coulomb friction forces to tau."""
+    for k in range(tau.shape[0]):
+        tau[k] += dofs[k, 0] * a[k] + dofs[k, 1] * v[k] + dofs[k, 2] * np.sign(v[k])
+
+
+@njit(cache=True, fastmath=_FAST)
+def rnea(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
+    """Recursive Newton-Euler: write the joint forces of (q, v, a) into tau; return a status."""
+    status = _check(q, v, a, fext)
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    w = _new_work(ints, dofs)
+    _forward_pass(ints, reals, q, v, a, w)
+    # f_i = I a_i + v_i x* I v_i - f_ext_i
+    for i in range(nbody):
+        _body_force(reals, i, w)
+        if fext.shape[0] > 0:
+            for k in range(6):
+                w[i, _F + k] -= fext[i, k]
+    # backward: tau_i = S^T f_i, then pass f_i to the parent
+    for i in range(nbody - 1, -1, -1):
+        _joint_force(ints, reals, i, w, _F, tau)
+        parent = ints[i, 0]
+        if parent >= 0:
+            _force_to_parent(w, i, _F, parent)
+    _add_joint_terms(dofs, v, a, tau)
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, parallel=True)
+def rnea_batch(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
+    """`rnea` over the leading axis of q (B, nq), v, a (B, nv), fext (B, nbody, 6) or (1, 0, 6)."""
+    batch = q.shape[0]
+    status = np.zeros(batch, dtype=np.int64)
+    for b in prange(batch):
+        fb = fext[0] if fext.shape[0] == 1 else fext[b]
+        status[b] = rnea(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b])
+    return status.max()
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _joint_column(ints, reals, i, k, out):  # type: ignore[no-untyped-def]
+    """Write column k of joint i's motion subspace S (body coordinates) into out (6,)."""
+    jtype = ints[i, 1]
+    for r in range(6):
+        out[r] = 0.0
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        for r in range(3):
+            out[r] = reals[i, r]
+    elif jtype == PRISMATIC:
+        for r in range(3):
+            out[3 + r] = reals[i, r]
+    elif jtype == SPHERICAL:
+        out[k] = 1.0
+    elif k < 3:
+        out[3 + k] = 1.0
+    else:
+        out[k - 3] = 1.0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _joint_nv(ints, i):  # type: ignore[no-untyped-def]
+    jtype = ints[i, 1]
+    if jtype == SPHERICAL:
+        return 3
+    if jtype == FREE:
+        return 6
+    return 1
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _force_vector_to_parent(w, i, f, out):  # type: ignore[no-untyped-def]
+    """Write body i's spatial force f (6,) in parent coordinates into out (6,): X^T f."""
+    rn0 = w[i, 0] * f[0] + w[i, 1] * f[1] + w[i, 2] * f[2]
+    rn1 = w[i, 3] * f[0] + w[i, 4] * f[1] + w[i, 5] * f[2]
+    rn2 = w[i, 6] * f[0] + w[i, 7] * f[1] + w[i, 8] * f[2]
+    rf0 = w[i, 0] * f[3] + w[i, 1] * f[4] + w[i, 2] * f[5]
+    rf1 = w[i, 3] * f[3] + w[i, 4] * f[4] + w[i, 5] * f[5]
+    rf2 = w[i, 6] * f[3] + w[i, 7] * f[4] + w[i, 8] * f[5]
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    out[0] = rn0 + p1 * rf2 - p2 * rf1
+    out[1] = rn1 + p2 * rf0 - p0 * rf2
+    out[2] = rn2 + p0 * rf1 - p1 * rf0
+    out[3] = rf0
+    out[4] = rf1
+    out[5] = rf2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _motion_vector_to_child(w, i, m, out):  # type: ignore[no-untyped-def]
+    """Write the parent's spatial motion m (6,) in body i coordinates into out (6,): X m."""
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    l0 = m[3] + m[1] * p2 - m[2] * p1
+    l1 = m[4] + m[2] * p0 - m[0] * p2
+    l2 = m[5] + m[0] * p1 - m[1] * p0
+    for k in range(3):
+        rk0, rk1, rk2 = w[i, k], w[i, 3 + k], w[i, 6 + k]
+        out[k] = rk0 * m[0] + rk1 * m[1] + rk2 * m[2]
+        out[3 + k] = rk0 * l0 + rk1 * l1 + rk2 * l2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _inertia_times(reals, i, m, out):  # type: ignore[no-untyped-def]
+    """Write I_i m, body i's spatial inertia times the motion m (6,), into out (6,)."""
+    r = reals[i]
+    mass = r[15]
+    h0, h1, h2 = r[16], r[17], r[18]
+    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    # n = I_o w + h x u ;  f = mass u - h x w
+    out[0] = r[19] * w0 + r[20] * w1 + r[21] * w2 + h1 * u2 - h2 * u1
+    out[1] = r[22] * w0 + r[23] * w1 + r[24] * w2 + h2 * u0 - h0 * u2
+    out[2] = r[25] * w0 + r[26] * w1 + r[27] * w2 + h0 * u1 - h1 * u0
+    out[3] = mass * u0 - (h1 * w2 - h2 * w1)
+    out[4] = mass * u1 - (h2 * w0 - h0 * w2)
+    out[5] = mass * u2 - (h0 * w1 - h1 * w0)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_cross_force(v, h, out):  # type: ignore[no-untyped-def]
+    """Add v x* h (spatial force cross product) to out (6,)."""
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    n0, n1, n2, f0, f1, f2 = h[0], h[1], h[2], h[3], h[4], h[5]
+    out[0] += w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+    out[1] += w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+    out[2] += w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+    out[3] += w1 * f2 - w2 * f1
+    out[4] += w2 * f0 - w0 * f2
+    out[5] += w0 * f1 - w1 * f0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _spatial_inertia(reals, i, out):  # type: ignore[no-untyped-def]
+    """Write body i's (6, 6) spatial inertia about its origin into out."""
+    r = reals[i]
+    mass = r[15]
+    h0, h1, h2 = r[16], r[17], r[18]
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = r[19 + 3 * a + b]
+            out[3 + a, 3 + b] = mass if a == b else 0.0
+    # [[I_o, [h]x], [[h]x^T, m 1]]
+    hx = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
+    for a in range(3):
+        for b in range(3):
+            out[a, 3 + b] = hx[a][b]
+            out[3 + a, b] = hx[b][a]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _solve_small(d, n, rhs, out):  # type: ignore[no-untyped-def]
+    """Solve the (n, n) symmetric positive definite system d x = rhs by Cholesky; 0 if singular."""
+    if n == 1:
+        if not d[0, 0] > 0.0:
+            return 0
+        out[0] = rhs[0] / d[0, 0]
+        return 1
+    chol = np.zeros((6, 6))
+    for r in range(n):
+        for c in range(r + 1):
+            acc = d[r, c]
+            for k in range(c):
+                acc -= chol[r, k] * chol[c, k]
+            if r == c:
+                if not acc > 0.0:
+                    return 0
+                chol[r, r] = np.sqrt(acc)
+            else:
+                chol[r, c] = acc / chol[c, c]
+    y = np.zeros(6)
+    for r in range(n):
+        acc = rhs[r]
+        for k in range(r):
+            acc -= chol[r, k] * y[k]
+        y[r] = acc / chol[r, r]
+    for r in range(n - 1, -1, -1):
+        acc = y[r]
+        for k in range(r + 1, n):
+            acc -= chol[k, r] * out[k]
+        out[r] = acc / chol[r, r]
+    return 1
+
+
+@njit(cache=True, fastmath=_FAST)
+def crba(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+    """Composite rigid-body algorithm: write M(q) (nv, nv) into mass_matrix; return a status."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    nbody = ints.shape[0]
+    nv = dofs.shape[0] - 1
+    w = _new_work(ints, dofs)
+    for i in range(nbody):
+        _joint_placement(ints, reals, q, i, w)
+    # composite inertias (m, h, I_o) in body coordinates, children folded into parents
+    comp = np.empty((nbody, 13))
+    for i in range(nbody):
+        for k in range(13):
+            comp[i, k] = reals[i, 15 + k]
+    for i in range(nbody - 1, -1, -1):
+        parent = ints[i, 0]
+        if parent >= 0:
+            _add_inertia_to_parent(w, i, comp, parent)
+    for r in range(nv):
+        for c in range(nv):
+            mass_matrix[r, c] = 0.0
+    col = np.empty(6)
+    force = np.empty(6)
+    moved = np.empty(6)
+    for i in range(nbody):
+        va = ints[i, 3]
+        for k in range(_joint_nv(ints, i)):
+            # F = I^c_i S_ik, projected on every joint from i up to the root
+            _joint_column(ints, reals, i, k, col)
+            _composite_times(comp, i, col, force)
+            j = i
+            while j >= 0:
+                vj = ints[j, 3]
+                for kk in range(_joint_nv(ints, j)):
+                    _joint_column(ints, reals, j, kk, col)
+                    value = 0.0
+                    for r in range(6):
+                        value += col[r] * force[r]
+                    mass_matrix[vj + kk, va + k] = value
+                    mass_matrix[va + k, vj + kk] = value
+                parent = ints[j, 0]
+                if parent >= 0:
+                    _force_vector_to_parent(w, j, force, moved)
+                    for r in range(6):
+                        force[r] = moved[r]
+                j = parent
+    for k in range(nv):
+        mass_matrix[k, k] += dofs[k, 0]
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _composite_times(comp, i, m, out):  # type: ignore[no-untyped-def]
+    """Write the composite inertia comp[i] (m, h, I_o) times the motion m (6,) into out (6,)."""
+    mass = comp[i, 0]
+    h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
+    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    out[0] = comp[i, 4] * w0 + comp[i, 5] * w1 + comp[i, 6] * w2 + h1 * u2 - h2 * u1
+    out[1] = comp[i, 7] * w0 + comp[i, 8] * w1 + comp[i, 9] * w2 + h2 * u0 - h0 * u2
+    out[2] = comp[i, 10] * w0 + comp[i, 11] * w1 + comp[i, 12] * w2 + h0 * u1 - h1 * u0
+    out[3] = mass * u0 - (h1 * w2 - h2 * w1)
+    out[4] = mass * u1 - (h2 * w0 - h0 * w2)
+    out[5] = mass * u2 - (h0 * w1 - h1 * w0)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_inertia_to_parent(w, i, comp, parent):  # type: ignore[no-untyped-def]
+    """Add body i's inertia comp[i] (m, h, I_o), moved to the parent's coordinates, to comp[parent]."""
+    # h' = R h + m p ;  I' = R I R^T + (2 p.Rh + m |p|^2) 1 - (Rh p^T + p Rh^T + m p p^T)
+    mass = comp[i, 0]
+    p = (w[i, _P], w[i, _P + 1], w[i, _P + 2])
+    rh = [0.0, 0.0, 0.0]
+    for a in range(3):
+        rh[a] = w[i, 3 * a] * comp[i, 1] + w[i, 3 * a + 1] * comp[i, 2] + w[i, 3 * a + 2] * comp[i, 3]
+    ri = np.empty((3, 3))
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += w[i, 3 * a + k] * comp[i, 4 + 3 * k + b]
+            ri[a, b] = acc
+    diag = 2.0 * (p[0] * rh[0] + p[1] * rh[1] + p[2] * rh[2]) + mass * (
+        p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    )
+    comp[parent, 0] += mass
+    for a in range(3):
+        comp[parent, 1 + a] += rh[a] + mass * p[a]
+        for b in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += ri[a, k] * w[i, 3 * b + k]
+            acc -= rh[a] * p[b] + p[a] * rh[b] + mass * p[a] * p[b]
+            if a == b:
+                acc += diag
+            comp[parent, 4 + 3 * a + b] += acc
+
+
+@njit(cache=True, fastmath=_FAST)
+def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def]
+    """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
+
+    Status 5 means a joint's articulated inertia is singular (a massless subtree).
+    """
+    status = _check(q, v, tau, fext)
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    nv = dofs.shape[0] - 1
+    w = _new_work(ints, dofs)
+    # pass 1: velocities, bias accelerations c_i = v_i x S qd (in the A columns), inertias
+    for i in range(nbody):
+        _joint_placement(ints, reals, q, i, w)
+        _motion_to_child(w, i, _V)
+        _add_joint_motion(ints, reals, i, v, w, _V)
+        for k in range(6):
+            w[i, _A + k] = 0.0
+        _add_velocity_cross_joint(ints, reals, i, v, w)
+    inertia = np.empty((nbody, 6, 6))
+    bias = np.empty((nbody, 6))
+    tmp = np.empty(6)
+    for i in range(nbody):
+        _spatial_inertia(reals, i, inertia[i])
+        # p_i = v_i x* I v_i - f_ext_i
+        _inertia_times(reals, i, w[i, _V : _V + 6], tmp)
+        for k in range(6):
+            bias[i, k] = 0.0
+        _add_cross_force(w[i, _V : _V + 6], tmp, bias[i])
+        if fext.shape[0] > 0:
+            for k in range(6):
+                bias[i, k] -= fext[i, k]
+    # the joint forces that remain after friction
+    force = np.empty(nv)
+    for k in range(nv):
+        force[k] = tau[k] - dofs[k, 1] * v[k] - dofs[k, 2] * np.sign(v[k])
+    # pass 2 (leaves to root): U = I^A S, D = S^T U, u = tau - S^T p^A
+    u_mat = np.empty((nbody, 6, 6))
+    d_mat = np.empty((nbody, 6, 6))
+    u_vec = np.empty((nbody, 6))
+    col = np.empty(6)
+    ia = np.empty((6, 6))
+    pa = np.empty(6)
+    gain = np.empty(6)
+    moved = np.empty((6, 6))
+    for i in range(nbody - 1, -1, -1):
+        n = _joint_nv(ints, i)
+        va = ints[i, 3]
+        for k in range(n):
+            _joint_column(ints, reals, i, k, col)
+            for r in range(6):
+                acc = 0.0
+                for c in range(6):
+                    acc += inertia[i, r, c] * col[c]
+                u_mat[i, r, k] = acc
+        for k in range(n):
+            _joint_column(ints, reals, i, k, col)
+            value = 0.0
+            for r in range(6):
+                value += col[r] * bias[i, r]
+            u_vec[i, k] = force[va + k] - value
+            for kk in range(n):
+                acc = 0.0
+                for r in range(6):
+                    acc += col[r] * u_mat[i, r, kk]
+                d_mat[i, k, kk] = acc
+            d_mat[i, k, k] += dofs[va + k, 0]
+        parent = ints[i, 0]
+        if parent < 0:
+            continue
+        # I^a = I^A - U D^-1 U^T ;  p^a = p^A + I^a c + U D^-1 u
+        for r in range(6):
+            for c in range(6):
+                ia[r, c] = inertia[i, r, c]
+        dinv_u = np.empty(6)
+        if _solve_small(d_mat[i], n, u_vec[i], dinv_u) == 0:
+            return 5
+        for c in range(6):
+            for k in range(n):
+                col[k] = u_mat[i, c, k]
+            if _solve_small(d_mat[i], n, col, gain) == 0:
+                return 5
+            for r in range(6):
+                for k in range(n):
+                    ia[r, c] -= u_mat[i, r, k] * gain[k]
+        for r in range(6):
+            acc = bias[i, r]
+            for c in range(6):
+                acc += ia[r, c] * w[i, _A + c]
+            for k in range(n):
+                acc += u_mat[i, r, k] * dinv_u[k]
+            pa[r] = acc
+        # fold into the parent: I^A_parent += X^T I^a X ; p^A_parent += X^T p^a
+        for c in range(6):
+            _force_vector_to_parent(w, i, ia[:, c], moved[:, c])
+        for r in range(6):
+            _force_vector_to_parent(w, i, moved[r, :], ia[r, :])
+        for r in range(6):
+            for c in range(6):
+                inertia[parent, r, c] += ia[r, c]
+        _force_vector_to_parent(w, i, pa, tmp)
+        for r in range(6):
+            bias[parent, r] += tmp[r]
+    # pass 3 (root to leaves): a' = X a_parent + c ; qdd = D^-1 (u - U^T a') ; a = a' + S qdd
+    for i in range(nbody):
+        n = _joint_nv(ints, i)
+        va = ints[i, 3]
+        parent = ints[i, 0]
+        # body accelerations go to the F columns; the world row holds -gravity in A
+        if parent >= 0:
+            _motion_vector_to_child(w, i, w[parent, _F : _F + 6], tmp)
+        else:
+            _motion_vector_to_child(w, i, w[nbody, _A : _A + 6], tmp)
+        for k in range(6):
+            w[i, _F + k] = tmp[k] + w[i, _A + k]
+        rhs = np.empty(6)
+        for k in range(n):
+            acc = u_vec[i, k]
+            for r in range(6):
+                acc -= u_mat[i, r, k] * w[i, _F + r]
+            rhs[k] = acc
+        if _solve_small(d_mat[i], n, rhs, gain) == 0:
+            return 5
+        for k in range(n):
+            qdd[va + k] = gain[k]
+        _add_joint_motion(ints, reals, i, qdd, w, _F)
+    return 0
