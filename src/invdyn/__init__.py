@@ -1,7 +1,11 @@
 """invdyn: inverse dynamics for robots, analytic and learned."""
 
+from invdyn.dynamics import aba, bias, coriolis, gravity, mass_matrix, rnea
 from invdyn.errors import DataError, InputError, InvdynError, ModelError, ModelWarning
+from invdyn.io import load
+from invdyn.kinematics import forward_kinematics, frame_jacobian, frame_placement
 from invdyn.model import JointType, Model
+from invdyn.regressor import inertial_parameters, joint_torque_regressor
 
 __version__ = "0.1.0"
 
@@ -14,4 +18,16 @@ __all__ = [
     "ModelError",
     "ModelWarning",
     "__version__",
+    "aba",
+    "bias",
+    "coriolis",
+    "forward_kinematics",
+    "frame_jacobian",
+    "frame_placement",
+    "gravity",
+    "inertial_parameters",
+    "joint_torque_regressor",
+    "load",
+    "mass_matrix",
+    "rnea",
 ]

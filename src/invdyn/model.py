@@ -151,7 +151,7 @@ class Model:
         _validate(self)
 
     # sizes and layout, derived from the joint types
-    @property
+    @cached_property
     def nbody(self) -> int:
         """Number of moving bodies (one moving joint each)."""
         return len(self.body_parent)
@@ -181,12 +181,12 @@ class Model:
         """(nv,) body moved by each velocity coordinate."""
         return _readonly(np.repeat(np.arange(self.nbody, dtype=np.int64), self.jnt_nv))
 
-    @property
+    @cached_property
     def nq(self) -> int:
         """Size of the configuration vector ``q``."""
         return int(self.jnt_nq.sum())
 
-    @property
+    @cached_property
     def nv(self) -> int:
         """Size of the velocity vector ``v`` (degrees of freedom)."""
         return int(self.jnt_nv.sum())

@@ -68,14 +68,6 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _first_nonfinite(x: np.ndarray) -> bool:
-    for k in range(x.size):
-        if not np.isfinite(x.flat[k]):
-            return True
-    return False
-
-
 @njit(cache=True, fastmath=_FAST)
 def _check(q, v, a, fext):  # type: ignore[no-untyped-def]
     # 0 when all are finite, else the position of the first non-finite argument
@@ -331,17 +323,6 @@ def rnea(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
     return 0
 
 
-@njit(cache=True, fastmath=_FAST, parallel=True)
-def rnea_batch(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
-    """`rnea` over the leading axis of q (B, nq), v, a (B, nv), fext (B, nbody, 6) or (1, 0, 6)."""
-    batch = q.shape[0]
-    status = np.zeros(batch, dtype=np.int64)
-    for b in prange(batch):
-        fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = rnea(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b])
-    return status.max()
-
-
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _joint_column(ints, reals, i, k, out):  # type: ignore[no-untyped-def]
     """Write column k of joint i's motion subspace S (body coordinates) into out (6,)."""
@@ -404,22 +385,6 @@ def _motion_vector_to_child(w, i, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _inertia_times(reals, i, m, out):  # type: ignore[no-untyped-def]
-    """Write I_i m, body i's spatial inertia times the motion m (6,), into out (6,)."""
-    r = reals[i]
-    mass = r[15]
-    h0, h1, h2 = r[16], r[17], r[18]
-    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    # n = I_o w + h x u ;  f = mass u - h x w
-    out[0] = r[19] * w0 + r[20] * w1 + r[21] * w2 + h1 * u2 - h2 * u1
-    out[1] = r[22] * w0 + r[23] * w1 + r[24] * w2 + h2 * u0 - h0 * u2
-    out[2] = r[25] * w0 + r[26] * w1 + r[27] * w2 + h0 * u1 - h1 * u0
-    out[3] = mass * u0 - (h1 * w2 - h2 * w1)
-    out[4] = mass * u1 - (h2 * w0 - h0 * w2)
-    out[5] = mass * u2 - (h0 * w1 - h1 * w0)
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _add_cross_force(v, h, out):  # type: ignore[no-untyped-def]
     """Add v x* h (spatial force cross product) to out (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -430,24 +395,6 @@ def _add_cross_force(v, h, out):  # type: ignore[no-untyped-def]
     out[3] += w1 * f2 - w2 * f1
     out[4] += w2 * f0 - w0 * f2
     out[5] += w0 * f1 - w1 * f0
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _spatial_inertia(reals, i, out):  # type: ignore[no-untyped-def]
-    """Write body i's (6, 6) spatial inertia about its origin into out."""
-    r = reals[i]
-    mass = r[15]
-    h0, h1, h2 = r[16], r[17], r[18]
-    for a in range(3):
-        for b in range(3):
-            out[a, b] = r[19 + 3 * a + b]
-            out[3 + a, 3 + b] = mass if a == b else 0.0
-    # [[I_o, [h]x], [[h]x^T, m 1]]
-    hx = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
-    for a in range(3):
-        for b in range(3):
-            out[a, 3 + b] = hx[a][b]
-            out[3 + a, b] = hx[b][a]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -606,10 +553,11 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def
     inertia = np.empty((nbody, 6, 6))
     bias = np.empty((nbody, 6))
     tmp = np.empty(6)
+    params = reals[:, 15:]
     for i in range(nbody):
-        _spatial_inertia(reals, i, inertia[i])
+        _composite_matrix(params, i, inertia[i])
         # p_i = v_i x* I v_i - f_ext_i
-        _inertia_times(reals, i, w[i, _V : _V + 6], tmp)
+        _composite_times(params, i, w[i, _V : _V + 6], tmp)
         for k in range(6):
             bias[i, k] = 0.0
         _add_cross_force(w[i, _V : _V + 6], tmp, bias[i])
@@ -711,3 +659,330 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def
             qdd[va + k] = gain[k]
         _add_joint_motion(ints, reals, i, qdd, w, _F)
     return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _world_placements(ints, reals, q, w, world):  # type: ignore[no-untyped-def]
+    """Write each body's world rotation (9, row-major) and origin (3) into world (nbody, 12)."""
+    for i in range(ints.shape[0]):
+        _joint_placement(ints, reals, q, i, w)
+        parent = ints[i, 0]
+        if parent < 0:
+            for k in range(12):
+                world[i, k] = w[i, k]
+            continue
+        for a in range(3):
+            for b in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += world[parent, 3 * a + k] * w[i, 3 * k + b]
+                world[i, 3 * a + b] = acc
+            acc = world[parent, 9 + a]
+            for k in range(3):
+                acc += world[parent, 3 * a + k] * w[i, _P + k]
+            world[i, 9 + a] = acc
+
+
+@njit(cache=True, fastmath=_FAST)
+def forward_kinematics(ints, reals, dofs, q, world):  # type: ignore[no-untyped-def]
+    """Write the world placements of every body, (nbody, 12) rotation then origin, into world."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    w = _new_work(ints, dofs)
+    _world_placements(ints, reals, q, w, world)
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _regressor_columns(w, i, y):  # type: ignore[no-untyped-def]
+    """Write body i's (6, 10) force regressor Y_i (f_i = Y_i pi_i) into y, from w[i, V] and w[i, A]."""
+    om = w[i, _V : _V + 3]
+    vl = w[i, _V + 3 : _V + 6]
+    al_ang = w[i, _A : _A + 3]
+    al = w[i, _A + 3 : _A + 6]
+    for r in range(6):
+        for c in range(10):
+            y[r, c] = 0.0
+    # mass: f = a_lin + w x v_lin
+    y[3, 0] = al[0] + om[1] * vl[2] - om[2] * vl[1]
+    y[4, 0] = al[1] + om[2] * vl[0] - om[0] * vl[2]
+    y[5, 0] = al[2] + om[0] * vl[1] - om[1] * vl[0]
+    e = np.zeros(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    for k in range(3):
+        e[:] = 0.0
+        e[k] = 1.0
+        # first moment: n = e x a_lin + w x (e x v_lin) - v_lin x (e x w) ; f = -e x alpha - w x (e x w)
+        _cross(e, al, t1)
+        for r in range(3):
+            y[r, 1 + k] = t1[r]
+        _cross(e, vl, t1)
+        _cross(om, t1, t2)
+        for r in range(3):
+            y[r, 1 + k] += t2[r]
+        _cross(e, om, t1)
+        _cross(vl, t1, t2)
+        for r in range(3):
+            y[r, 1 + k] -= t2[r]
+        _cross(e, al_ang, t1)
+        for r in range(3):
+            y[3 + r, 1 + k] = -t1[r]
+        _cross(e, om, t1)
+        _cross(om, t1, t2)
+        for r in range(3):
+            y[3 + r, 1 + k] -= t2[r]
+    # rotational inertia entries (xx, xy, yy, xz, yz, zz): n = E alpha + w x (E w)
+    pairs = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
+    for c in range(6):
+        a, b = pairs[c]
+        ea = np.zeros(3)
+        ew = np.zeros(3)
+        ea[a] += al_ang[b]
+        ew[a] += om[b]
+        if a != b:
+            ea[b] += al_ang[a]
+            ew[b] += om[a]
+        _cross(om, ew, t1)
+        for r in range(3):
+            y[r, 4 + c] = ea[r] + t1[r]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cross(a, b, out):  # type: ignore[no-untyped-def]
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _project(ints, reals, j, k, f):  # type: ignore[no-untyped-def]
+    """S_jk^T f: the force of column k of joint j from the spatial force f (6,)."""
+    jtype = ints[j, 1]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        return reals[j, 0] * f[0] + reals[j, 1] * f[1] + reals[j, 2] * f[2]
+    if jtype == PRISMATIC:
+        return reals[j, 0] * f[3] + reals[j, 1] * f[4] + reals[j, 2] * f[5]
+    if jtype == SPHERICAL:
+        return f[k]
+    return f[3 + k] if k < 3 else f[k - 3]
+
+
+@njit(cache=True, fastmath=_FAST)
+def regressor(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped-def]
+    """Joint-torque regressor: write Y (nv, 10 nbody + 3 nv), rnea = Y @ params, into out."""
+    status = _check(q, v, a, np.zeros((0, 6)))
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    nv = dofs.shape[0] - 1
+    w = _new_work(ints, dofs)
+    _forward_pass(ints, reals, q, v, a, w)
+    out[:, :] = 0.0
+    y = np.empty((6, 10))
+    force = np.empty(6)
+    moved = np.empty(6)
+    for i in range(nbody):
+        _regressor_columns(w, i, y)
+        for c in range(10):
+            # the body's force per unit parameter, projected on every joint up to the root
+            for r in range(6):
+                force[r] = y[r, c]
+            j = i
+            while j >= 0:
+                vj = ints[j, 3]
+                for kk in range(_joint_nv(ints, j)):
+                    out[vj + kk, 10 * i + c] = _project(ints, reals, j, kk, force)
+                parent = ints[j, 0]
+                if parent >= 0:
+                    _force_vector_to_parent(w, j, force, moved)
+                    force[:] = moved
+                j = parent
+    # armature, viscous and Coulomb friction columns
+    for k in range(nv):
+        out[k, 10 * nbody + k] = a[k]
+        out[k, 10 * nbody + nv + k] = v[k]
+        out[k, 10 * nbody + 2 * nv + k] = np.sign(v[k])
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST)
+def coriolis(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def]
+    """Coriolis matrix C (nv, nv) with C v the velocity product terms and M_dot - 2 C skew.
+
+    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in world coordinates.
+    """
+    status = _check(q, v, v, np.zeros((0, 6)))
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    nv = dofs.shape[0] - 1
+    w = _new_work(ints, dofs)
+    zero = np.zeros(nv)
+    _forward_pass(ints, reals, q, v, zero, w)
+    world = np.empty((nbody, 12))
+    _world_placements(ints, reals, q, w, world)
+    # world velocity of every body, and world columns S and S_dot = v_body x S of every dof
+    vel = np.empty((nbody, 6))
+    cols = np.empty((nv, 6))
+    dcols = np.empty((nv, 6))
+    col = np.empty(6)
+    for i in range(nbody):
+        _motion_to_world(world, i, w[i, _V : _V + 6], vel[i])
+        va = ints[i, 3]
+        for k in range(_joint_nv(ints, i)):
+            _joint_column(ints, reals, i, k, col)
+            _motion_to_world(world, i, col, cols[va + k])
+            dcols[va + k, :] = 0.0
+            _add_cross_motion(vel[i], cols[va + k], dcols[va + k])
+    out[:, :] = 0.0
+    comp = np.empty((1, 13))
+    inertia = np.empty((6, 6))
+    chain = np.empty(nv, dtype=np.int64)
+    ij = np.empty(6)
+    term = np.empty((nv, 6))
+    for i in range(nbody):
+        # body i's inertia in world coordinates
+        for k in range(13):
+            comp[0, k] = reals[i, 15 + k]
+        _inertia_to_world(world, i, comp)
+        _composite_matrix(comp, 0, inertia)
+        # the dofs that move body i
+        count = 0
+        j = i
+        while j >= 0:
+            for k in range(_joint_nv(ints, j)):
+                chain[count] = ints[j, 3] + k
+                count += 1
+            j = ints[j, 0]
+        for c in range(count):
+            d = chain[c]
+            # I J_dot + v x* (I J)
+            for r in range(6):
+                acc = 0.0
+                acc2 = 0.0
+                for s in range(6):
+                    acc += inertia[r, s] * dcols[d, s]
+                    acc2 += inertia[r, s] * cols[d, s]
+                term[c, r] = acc
+                ij[r] = acc2
+            _add_cross_force(vel[i], ij, term[c])
+        for r in range(count):
+            for c in range(count):
+                acc = 0.0
+                for s in range(6):
+                    acc += cols[chain[r], s] * term[c, s]
+                out[chain[r], chain[c]] += acc
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_cross_motion(v, m, out):  # type: ignore[no-untyped-def]
+    """Add v x m (spatial motion cross product) to out (6,)."""
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    a0, a1, a2, b0, b1, b2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    out[0] += w1 * a2 - w2 * a1
+    out[1] += w2 * a0 - w0 * a2
+    out[2] += w0 * a1 - w1 * a0
+    out[3] += w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
+    out[4] += w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
+    out[5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _motion_to_world(world, i, m, out):  # type: ignore[no-untyped-def]
+    """Write body i's spatial motion m (6,) in world coordinates into out (6,)."""
+    # angular R w ; linear R v + p x (R w)
+    for a in range(3):
+        out[a] = world[i, 3 * a] * m[0] + world[i, 3 * a + 1] * m[1] + world[i, 3 * a + 2] * m[2]
+        out[3 + a] = (
+            world[i, 3 * a] * m[3] + world[i, 3 * a + 1] * m[4] + world[i, 3 * a + 2] * m[5]
+        )
+    p0, p1, p2 = world[i, 9], world[i, 10], world[i, 11]
+    out[3] += p1 * out[2] - p2 * out[1]
+    out[4] += p2 * out[0] - p0 * out[2]
+    out[5] += p0 * out[1] - p1 * out[0]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _inertia_to_world(world, i, comp):  # type: ignore[no-untyped-def]
+    """Move the inertia comp[0] (m, h, I_o) from body i's coordinates to world coordinates."""
+    tmp = np.empty((2, WORK_COLUMNS))
+    for k in range(12):
+        tmp[0, k] = world[i, k]
+    both = np.zeros((2, 13))
+    both[0, :] = comp[0, :]
+    _add_inertia_to_parent(tmp, 0, both, 1)
+    comp[0, :] = both[1, :]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _composite_matrix(comp, i, out):  # type: ignore[no-untyped-def]
+    """Write the (6, 6) spatial inertia of the parameters comp[i] (m, h, I_o) into out."""
+    mass = comp[i, 0]
+    h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
+    hx = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = comp[i, 4 + 3 * a + b]
+            out[3 + a, 3 + b] = mass if a == b else 0.0
+            out[a, 3 + b] = hx[a][b]
+            out[3 + a, b] = hx[b][a]
+
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
+    """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        fb = fext[0] if fext.shape[0] == 1 else fext[b]
+        status[b] = rnea(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def aba_batch(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def]
+    """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        fb = fext[0] if fext.shape[0] == 1 else fext[b]
+        status[b] = aba(ints, reals, dofs, q[b], v[b], tau[b], fb, qdd[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def crba_batch(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+    """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        status[b] = crba(ints, reals, dofs, q[b], mass_matrix[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def forward_kinematics_batch(ints, reals, dofs, q, world):  # type: ignore[no-untyped-def]
+    """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        status[b] = forward_kinematics(ints, reals, dofs, q[b], world[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def regressor_batch(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped-def]
+    """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        status[b] = regressor(ints, reals, dofs, q[b], v[b], a[b], out[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def coriolis_batch(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def]
+    """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        status[b] = coriolis(ints, reals, dofs, q[b], v[b], out[b])
+    return status.max() if status.size > 0 else 0

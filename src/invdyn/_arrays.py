@@ -1,0 +1,54 @@
+"""Argument checks shared by the public array functions: shapes, dtypes and finiteness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from invdyn.errors import InputError
+
+F64 = np.dtype(np.float64)
+# empty, so nothing can write to it; left writable because numba dispatches slower on read-only
+NO_FORCES = np.zeros((0, 6))
+
+
+def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray:
+    """`x` as a C-contiguous float64 array of shape (..., *size), or `InputError` naming it."""
+    trailing = (size,) if isinstance(size, int) else size
+    if type(x).__module__.startswith("torch"):
+        raise InputError(f"{name}: torch tensors are not accepted here yet; pass a numpy array")
+    try:
+        array = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be an array of numbers, got {type(x).__name__}: {exc}") from None
+    if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
+        expected = ", ".join(["..."] + [str(n) for n in trailing])
+        raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
+    return array
+
+
+def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:
+    """Broadcast leading shape of arrays given as name -> (array, number of trailing axes)."""
+    leads = {name: a.shape[: a.ndim - core] for name, (a, core) in named.items()}
+    try:
+        return tuple(np.broadcast_shapes(*leads.values()))
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in leads.items())
+        raise InputError(f"leading (batch) dimensions do not broadcast: {listed}") from None
+
+
+def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
+    """`array` broadcast to (*lead, *core shape) and reshaped to (B, *core shape), contiguous."""
+    core_shape = array.shape[array.ndim - core :]
+    full = np.broadcast_to(array, (*lead, *core_shape))
+    return np.ascontiguousarray(full.reshape((-1, *core_shape)))
+
+
+def raise_for_status(status: int, names: tuple[str, ...]) -> None:
+    """Turn a kernel status into the `InputError` that names the non-finite argument."""
+    if status == 0:
+        return
+    if status <= len(names):
+        raise InputError(f"{names[status - 1]} holds a non-finite value (NaN or inf)")
+    raise InputError(f"kernel failed with status {status}")

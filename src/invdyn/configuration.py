@@ -1,0 +1,502 @@
+"""Configurations and velocities: neutral and random ``q``, integration on the joint manifolds,
+and conversion to and from MuJoCo's ``qpos``/``qvel`` layout.
+
+The layout follows Pinocchio (see `invdyn.model.JointType`): a CONTINUOUS joint stores
+``(cos θ, sin θ)``, a SPHERICAL joint a quaternion ``[x, y, z, w]`` with the angular velocity in
+its body frame, and a FREE joint ``[x, y, z, qx, qy, qz, qw]`` with ``v = [linear, angular]``
+both in its body frame. `integrate` and `difference` are exact on SO(3) and SE(3), as in
+Pinocchio (``q ⊕ v = q · exp(v)``, velocities on the right, in the body frame).
+
+MuJoCo stores quaternions ``[w, x, y, z]``, a hinge as its angle, and a free joint's velocity as
+``[linear in the world frame, angular in the body frame]``. `to_mujoco_state` and
+`from_mujoco_state` convert between the two layouts, matching joints by name (`mujoco_index`);
+they are named apart from `invdyn.io.mjcf.from_mujoco`, which converts a whole ``MjModel``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from invdyn.errors import InputError
+from invdyn.model import JointType, Model
+from invdyn.spatial import quaternion_to_matrix, skew
+
+Float = NDArray[np.float64]
+Int = NDArray[np.int64]
+
+# default half-widths of the sampling interval where a limit is infinite
+_ANGLE_RANGE = np.pi
+_LENGTH_RANGE = 1.0
+
+# mujoco joint types (mjtJoint) and the invdyn types each can hold
+_MJ_FREE, _MJ_BALL, _MJ_SLIDE, _MJ_HINGE = 0, 1, 2, 3
+_MJ_TYPES = {
+    JointType.REVOLUTE: _MJ_HINGE,
+    JointType.CONTINUOUS: _MJ_HINGE,
+    JointType.PRISMATIC: _MJ_SLIDE,
+    JointType.SPHERICAL: _MJ_BALL,
+    JointType.FREE: _MJ_FREE,
+}
+_MJ_TYPE_NAMES = {_MJ_FREE: "free", _MJ_BALL: "ball", _MJ_SLIDE: "slide", _MJ_HINGE: "hinge"}
+
+
+def neutral(model: Model) -> Float:
+    """The neutral configuration, as Pinocchio's ``neutral``.
+
+    Zero for revolute and prismatic joints (even outside their limits), ``(1, 0)`` for continuous
+    joints, the identity quaternion for spherical joints and the identity placement for free ones.
+
+    Args:
+      model: the robot.
+
+    Returns:
+      (nq,) configuration.
+    """
+    q = np.zeros(model.nq)
+    for jtype, start, _, _ in _joints(model):
+        if jtype == JointType.CONTINUOUS:
+            q[start] = 1.0
+        elif jtype == JointType.SPHERICAL:
+            q[start + 3] = 1.0
+        elif jtype == JointType.FREE:
+            q[start + 6] = 1.0
+    return q
+
+
+def random_configuration(
+    model: Model,
+    *,
+    rng: np.random.Generator | int | None = None,
+    shape: int | tuple[int, ...] = (),
+) -> Float:
+    """Configurations drawn uniformly within the position limits.
+
+    Revolute and prismatic coordinates and free-joint translations are uniform between their
+    limits; where a limit is infinite the interval reaches pi (angles) or 1 m (lengths) beyond
+    zero or beyond the finite limit. Quaternions are uniform on the unit sphere (uniform
+    rotations) and continuous joints take a uniform angle.
+
+    Args:
+      model: the robot.
+      rng: a generator or a seed; None draws a fresh seed.
+      shape: leading batch shape of the result.
+
+    Returns:
+      (*shape, nq) configurations.
+    """
+    rng = np.random.default_rng(rng)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    lower, upper = _sampling_bounds(model)
+    q = lower + (upper - lower) * rng.uniform(size=(*shape, model.nq))
+    # manifold coordinates: uniform rotations, uniform angles
+    for jtype, start, _, _ in _joints(model):
+        if jtype == JointType.CONTINUOUS:
+            angle = rng.uniform(-np.pi, np.pi, size=shape)
+            q[..., start], q[..., start + 1] = np.cos(angle), np.sin(angle)
+        elif jtype in (JointType.SPHERICAL, JointType.FREE):
+            s = start + (3 if jtype == JointType.FREE else 0)
+            quat = rng.standard_normal(size=(*shape, 4))
+            q[..., s : s + 4] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+    return q
+
+
+def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Float:
+    """Configuration reached from `q` by moving at velocity `v` for `dt`: ``q ⊕ v dt``.
+
+    Exact on each joint's manifold, as Pinocchio's ``integrate``: ``R exp(ω dt)`` for spherical
+    joints, ``M exp(v dt)`` on SE(3) for free joints, angle addition for continuous joints.
+    Quaternions come out normalised; a free joint's keeps the sign closest to its start's, a
+    spherical joint's is the plain product ``q exp(ω dt)`` (both as in Pinocchio).
+
+    Args:
+      model: the robot.
+      q: (..., nq) configurations.
+      v: (..., nv) velocities; leading dimensions broadcast with those of `q`.
+      dt: duration.
+
+    Returns:
+      (..., nq) configurations.
+    """
+    q = check_array("q", q, model.nq)
+    v = check_array("v", v, model.nv) * _check_scalar("dt", dt)
+    batch = _batch_shape(q=q, v=v)
+    q = np.broadcast_to(q, (*batch, model.nq))
+    v = np.broadcast_to(v, (*batch, model.nv))
+    out = np.array(q, dtype=np.float64)
+    for jtype, qs, vs, _ in _joints(model):
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            out[..., qs] = q[..., qs] + v[..., vs]
+        elif jtype == JointType.CONTINUOUS:
+            # rotate (cos, sin) by the angle step, then renormalise
+            c, s = q[..., qs], q[..., qs + 1]
+            cd, sd = np.cos(v[..., vs]), np.sin(v[..., vs])
+            cs = np.stack([c * cd - s * sd, s * cd + c * sd], axis=-1)
+            out[..., qs : qs + 2] = cs / np.linalg.norm(cs, axis=-1, keepdims=True)
+        elif jtype == JointType.SPHERICAL:
+            out[..., qs : qs + 4] = _normalize(
+                quat_multiply(q[..., qs : qs + 4], quat_exp(v[..., vs : vs + 3]))
+            )
+        else:
+            # free: M exp(v), translation through the left Jacobian of SO(3)
+            linear, angular = v[..., vs : vs + 3], v[..., vs + 3 : vs + 6]
+            quat = q[..., qs + 3 : qs + 7]
+            step = _apply(_so3_left_jacobian(angular), linear)
+            out[..., qs : qs + 3] = q[..., qs : qs + 3] + _apply(quaternion_to_matrix(quat), step)
+            # the quaternion in the start's hemisphere, as Pinocchio picks it
+            moved = _normalize(quat_multiply(quat, quat_exp(angular)))
+            flip = np.sum(moved * quat, axis=-1, keepdims=True) < 0.0
+            out[..., qs + 3 : qs + 7] = np.where(flip, -moved, moved)
+    return out
+
+
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> Float:
+    """Velocity that leads from `q0` to `q1` in unit time: ``q1 ⊖ q0``, the inverse of `integrate`.
+
+    Exact on each joint's manifold, as Pinocchio's ``difference``: ``log(R0^T R1)`` for spherical
+    joints (the shortest rotation), ``log(M0^-1 M1)`` on SE(3) for free joints.
+
+    Args:
+      model: the robot.
+      q0: (..., nq) start configurations.
+      q1: (..., nq) end configurations; leading dimensions broadcast with those of `q0`.
+
+    Returns:
+      (..., nv) velocities.
+    """
+    q0 = check_array("q0", q0, model.nq)
+    q1 = check_array("q1", q1, model.nq)
+    batch = _batch_shape(q0=q0, q1=q1)
+    q0 = np.broadcast_to(q0, (*batch, model.nq))
+    q1 = np.broadcast_to(q1, (*batch, model.nq))
+    v = np.zeros((*batch, model.nv))
+    for jtype, qs, vs, _ in _joints(model):
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            v[..., vs] = q1[..., qs] - q0[..., qs]
+        elif jtype == JointType.CONTINUOUS:
+            c0, s0, c1, s1 = q0[..., qs], q0[..., qs + 1], q1[..., qs], q1[..., qs + 1]
+            v[..., vs] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+        elif jtype == JointType.SPHERICAL:
+            relative = quat_multiply(quat_conjugate(q0[..., qs : qs + 4]), q1[..., qs : qs + 4])
+            v[..., vs : vs + 3] = quat_log(_normalize(relative))
+        else:
+            # free: log(M0^-1 M1), translation through the inverse left Jacobian
+            quat0, quat1 = q0[..., qs + 3 : qs + 7], q1[..., qs + 3 : qs + 7]
+            angular = quat_log(_normalize(quat_multiply(quat_conjugate(quat0), quat1)))
+            offset = _apply(
+                np.swapaxes(quaternion_to_matrix(_normalize(quat0)), -1, -2),
+                q1[..., qs : qs + 3] - q0[..., qs : qs + 3],
+            )
+            v[..., vs : vs + 3] = _apply(_so3_left_jacobian_inverse(angular), offset)
+            v[..., vs + 3 : vs + 6] = angular
+    return v
+
+
+def mujoco_index(model: Model, mj_model: Any) -> Int:
+    """MuJoCo joint of each joint of `model`, matched by name.
+
+    Names of unnamed MuJoCo joints are generated as `invdyn.io.mjcf.joint_names` does, so a
+    model loaded from an MJCF file matches the ``MjModel`` it was compiled from.
+
+    Args:
+      model: the robot.
+      mj_model: a compiled ``mujoco.MjModel`` holding a joint of the same name and a compatible
+        type for each joint of `model` (hinge for revolute and continuous joints, slide for
+        prismatic, ball for spherical, free for free); it may hold more joints.
+
+    Returns:
+      (nbody,) MuJoCo joint ids.
+
+    Raises:
+      InputError: a joint of `model` is missing from `mj_model` or has another type there.
+    """
+    from invdyn.io.mjcf import joint_names
+
+    ids = {name: j for j, name in enumerate(joint_names(mj_model))}
+    index = np.zeros(model.nbody, dtype=np.int64)
+    for i, (name, jtype) in enumerate(zip(model.jnt_name, model.jnt_type, strict=True)):
+        if name not in ids:
+            raise InputError(f"mj_model has no joint named {name!r} (a joint of {model.name!r})")
+        j = index[i] = ids[name]
+        expected, found = _MJ_TYPES[JointType(jtype)], int(mj_model.jnt_type[j])
+        if found != expected:
+            raise InputError(
+                f"joint {name!r} is {JointType(jtype).name} in {model.name!r} but a "
+                f"{_MJ_TYPE_NAMES.get(found, found)} joint in mj_model, expected "
+                f"{_MJ_TYPE_NAMES[expected]}"
+            )
+    return index
+
+
+def to_mujoco_state(
+    model: Model, mj_model: Any, q: ArrayLike, v: ArrayLike | None = None
+) -> tuple[Float, Float]:
+    """MuJoCo's ``qpos`` and ``qvel`` of invdyn configurations and velocities.
+
+    Joints are matched by name (`mujoco_index`); MuJoCo joints that `model` lacks keep
+    ``qpos0`` and zero velocity. Quaternions are reordered to ``[w, x, y, z]``, continuous
+    joints become angles, and a free joint's linear velocity is rotated into the world frame.
+    A free joint is assumed to have the identity joint frame at the world (as loaders build it).
+
+    Args:
+      model: the robot.
+      mj_model: the compiled ``mujoco.MjModel``.
+      q: (..., nq) configurations.
+      v: (..., nv) velocities, leading dimensions broadcast with those of `q`; None for rest.
+
+    Returns:
+      (..., mujoco nq) ``qpos`` and (..., mujoco nv) ``qvel``.
+    """
+    index = mujoco_index(model, mj_model)
+    q = check_array("q", q, model.nq)
+    v = np.zeros(model.nv) if v is None else check_array("v", v, model.nv)
+    batch = _batch_shape(q=q, v=v)
+    qpos = np.array(np.broadcast_to(mj_model.qpos0, (*batch, mj_model.nq)), dtype=np.float64)
+    qvel = np.zeros((*batch, mj_model.nv))
+    q = np.broadcast_to(q, (*batch, model.nq))
+    v = np.broadcast_to(v, (*batch, model.nv))
+    for i, jtype in enumerate(model.jnt_type):
+        qs, vs, j = model.jnt_qadr[i], model.jnt_vadr[i], index[i]
+        ps, ds = int(mj_model.jnt_qposadr[j]), int(mj_model.jnt_dofadr[j])
+        nv = model.jnt_nv[i]
+        qvel[..., ds : ds + nv] = v[..., vs : vs + nv]
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            qpos[..., ps] = q[..., qs]
+        elif jtype == JointType.CONTINUOUS:
+            qpos[..., ps] = np.arctan2(q[..., qs + 1], q[..., qs])
+        elif jtype == JointType.SPHERICAL:
+            qpos[..., ps : ps + 4] = xyzw_to_wxyz(q[..., qs : qs + 4])
+        else:
+            # free: linear velocity from the body frame to the world frame
+            quat = q[..., qs + 3 : qs + 7]
+            qpos[..., ps : ps + 3] = q[..., qs : qs + 3]
+            qpos[..., ps + 3 : ps + 7] = xyzw_to_wxyz(quat)
+            rotation = quaternion_to_matrix(_normalize(quat))
+            qvel[..., ds : ds + 3] = _apply(rotation, v[..., vs : vs + 3])
+    return qpos, qvel
+
+
+def from_mujoco_state(
+    model: Model, mj_model: Any, qpos: ArrayLike, qvel: ArrayLike | None = None
+) -> tuple[Float, Float]:
+    """invdyn configurations and velocities of MuJoCo's ``qpos`` and ``qvel``.
+
+    The inverse of `to_mujoco_state`: joints are matched by name (`mujoco_index`) and MuJoCo
+    joints that `model` lacks are ignored.
+
+    Args:
+      model: the robot.
+      mj_model: the compiled ``mujoco.MjModel``.
+      qpos: (..., mujoco nq) MuJoCo positions.
+      qvel: (..., mujoco nv) MuJoCo velocities, leading dimensions broadcast with those of
+        `qpos`; None for rest.
+
+    Returns:
+      (..., nq) configurations and (..., nv) velocities.
+    """
+    index = mujoco_index(model, mj_model)
+    qpos = check_array("qpos", qpos, int(mj_model.nq))
+    qvel = np.zeros(mj_model.nv) if qvel is None else check_array("qvel", qvel, int(mj_model.nv))
+    batch = _batch_shape(qpos=qpos, qvel=qvel)
+    qpos = np.broadcast_to(qpos, (*batch, mj_model.nq))
+    qvel = np.broadcast_to(qvel, (*batch, mj_model.nv))
+    q = np.zeros((*batch, model.nq))
+    v = np.zeros((*batch, model.nv))
+    for i, jtype in enumerate(model.jnt_type):
+        qs, vs, j = model.jnt_qadr[i], model.jnt_vadr[i], index[i]
+        ps, ds = int(mj_model.jnt_qposadr[j]), int(mj_model.jnt_dofadr[j])
+        nv = model.jnt_nv[i]
+        v[..., vs : vs + nv] = qvel[..., ds : ds + nv]
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            q[..., qs] = qpos[..., ps]
+        elif jtype == JointType.CONTINUOUS:
+            q[..., qs], q[..., qs + 1] = np.cos(qpos[..., ps]), np.sin(qpos[..., ps])
+        elif jtype == JointType.SPHERICAL:
+            q[..., qs : qs + 4] = wxyz_to_xyzw(qpos[..., ps : ps + 4])
+        else:
+            # free: linear velocity from the world frame to the body frame
+            quat = wxyz_to_xyzw(qpos[..., ps + 3 : ps + 7])
+            q[..., qs : qs + 3] = qpos[..., ps : ps + 3]
+            q[..., qs + 3 : qs + 7] = quat
+            rotation = quaternion_to_matrix(_normalize(quat))
+            v[..., vs : vs + 3] = _apply(np.swapaxes(rotation, -1, -2), qvel[..., ds : ds + 3])
+    return q, v
+
+
+def _joints(model: Model) -> list[tuple[JointType, int, int, int]]:
+    """(type, first index in q, first index in v, size in q) of each joint of `model`."""
+    return [
+        (
+            JointType(model.jnt_type[i]),
+            int(model.jnt_qadr[i]),
+            int(model.jnt_vadr[i]),
+            int(model.jnt_nq[i]),
+        )
+        for i in range(model.nbody)
+    ]
+
+
+# quaternion helpers, [x, y, z, w] with any leading dimensions
+
+
+def xyzw_to_wxyz(quat: ArrayLike) -> Float:
+    """(..., 4) ``[w, x, y, z]`` quaternions (MuJoCo's order) of ``[x, y, z, w]`` ones."""
+    return np.roll(np.asarray(quat, dtype=np.float64), 1, axis=-1)
+
+
+def wxyz_to_xyzw(quat: ArrayLike) -> Float:
+    """(..., 4) ``[x, y, z, w]`` quaternions of ``[w, x, y, z]`` ones (MuJoCo's order)."""
+    return np.roll(np.asarray(quat, dtype=np.float64), -1, axis=-1)
+
+
+def quat_multiply(a: ArrayLike, b: ArrayLike) -> Float:
+    """(..., 4) Hamilton product ``a b`` of ``[x, y, z, w]`` quaternions.
+
+    Args:
+      a: (..., 4) left factors.
+      b: (..., 4) right factors.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    vector = wa * vb + wb * va + np.cross(va, vb)
+    scalar = wa * wb - np.sum(va * vb, axis=-1, keepdims=True)
+    return np.concatenate([vector, scalar], axis=-1)
+
+
+def quat_conjugate(quat: ArrayLike) -> Float:
+    """(..., 4) conjugates (inverses of unit quaternions) of ``[x, y, z, w]`` quaternions."""
+    quat = np.asarray(quat, dtype=np.float64)
+    return np.concatenate([-quat[..., :3], quat[..., 3:]], axis=-1)
+
+
+def quat_exp(omega: ArrayLike) -> Float:
+    """(..., 4) unit quaternion ``[x, y, z, w]`` of the rotation vector `omega` (exp on SO(3)).
+
+    Args:
+      omega: (..., 3) rotation vectors, angle times unit axis.
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    theta = np.linalg.norm(omega, axis=-1, keepdims=True)
+    # sin(θ/2) / θ, smooth at zero
+    half_sinc = 0.5 * np.sinc(theta / (2.0 * np.pi))
+    return np.concatenate([half_sinc * omega, np.cos(theta / 2.0)], axis=-1)
+
+
+def quat_log(quat: ArrayLike) -> Float:
+    """(..., 3) rotation vector of unit quaternions (log on SO(3)), angle in [0, pi].
+
+    Args:
+      quat: (..., 4) unit quaternions ``[x, y, z, w]``; ``q`` and ``-q`` give the same result.
+    """
+    quat = np.asarray(quat, dtype=np.float64)
+    # the shortest rotation: take the representative with w >= 0
+    quat = np.where(quat[..., 3:] < 0.0, -quat, quat)
+    vector, w = quat[..., :3], quat[..., 3:]
+    norm = np.linalg.norm(vector, axis=-1, keepdims=True)
+    theta = 2.0 * np.arctan2(norm, w)
+    # θ / sin(θ/2), smooth at zero: 2 atan(n / w) / n ~ (2 / w) (1 - (n / w)^2 / 3)
+    small = norm < 1e-6
+    exact = theta / np.where(small, 1.0, norm)
+    ratio = norm / np.where(small, w, 1.0)
+    series = 2.0 / np.where(small, w, 1.0) * (1.0 - ratio**2 / 3.0)
+    return np.where(small, series, exact) * vector
+
+
+def _so3_left_jacobian(omega: Float) -> Float:
+    """(..., 3, 3) ``V(ω) = I + (1 - cos θ)/θ² [ω] + (θ - sin θ)/θ³ [ω]²``, translation of exp6."""
+    theta = np.linalg.norm(omega, axis=-1)[..., None, None]
+    k = skew(omega)
+    a = 0.5 * np.sinc(theta / (2.0 * np.pi)) ** 2
+    small = theta < 1e-2
+    safe = np.where(small, 1.0, theta)
+    b = np.where(
+        small, 1.0 / 6.0 - theta**2 / 120.0 + theta**4 / 5040.0, (safe - np.sin(safe)) / safe**3
+    )
+    return np.eye(3) + a * k + b * (k @ k)
+
+
+def _so3_left_jacobian_inverse(omega: Float) -> Float:
+    """(..., 3, 3) ``V(ω)^-1 = I - [ω]/2 + (1 - θ sin θ / (2 (1 - cos θ)))/θ² [ω]²``, θ < 2π."""
+    theta = np.linalg.norm(omega, axis=-1)[..., None, None]
+    k = skew(omega)
+    small = theta < 1e-2
+    safe = np.where(small, 1.0, theta)
+    exact = (1.0 - safe * np.sin(safe) / (2.0 * (1.0 - np.cos(safe)))) / safe**2
+    c = np.where(small, 1.0 / 12.0 + theta**2 / 720.0 + theta**4 / 30240.0, exact)
+    return np.eye(3) - 0.5 * k + c * (k @ k)
+
+
+def _apply(matrix: Float, vector: Float) -> Float:
+    """(..., 3) products of (..., 3, 3) matrices and (..., 3) vectors."""
+    return np.einsum("...ij,...j->...i", matrix, vector)
+
+
+def _normalize(quat: Float) -> Float:
+    """(..., 4) unit quaternions along `quat`."""
+    return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+
+
+def _sampling_bounds(model: Model) -> tuple[Float, Float]:
+    """(nq,) finite lower and upper bounds of the sampling interval of each coordinate."""
+    lower, upper = np.array(model.q_lower), np.array(model.q_upper)
+    width = np.zeros(model.nq)
+    for jtype, start, _, nq in _joints(model):
+        if jtype == JointType.REVOLUTE:
+            width[start] = _ANGLE_RANGE
+        elif jtype in (JointType.PRISMATIC, JointType.FREE):
+            width[start : start + (1 if jtype == JointType.PRISMATIC else 3)] = _LENGTH_RANGE
+        else:
+            # manifold coordinates are drawn apart; any finite bounds do here
+            lower[start : start + nq], upper[start : start + nq] = 0.0, 0.0
+    finite_lower, finite_upper = np.isfinite(lower), np.isfinite(upper)
+    lower = np.where(
+        finite_lower, lower, np.minimum(-width, np.where(finite_upper, upper, 0) - width)
+    )
+    upper = np.where(finite_upper, upper, np.maximum(width, lower + width))
+    return lower, upper
+
+
+def _check_scalar(name: str, x: float) -> float:
+    """`x` as a finite float, or `InputError` naming `name`."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a real number, got {x!r}") from None
+    if not np.isfinite(value):
+        raise InputError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _batch_shape(**arrays: Float) -> tuple[int, ...]:
+    """The broadcast leading shape of (..., n) arrays, or `InputError` naming them."""
+    try:
+        return np.broadcast_shapes(*(a.shape[:-1] for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
+        raise InputError(f"leading dimensions do not broadcast: {shapes}") from None
+
+
+def check_array(name: str, x: ArrayLike, size: int) -> Float:
+    """`x` as a float array of shape (..., size), or `InputError` naming `name`.
+
+    Args:
+      name: the argument's name, for the message.
+      x: (..., size) array-like.
+      size: the expected trailing dimension.
+
+    Returns:
+      (..., size) float64 array.
+    """
+    try:
+        array = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise InputError(
+            f"{name} must be a numeric array of shape (..., {size}): {error}"
+        ) from None
+    if array.ndim == 0 or array.shape[-1] != size:
+        raise InputError(f"{name} has shape {array.shape}, expected (..., {size})")
+    if not np.all(np.isfinite(array)):
+        raise InputError(f"{name} holds a non-finite value (NaN or inf)")
+    return array

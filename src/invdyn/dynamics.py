@@ -1,0 +1,191 @@
+"""Rigid-body dynamics: inverse dynamics, mass matrix, forward dynamics and their parts.
+
+numpy in gives numpy out through the compiled CPU kernels of `invdyn.kernels.cpu`. Every
+function accepts any leading batch dimensions (broadcast between arguments) and runs batches in
+parallel on all cores. Joint armature, viscous and Coulomb friction of the model are part of the
+dynamics: ``tau = M(q) a + C(q, v) v + g(q) + damping v + friction sign(v) - J^T f_ext`` with the
+armature on the diagonal of ``M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn._arrays import F64, NO_FORCES, as_float_array, batch_shape, flatten, raise_for_status
+from invdyn.errors import ModelError
+from invdyn.kernels import cpu
+from invdyn.model import Model
+
+Array = NDArray[np.float64]
+
+_STATE_NAMES = ("q", "v", "a", "f_ext")
+_ABA_NAMES = ("q", "v", "tau", "f_ext")
+
+
+def _is_vector(x: object, size: int) -> bool:
+    """Whether x is already a float64 numpy vector of length size (the single-call fast path)."""
+    return type(x) is np.ndarray and x.shape == (size,) and x.dtype == F64
+
+
+def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:
+    """Joint forces that produce acceleration `a`, by the recursive Newton-Euler algorithm.
+
+    tau = M(q) a + C(q, v) v + g(q) - sum_i J_i(q)^T f_ext_i  (Featherstone 2008, table 5.1).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      a: (..., nv) joint accelerations.
+      f_ext: (..., nbody, 6) external spatial forces [torque; force] on each body, about the
+        body origin in body coordinates.
+
+    Returns:
+      (..., nv) joint forces and torques.
+    """
+    ints, reals, dofs = model.kernel_data
+    nv = model.nv
+    if f_ext is None and _is_vector(q, model.nq) and _is_vector(v, nv) and _is_vector(a, nv):
+        tau = np.empty(nv)
+        raise_for_status(cpu.rnea(ints, reals, dofs, q, v, a, NO_FORCES, tau), _STATE_NAMES)
+        return tau
+    q, v, a, forces, lead = _states(model, q, v, a, f_ext)
+    tau = np.empty((q.shape[0], nv))
+    raise_for_status(cpu.rnea_batch(ints, reals, dofs, q, v, a, forces, tau), _STATE_NAMES)
+    return tau.reshape((*lead, nv))
+
+
+def mass_matrix(model: Model, q: Array) -> Array:
+    """Joint-space inertia matrix, by the composite rigid-body algorithm (Featherstone 2008, 6.2).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+
+    Returns:
+      (..., nv, nv) symmetric positive definite mass matrix, joint armature on the diagonal.
+    """
+    ints, reals, dofs = model.kernel_data
+    nv = model.nv
+    if _is_vector(q, model.nq):
+        out = np.empty((nv, nv))
+        raise_for_status(cpu.crba(ints, reals, dofs, q, out), _STATE_NAMES)
+        return out
+    q = as_float_array("q", q, model.nq)
+    lead = q.shape[:-1]
+    out = np.empty((int(np.prod(lead)), nv, nv))
+    raise_for_status(cpu.crba_batch(ints, reals, dofs, q.reshape(-1, model.nq), out), _STATE_NAMES)
+    return out.reshape((*lead, nv, nv))
+
+
+def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = None) -> Array:
+    """Joint accelerations under forces `tau`, by the articulated-body algorithm.
+
+    a = M(q)^-1 (tau - C(q, v) v - g(q) + sum_i J_i(q)^T f_ext_i)  (Featherstone 2008, table 7.1).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      tau: (..., nv) joint forces and torques.
+      f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea`.
+
+    Returns:
+      (..., nv) joint accelerations.
+    """
+    ints, reals, dofs = model.kernel_data
+    nv = model.nv
+    if f_ext is None and _is_vector(q, model.nq) and _is_vector(v, nv) and _is_vector(tau, nv):
+        qdd = np.empty(nv)
+        _check_aba(model, cpu.aba(ints, reals, dofs, q, v, tau, NO_FORCES, qdd))
+        return qdd
+    q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
+    qdd = np.empty((q.shape[0], nv))
+    _check_aba(model, cpu.aba_batch(ints, reals, dofs, q, v, tau, forces, qdd))
+    return qdd.reshape((*lead, nv))
+
+
+def gravity(model: Model, q: Array) -> Array:
+    """Generalised gravity forces g(q) = rnea(q, 0, 0).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+
+    Returns:
+      (..., nv) joint forces that hold the robot still against gravity.
+    """
+    zeros = np.zeros(model.nv)
+    return rnea(model, q, zeros, zeros)
+
+
+def bias(model: Model, q: Array, v: Array) -> Array:
+    """Non-linear effects h(q, v) = C(q, v) v + g(q) + friction = rnea(q, v, 0).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+
+    Returns:
+      (..., nv) joint forces at zero acceleration.
+    """
+    return rnea(model, q, v, np.zeros(model.nv))
+
+
+def coriolis(model: Model, q: Array, v: Array) -> Array:
+    """Coriolis matrix C(q, v), with C v the velocity-product forces and M_dot - 2 C skew.
+
+    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i) in world coordinates, a factorisation that
+    keeps M_dot - 2 C skew-symmetric (passivity).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+
+    Returns:
+      (..., nv, nv) Coriolis matrix.
+    """
+    ints, reals, dofs = model.kernel_data
+    q = as_float_array("q", q, model.nq)
+    v = as_float_array("v", v, model.nv)
+    lead = batch_shape({"q": (q, 1), "v": (v, 1)})
+    qf, vf = flatten(q, lead, 1), flatten(v, lead, 1)
+    out = np.empty((qf.shape[0], model.nv, model.nv))
+    raise_for_status(cpu.coriolis_batch(ints, reals, dofs, qf, vf, out), _STATE_NAMES)
+    return out.reshape((*lead, model.nv, model.nv))
+
+
+def _states(
+    model: Model,
+    q: Array,
+    v: Array,
+    x: Array,
+    f_ext: Array | None,
+    *,
+    names: tuple[str, ...] = _STATE_NAMES,
+) -> tuple[Array, Array, Array, Array, tuple[int, ...]]:
+    """Validate (q, v, x, f_ext) and flatten them to a common batch (B, ...)."""
+    q = as_float_array(names[0], q, model.nq)
+    v = as_float_array(names[1], v, model.nv)
+    x = as_float_array(names[2], x, model.nv)
+    named = {names[0]: (q, 1), names[1]: (v, 1), names[2]: (x, 1)}
+    if f_ext is not None:
+        forces = as_float_array(names[3], f_ext, (model.nbody, 6))
+        named[names[3]] = (forces, 2)
+    lead = batch_shape(named)
+    flat = [flatten(array, lead, core) for array, core in named.values()]
+    if f_ext is None:
+        flat.append(NO_FORCES[None])
+    return flat[0], flat[1], flat[2], flat[3], lead
+
+
+def _check_aba(model: Model, status: int) -> None:
+    if status == 5:
+        raise ModelError(
+            f"{model.name}: the mass matrix is singular (a joint moves a subtree with no mass or "
+            "inertia), so forward dynamics is undefined"
+        )
+    raise_for_status(status, _ABA_NAMES)

@@ -1,0 +1,472 @@
+"""MJCF (MuJoCo XML) descriptions, compiled by MuJoCo itself and converted into a `Model`.
+
+MuJoCo compiles the file (defaults, ``<include>``, inertias from geoms, ``<compiler>`` options),
+then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
+
+* **Joints.** hinge -> REVOLUTE (one coordinate, even when unlimited), slide -> PRISMATIC,
+  ball -> SPHERICAL, free -> FREE. ``q`` equals MuJoCo's ``qpos`` joint by joint (quaternions
+  reordered from ``[w, x, y, z]`` to ``[x, y, z, w]``): a joint's ``ref`` is folded into its
+  joint frame, so that ``q = qpos`` also at a non-zero ``qpos0``.
+* **Anchors.** A MuJoCo hinge or ball joint rotates about its anchor ``jnt_pos`` in the body
+  frame. invdyn's joint frame sits at the anchor, so the body frame of invdyn is the MuJoCo body
+  frame shifted by the anchor; centres of mass, child placements and frames are shifted to match.
+* **Several joints in one body** become a chain of massless bodies named
+  ``f"{body}__{joint}"``, one joint each, with the real body (and its inertia) last.
+* **Bodies without a joint** are welded to their parent: their inertia is merged exactly
+  (parallel axis theorem) and they stay as frames. Mass welded to the world is ignored.
+* **Free joints** place the body frame in the world directly (MuJoCo ignores ``pos`` for them);
+  their body hangs from the world in the `Model` whatever its MuJoCo parent. MuJoCo's free
+  ``qvel`` is ``[linear in the world frame, angular in the body frame]`` while invdyn's ``v`` is
+  ``[linear, angular]`` in the body frame: see `invdyn.configuration.to_mujoco_state`.
+* **Frames.** Every MuJoCo body (the world included) and every site becomes a frame. A site whose
+  name is already a body's is renamed ``f"{site}_site"``. Unnamed objects get generated names:
+  ``f"body{i}"``, ``f"joint{j}"``, ``f"site{k}"`` with MuJoCo's index, except an unnamed free
+  joint of MuJoCo joint 0, which is ``"root_joint"`` as in Pinocchio.
+* **Limits and friction.** Limited hinge and slide joints give ``q_lower``/``q_upper``; other
+  coordinates are unbounded. ``dof_armature`` is MuJoCo's plus, for each actuator
+  driving a hinge or slide directly, its ``armature`` times its gear squared (as MuJoCo adds it
+  to the mass matrix). ``dof_damping`` (joint plus actuator damping, alike) and ``dof_friction``
+  (MuJoCo's ``frictionloss``) are read only with ``friction=True``. The effort limit of a
+  hinge or slide joint sums the bounds of the actuators that drive it (``|gear| * max|forcerange|``,
+  or ``|gear * gain| * max|ctrlrange|`` for a plain motor without a force range), capped by the
+  joint's ``actuatorfrcrange``; it is ``+inf`` when nothing bounds it. Velocity limits are
+  ``+inf``.
+
+Tendons, equality constraints, contacts, springs, gravity compensation and actuator dynamics are
+not part of a `Model` and are dropped; mocap bodies have no joint and so are welded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn.errors import ModelError, ModelWarning
+from invdyn.model import JointType, Model
+from invdyn.spatial import axis_angle_to_matrix, quaternion_to_matrix
+
+Float = NDArray[np.float64]
+
+# mujoco enum values (mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn), read without importing mujoco
+MJ_FREE, MJ_BALL, MJ_SLIDE, MJ_HINGE = 0, 1, 2, 3
+_TRN_JOINT, _TRN_JOINTINPARENT = 0, 1
+_GAIN_FIXED, _BIAS_NONE, _DYN_NONE = 0, 0, 0
+
+# the name mujoco gives a model whose <mujoco> element has none
+_DEFAULT_MODEL_NAME = "MuJoCo Model"
+
+JOINT_TYPES = {
+    MJ_HINGE: JointType.REVOLUTE,
+    MJ_SLIDE: JointType.PRISMATIC,
+    MJ_BALL: JointType.SPHERICAL,
+    MJ_FREE: JointType.FREE,
+}
+
+
+def load_mjcf(
+    path: str | os.PathLike[str], *, strict: bool = False, friction: bool = False
+) -> Model:
+    """Load an MJCF file, compiled by MuJoCo, as a `Model`.
+
+    Args:
+      path: the ``.xml`` file.
+      strict: raise `ModelError` instead of warning on physically doubtful inertias.
+      friction: read joint damping and Coulomb friction (``frictionloss``) into the model.
+
+    Returns:
+      The validated model; see the module docstring for how MuJoCo's concepts map onto it.
+
+    Raises:
+      ModelError: the file is missing or MuJoCo cannot compile it (MuJoCo's message included).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"{path}: no such MJCF file")
+    try:
+        import mujoco
+    except ImportError as error:
+        raise ImportError(f"{path}: loading MJCF needs mujoco: pip install invdyn[sim]") from error
+    try:
+        mj_model = mujoco.MjModel.from_xml_path(str(path))
+    except Exception as error:  # mujoco reports compile errors as ValueError
+        message = " ".join(str(error).split())
+        raise ModelError(f"{path}: mujoco cannot compile it: {message}") from None
+    return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
+
+
+def from_mujoco(
+    mj_model: Any,
+    *,
+    name: str | None = None,
+    source: str = "",
+    strict: bool = False,
+    friction: bool = False,
+) -> Model:
+    """Convert a compiled ``mujoco.MjModel`` into a `Model`.
+
+    Args:
+      mj_model: the compiled MuJoCo model.
+      name: robot name; by default the MJCF ``model`` attribute, else the file stem of `source`,
+        else ``"mujoco"``.
+      source: where the model came from, kept in `Model.source` and error messages.
+      strict: raise `ModelError` instead of warning on physically doubtful inertias.
+      friction: read joint damping and Coulomb friction (``frictionloss``) into the model.
+
+    Returns:
+      The validated model; see the module docstring for how MuJoCo's concepts map onto it.
+    """
+    where = source or "mujoco model"
+    if name is None:
+        name = _model_name(mj_model) or (Path(source).stem if source else "mujoco")
+    bodies = body_names(mj_model)
+    joints = joint_names(mj_model)
+    _check_inertias(mj_model, bodies, where, strict)
+
+    tree = _Tree()
+    # placement of each mujoco body frame in the invdyn body that carries it (-1: the world)
+    carrier = np.full(mj_model.nbody, -1, dtype=np.int64)
+    rot = np.tile(np.eye(3), (mj_model.nbody, 1, 1))
+    pos = np.zeros((mj_model.nbody, 3))
+    taken = set(bodies)
+    for b in range(1, mj_model.nbody):
+        parent = int(mj_model.body_parentid[b])
+        body = carrier[parent]
+        # the body's rest frame in the invdyn body of its parent
+        r_pre = rot[parent] @ _quat_wxyz_to_matrix(mj_model.body_quat[b])
+        p_pre = pos[parent] + rot[parent] @ mj_model.body_pos[b]
+        first, count = int(mj_model.body_jntadr[b]), int(mj_model.body_jntnum[b])
+        for k, j in enumerate(range(first, first + count)):
+            jtype = int(mj_model.jnt_type[j])
+            if jtype == MJ_FREE and k > 0:
+                raise ModelError(f"{where}: free joint {joints[j]!r} follows other joints")
+            # one invdyn body per joint, the real mujoco body last
+            link = bodies[b] if k == count - 1 else _unique(f"{bodies[b]}__{joints[j]}", taken)
+            jnt_rot, jnt_pos, axis = _joint_frame(mj_model, j, r_pre, p_pre)
+            body = tree.add(
+                link, joints[j], -1 if jtype == MJ_FREE else body, JOINT_TYPES[jtype], axis
+            )
+            tree.jnt_rot[-1], tree.jnt_pos[-1] = jnt_rot, jnt_pos
+            # the mujoco body frame sits at minus the anchor in the moved joint frame
+            r_pre = np.eye(3)
+            p_pre = np.zeros(3) if jtype == MJ_FREE else -np.asarray(mj_model.jnt_pos[j], float)
+        carrier[b], rot[b], pos[b] = body, r_pre, p_pre
+        # inertia of the mujoco body, in the invdyn body that carries it
+        if body >= 0:
+            r_inertia = r_pre @ _quat_wxyz_to_matrix(mj_model.body_iquat[b])
+            inertia = r_inertia @ np.diag(mj_model.body_inertia[b]) @ r_inertia.T
+            com = p_pre + r_pre @ mj_model.body_ipos[b]
+            tree.merge(body, float(mj_model.body_mass[b]), com, inertia)
+
+    # frames: every body, then every site
+    frame_names = list(bodies)
+    frame_body, frame_pos, frame_rot = list(carrier), list(pos), list(rot)
+    frame_taken = set(bodies)
+    for k, site in enumerate(_names(mj_model, "site", mj_model.nsite)):
+        b = int(mj_model.site_bodyid[k])
+        frame_names.append(_unique(site if site not in bodies else f"{site}_site", frame_taken))
+        frame_body.append(carrier[b])
+        frame_pos.append(pos[b] + rot[b] @ mj_model.site_pos[k])
+        frame_rot.append(rot[b] @ _quat_wxyz_to_matrix(mj_model.site_quat[k]))
+
+    # coordinates: limits per q, dof parameters per v, in mujoco's joint order
+    q_lower, q_upper = _position_limits(mj_model)
+    dofs = _dof_order(mj_model)
+    zeros = np.zeros(len(dofs))
+    return Model(
+        name=name,
+        body_name=tuple(tree.body_name),
+        jnt_name=tuple(tree.jnt_name),
+        body_parent=np.array(tree.body_parent, dtype=np.int64),
+        body_mass=np.array(tree.body_mass),
+        body_com=np.array(tree.body_com).reshape(-1, 3),
+        body_inertia=np.array(tree.body_inertia).reshape(-1, 3, 3),
+        jnt_type=np.array(tree.jnt_type, dtype=np.int64),
+        jnt_axis=np.array(tree.jnt_axis).reshape(-1, 3),
+        jnt_pos=np.array(tree.jnt_pos).reshape(-1, 3),
+        jnt_rot=np.array(tree.jnt_rot).reshape(-1, 3, 3),
+        q_lower=q_lower,
+        q_upper=q_upper,
+        dof_velocity_limit=np.full(len(dofs), np.inf),
+        dof_effort_limit=_effort_limits(mj_model)[dofs],
+        dof_armature=(mj_model.dof_armature + _actuator_dof_sum(mj_model, "armature"))[dofs],
+        dof_damping=(mj_model.dof_damping + _actuator_dof_sum(mj_model, "damping"))[dofs]
+        if friction
+        else zeros,
+        dof_friction=np.asarray(mj_model.dof_frictionloss, float)[dofs] if friction else zeros,
+        frame_name=tuple(frame_names),
+        frame_body=np.array(frame_body, dtype=np.int64),
+        frame_pos=np.array(frame_pos).reshape(-1, 3),
+        frame_rot=np.array(frame_rot).reshape(-1, 3, 3),
+        gravity=np.array(mj_model.opt.gravity, dtype=np.float64),
+        source=source,
+    )
+
+
+def body_names(mj_model: Any) -> tuple[str, ...]:
+    """Names of the MuJoCo bodies as invdyn uses them, ``f"body{i}"`` where unnamed.
+
+    Args:
+      mj_model: the compiled MuJoCo model.
+
+    Returns:
+      (nbody,) names, the world body first.
+    """
+    return _names(mj_model, "body", mj_model.nbody)
+
+
+def joint_names(mj_model: Any) -> tuple[str, ...]:
+    """Names of the MuJoCo joints as invdyn uses them, ``f"joint{j}"`` where unnamed.
+
+    An unnamed free joint that is MuJoCo's joint 0 is called ``"root_joint"``, as in Pinocchio.
+
+    Args:
+      mj_model: the compiled MuJoCo model.
+
+    Returns:
+      (njnt,) names, in MuJoCo's joint order.
+    """
+    root = mj_model.njnt > 0 and int(mj_model.jnt_type[0]) == MJ_FREE
+    return _names(mj_model, "joint", mj_model.njnt, first="root_joint" if root else None)
+
+
+# helpers
+
+
+@dataclasses.dataclass
+class _Tree:
+    """The growing per-body lists of the model under construction."""
+
+    body_name: list[str] = dataclasses.field(default_factory=list)
+    jnt_name: list[str] = dataclasses.field(default_factory=list)
+    body_parent: list[int] = dataclasses.field(default_factory=list)
+    body_mass: list[float] = dataclasses.field(default_factory=list)
+    body_com: list[Float] = dataclasses.field(default_factory=list)
+    body_inertia: list[Float] = dataclasses.field(default_factory=list)
+    jnt_type: list[int] = dataclasses.field(default_factory=list)
+    jnt_axis: list[Float] = dataclasses.field(default_factory=list)
+    jnt_pos: list[Float] = dataclasses.field(default_factory=list)
+    jnt_rot: list[Float] = dataclasses.field(default_factory=list)
+
+    def add(self, body: str, joint: str, parent: int, jtype: JointType, axis: Float) -> int:
+        """Append a massless body and its joint; return the body's index."""
+        self.body_name.append(body)
+        self.jnt_name.append(joint)
+        self.body_parent.append(parent)
+        self.body_mass.append(0.0)
+        self.body_com.append(np.zeros(3))
+        self.body_inertia.append(np.zeros((3, 3)))
+        self.jnt_type.append(int(jtype))
+        self.jnt_axis.append(axis)
+        self.jnt_pos.append(np.zeros(3))
+        self.jnt_rot.append(np.eye(3))
+        return len(self.body_name) - 1
+
+    def merge(self, i: int, mass: float, com: Float, inertia: Float) -> None:
+        """Add a rigidly attached inertia (about its own `com`) to body `i`."""
+        self.body_mass[i], self.body_com[i], self.body_inertia[i] = combine_inertias(
+            self.body_mass[i], self.body_com[i], self.body_inertia[i], mass, com, inertia
+        )
+
+
+def combine_inertias(
+    mass_a: float, com_a: Float, inertia_a: Float, mass_b: float, com_b: Float, inertia_b: Float
+) -> tuple[float, Float, Float]:
+    """Mass, centre of mass and inertia about it of two rigidly joined bodies.
+
+    I = sum_k I_k + m_k (|d_k|^2 1 - d_k d_k^T), d_k = c_k - c (parallel axis theorem).
+
+    Args:
+      mass_a: mass of the first body.
+      com_a: (3,) its centre of mass.
+      inertia_a: (3, 3) its inertia about `com_a`.
+      mass_b: mass of the second body.
+      com_b: (3,) its centre of mass, in the same frame.
+      inertia_b: (3, 3) its inertia about `com_b`, in the same frame.
+
+    Returns:
+      The mass, (3,) centre of mass and (3, 3) inertia about it of the union.
+    """
+    mass = mass_a + mass_b
+    if mass <= 0.0:
+        return 0.0, np.zeros(3), inertia_a + inertia_b
+    com = (mass_a * np.asarray(com_a) + mass_b * np.asarray(com_b)) / mass
+    inertia = np.array(inertia_a + inertia_b, dtype=np.float64)
+    for m, c in ((mass_a, com_a), (mass_b, com_b)):
+        d = np.asarray(c) - com
+        inertia += m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, com, inertia
+
+
+def _joint_frame(mj_model: Any, j: int, r_pre: Float, p_pre: Float) -> tuple[Float, Float, Float]:
+    """Joint frame (rotation, origin) in the invdyn parent body, and the joint axis in it.
+
+    The frame sits at the joint's anchor; a hinge's or slide's ``ref`` (its ``qpos0``) is folded
+    in, so that the invdyn coordinate equals MuJoCo's ``qpos``.
+    """
+    jtype = int(mj_model.jnt_type[j])
+    if jtype == MJ_FREE:
+        return np.eye(3), np.zeros(3), np.array([0.0, 0.0, 1.0])
+    anchor = np.asarray(mj_model.jnt_pos[j], dtype=np.float64)
+    axis = np.asarray(mj_model.jnt_axis[j], dtype=np.float64)
+    if jtype == MJ_BALL:
+        return r_pre, p_pre + r_pre @ anchor, np.array([0.0, 0.0, 1.0])
+    axis = axis / np.linalg.norm(axis)
+    ref = float(mj_model.qpos0[mj_model.jnt_qposadr[j]])
+    if jtype == MJ_HINGE:
+        return r_pre @ axis_angle_to_matrix(axis, -ref), p_pre + r_pre @ anchor, axis
+    return r_pre, p_pre + r_pre @ (anchor - ref * axis), axis
+
+
+def _dof_order(mj_model: Any) -> NDArray[np.int64]:
+    """(nv,) MuJoCo dof index of each invdyn velocity coordinate (joints in MuJoCo's order)."""
+    nv = {MJ_FREE: 6, MJ_BALL: 3, MJ_SLIDE: 1, MJ_HINGE: 1}
+    starts = mj_model.jnt_dofadr
+    spans = [np.arange(starts[j], starts[j] + nv[int(t)]) for j, t in enumerate(mj_model.jnt_type)]
+    return np.concatenate([np.zeros(0, dtype=np.int64), *spans]).astype(np.int64)
+
+
+def _position_limits(mj_model: Any) -> tuple[Float, Float]:
+    """(nq,) lower and (nq,) upper limits: the range of limited hinges and slides, else inf."""
+    lower, upper = [], []
+    for j in range(mj_model.njnt):
+        jtype = int(mj_model.jnt_type[j])
+        n = {MJ_FREE: 7, MJ_BALL: 4}.get(jtype, 1)
+        lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+        if jtype in (MJ_HINGE, MJ_SLIDE) and bool(mj_model.jnt_limited[j]):
+            lo[0], hi[0] = mj_model.jnt_range[j]
+        lower.append(lo)
+        upper.append(hi)
+    empty = [np.zeros(0)]
+    return np.concatenate(lower or empty), np.concatenate(upper or empty)
+
+
+def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
+    """(actuator, dof, gear) of each actuator that drives a hinge or slide directly."""
+    driven = []
+    for a in range(mj_model.nu):
+        j = int(mj_model.actuator_trnid[a, 0])
+        if int(mj_model.actuator_trntype[a]) not in (_TRN_JOINT, _TRN_JOINTINPARENT):
+            continue
+        if int(mj_model.jnt_type[j]) in (MJ_HINGE, MJ_SLIDE):
+            driven.append((a, int(mj_model.jnt_dofadr[j]), float(mj_model.actuator_gear[a, 0])))
+    return driven
+
+
+def _actuator_dof_sum(mj_model: Any, attribute: str) -> Float:
+    """(mujoco nv,) ``sum gear^2 * actuator_<attribute>`` over the actuators of each dof.
+
+    MuJoCo adds an actuator's reflected ``armature`` to the mass matrix and its ``damping`` to
+    the passive forces, both scaled by the square of the gear; versions without these fields
+    count them as zero.
+    """
+    total = np.zeros(mj_model.nv)
+    values = getattr(mj_model, f"actuator_{attribute}", None)
+    if values is None:
+        return total
+    for a, dof, gear in _joint_actuators(mj_model):
+        total[dof] += gear**2 * float(values[a])
+    return total
+
+
+def _effort_limits(mj_model: Any) -> Float:
+    """(mujoco nv,) bound on the actuator force of each dof, +inf where nothing bounds it."""
+    limit = np.zeros(mj_model.nv)
+    driven = np.zeros(mj_model.nv, dtype=bool)
+    # sum the bounds of the actuators that drive a hinge or slide
+    for a, dof, gear in _joint_actuators(mj_model):
+        driven[dof] = True
+        limit[dof] += abs(gear) * _actuator_force_bound(mj_model, a)
+    limit[~driven] = np.inf
+    # the joint's own actuator force range caps the sum
+    for j in range(mj_model.njnt):
+        if bool(mj_model.jnt_actfrclimited[j]):
+            start = int(mj_model.jnt_dofadr[j])
+            end = int(mj_model.jnt_dofadr[j + 1]) if j + 1 < mj_model.njnt else mj_model.nv
+            cap = float(np.max(np.abs(mj_model.jnt_actfrcrange[j])))
+            limit[start:end] = np.minimum(limit[start:end], cap)
+    return limit
+
+
+def _actuator_force_bound(mj_model: Any, a: int) -> float:
+    """Bound on the scalar force of actuator `a` (before its gear), +inf when unknown."""
+    if bool(mj_model.actuator_forcelimited[a]):
+        return float(np.max(np.abs(mj_model.actuator_forcerange[a])))
+    plain_motor = (
+        int(mj_model.actuator_gaintype[a]) == _GAIN_FIXED
+        and int(mj_model.actuator_biastype[a]) == _BIAS_NONE
+        and int(mj_model.actuator_dyntype[a]) == _DYN_NONE
+    )
+    if plain_motor and bool(mj_model.actuator_ctrllimited[a]):
+        gain = abs(float(mj_model.actuator_gainprm[a, 0]))
+        return gain * float(np.max(np.abs(mj_model.actuator_ctrlrange[a])))
+    return np.inf
+
+
+def _check_inertias(mj_model: Any, bodies: tuple[str, ...], where: str, strict: bool) -> None:
+    """Warn (or raise under `strict`) on each body whose inertia is physically doubtful."""
+    for b in range(1, mj_model.nbody):
+        mass = float(mj_model.body_mass[b])
+        moments = np.asarray(mj_model.body_inertia[b], dtype=np.float64)
+        problem = _inertia_problem(mass, moments)
+        if problem is None:
+            continue
+        message = f"{where}: body {bodies[b]!r} {problem}"
+        if strict:
+            raise ModelError(message)
+        warnings.warn(message, ModelWarning, stacklevel=3)
+
+
+def _inertia_problem(mass: float, moments: Float) -> str | None:
+    """What is physically doubtful about a body's principal moments of inertia, if anything."""
+    scale = max(float(np.max(np.abs(moments))), 1e-300)
+    tol = 1e-9 * scale
+    if np.any(moments < -tol):
+        return f"has an inertia that is not positive semi-definite (principal moments {moments})"
+    for k in range(3):
+        if moments[k] > moments[(k + 1) % 3] + moments[(k + 2) % 3] + tol:
+            return f"has principal moments {moments} that break the triangle inequality"
+    if mass == 0.0 and np.any(moments > tol):
+        return f"has zero mass but a non-zero inertia (principal moments {moments})"
+    return None
+
+
+def _model_name(mj_model: Any) -> str:
+    """The MJCF ``<mujoco model="...">`` attribute, or '' where MuJoCo filled in its default."""
+    names = bytes(mj_model.names)
+    name = names.split(b"\0", 1)[0].decode("utf-8", errors="replace")
+    return "" if name == _DEFAULT_MODEL_NAME else name
+
+
+def _names(mj_model: Any, kind: str, count: int, first: str | None = None) -> tuple[str, ...]:
+    """Unique names of MuJoCo objects of `kind`, generated where MuJoCo has none."""
+    accessor = getattr(mj_model, kind)
+    given = [accessor(i).name for i in range(count)]
+    taken = {n for n in given if n}
+    names = []
+    for i, name in enumerate(given):
+        if not name:
+            name = _unique(first if i == 0 and first else f"{kind}{i}", taken)
+        names.append(name)
+    return tuple(names)
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """`name`, suffixed with a number if it is already in `taken`; added to `taken`."""
+    candidate, k = name, 1
+    while candidate in taken:
+        candidate, k = f"{name}_{k}", k + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _quat_wxyz_to_matrix(quat: Float) -> Float:
+    """(3, 3) rotation of a MuJoCo ``[w, x, y, z]`` quaternion, normalised first."""
+    quat = np.asarray(quat, dtype=np.float64)
+    quat = quat / np.linalg.norm(quat)
+    return quaternion_to_matrix(np.roll(quat, -1))

@@ -1,0 +1,580 @@
+"""Loading URDF robot descriptions into a `Model`.
+
+The parser is strict at the boundary: the XML is read with defusedxml (no DTDs, entities or
+external references) under a size cap, every number must be finite and well formed, and the links
+and joints must form one tree. Any problem raises `ModelError` naming the file, the element and
+the fault; mesh files are never opened. Inertias that are usable but physically doubtful load
+with a `ModelWarning`, or raise under ``strict=True``.
+
+The layout follows Pinocchio's ``buildModelFromUrdf`` exactly, so joint order, placements and
+inertias compare one to one:
+
+* bodies are numbered depth first from the root link, and the child joints of a link are visited
+  in the order of their names (urdfdom keeps joints in a ``std::map``), fixed ones included;
+* fixed joints are merged into the moving body they hang from, and every link survives as a frame
+  placed in the body it is fixed to;
+* with a fixed base the root link is the world (its inertia is ignored); with
+  ``floating_base=True`` it is body 0, carried by a free-flyer joint named ``root_joint``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml
+import defusedxml.ElementTree
+import numpy as np
+
+from invdyn.errors import ModelError, ModelWarning
+from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
+from invdyn.spatial import rpy_to_matrix
+
+MAX_URDF_BYTES = 64 * 1024 * 1024
+"""Largest URDF accepted, in bytes."""
+
+ROOT_JOINT_NAME = "root_joint"
+"""Name of the free-flyer joint added by ``floating_base=True`` (Pinocchio's name)."""
+
+# round-off below this is not a violation of the inertia checks
+_TOL = 1e-12
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_MOVING = {
+    "revolute": JointType.REVOLUTE,
+    "continuous": JointType.CONTINUOUS,
+    "prismatic": JointType.PRISMATIC,
+    "floating": JointType.FREE,
+}
+_AXIAL = ("revolute", "continuous", "prismatic")
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Link:
+    """A link as written: mass, centre of mass, rotational inertia about it; link frame."""
+
+    name: str
+    mass: float
+    com: Float
+    inertia: Float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Joint:
+    """A joint as written, with its origin as a rotation and a position in the parent link."""
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    rot: Float
+    pos: Float
+    axis: Float
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+    damping: float
+    friction: float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Placed:
+    """A link fixed to a body (-1 for the world): the link frame's placement in the body frame."""
+
+    name: str
+    body: int
+    rot: Float
+    pos: Float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Body:
+    """A moving body: its link, its joint (None for the free flyer), parent and placement."""
+
+    link: str
+    joint: _Joint | None
+    parent: int
+    rot: Float
+    pos: Float
+
+
+_Named = TypeVar("_Named", _Link, _Joint)
+
+
+def load_urdf(
+    path: str | os.PathLike[str],
+    *,
+    floating_base: bool = False,
+    strict: bool = False,
+    friction: bool = False,
+) -> Model:
+    """Load a robot from a URDF file.
+
+    Args:
+      path: the ``.urdf`` file; mesh files it names are never opened.
+      floating_base: carry the root link on a free-flyer joint ``root_joint`` (body 0); otherwise
+        the root link is the world.
+      strict: raise `ModelError` instead of warning on physically doubtful inertias.
+      friction: read ``<dynamics damping friction>`` into the model; otherwise they are zero.
+
+    Returns:
+      The validated model, with ``source`` the file path.
+    """
+    source = os.fsdecode(path)
+    # read one byte past the cap, so that an oversize file is seen without reading it all
+    try:
+        with open(source, "rb") as file:
+            text = file.read(MAX_URDF_BYTES + 1)
+    except OSError as error:
+        raise ModelError(f"{source}: cannot read the file ({error.strerror or error})") from error
+    model, doubts = _build(text, source, floating_base=floating_base, friction=friction)
+    _report(doubts, strict=strict)
+    return model
+
+
+def parse_urdf(
+    text: str | bytes,
+    *,
+    source: str = "<string>",
+    floating_base: bool = False,
+    strict: bool = False,
+    friction: bool = False,
+) -> Model:
+    """Build a robot from the text of a URDF.
+
+    Args:
+      text: the XML document.
+      source: the name that error messages and ``Model.source`` give the document.
+      floating_base: carry the root link on a free-flyer joint ``root_joint`` (body 0); otherwise
+        the root link is the world.
+      strict: raise `ModelError` instead of warning on physically doubtful inertias.
+      friction: read ``<dynamics damping friction>`` into the model; otherwise they are zero.
+
+    Returns:
+      The validated model.
+    """
+    model, doubts = _build(text, source, floating_base=floating_base, friction=friction)
+    _report(doubts, strict=strict)
+    return model
+
+
+def _build(
+    text: str | bytes, source: str, *, floating_base: bool, friction: bool
+) -> tuple[Model, list[str]]:
+    """The model of a URDF document and the physical doubts about it, one message each."""
+    robot = _parse_xml(text, source)
+    name = robot.get("name")
+    if not name:
+        raise ModelError(f"{source}: <robot> has no name attribute")
+
+    # links and joints as written, names unique
+    links = _unique(
+        [_parse_link(e, i, source) for i, e in enumerate(robot.findall("link"))], "link", source
+    )
+    joints = _unique(
+        [_parse_joint(e, i, source) for i, e in enumerate(robot.findall("joint"))], "joint", source
+    )
+    if not links:
+        raise ModelError(f"{source}: robot {name!r} has no links")
+    if floating_base and ROOT_JOINT_NAME in joints:
+        raise ModelError(
+            f"{source}: joint {ROOT_JOINT_NAME!r}: the name is reserved for the floating base"
+        )
+
+    # the tree, walked depth first as Pinocchio walks it
+    root, children = _tree(links, joints, source)
+    placed, bodies = _walk(root, children, floating_base=floating_base)
+    for link in links:
+        if link not in placed:
+            raise ModelError(
+                f"{source}: link {link!r} is not reachable from the root link {root!r}: "
+                "its joints form a cycle"
+            )
+
+    # each link's inertia checked as written, then merged into its body
+    doubts = [d for link in links.values() for d in _inertia_doubts(link, source)]
+    inertias = _body_inertias(links, placed.values(), len(bodies))
+    doubts += _massless_doubts(bodies, inertias[0], inertias[2], source)
+
+    frames = list(placed.values())
+    model = _assemble(name, bodies, frames, inertias, friction=friction, source=source)
+    return model, doubts
+
+
+def _report(doubts: list[str], *, strict: bool) -> None:
+    """Warn about each doubt, or raise `ModelError` on the first under `strict`."""
+    if strict and doubts:
+        more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
+        raise ModelError(doubts[0] + more)
+    for doubt in doubts:
+        warnings.warn(f"{doubt}; loaded as written", ModelWarning, stacklevel=3)
+
+
+def _parse_xml(text: str | bytes, source: str) -> Element:
+    """The root element of a document no larger than `MAX_URDF_BYTES`, parsed safely."""
+    size = len(text.encode("utf-8", "replace")) if isinstance(text, str) else len(text)
+    if size > MAX_URDF_BYTES:
+        raise ModelError(
+            f"{source}: the file is larger than the {MAX_URDF_BYTES} bytes a URDF may hold"
+        )
+    try:
+        root = defusedxml.ElementTree.fromstring(
+            text, forbid_dtd=True, forbid_entities=True, forbid_external=True
+        )
+    except defusedxml.DTDForbidden as error:
+        raise ModelError(f"{source}: document type declarations (DTD) are not allowed") from error
+    except defusedxml.EntitiesForbidden as error:
+        raise ModelError(f"{source}: entity declarations are not allowed") from error
+    except defusedxml.ExternalReferenceForbidden as error:
+        raise ModelError(f"{source}: external references are not allowed") from error
+    except (ParseError, defusedxml.DefusedXmlException, ValueError) as error:
+        raise ModelError(f"{source}: malformed XML ({error})") from error
+    if root.tag != "robot":
+        raise ModelError(f"{source}: the root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+def _unique(items: list[_Named], kind: str, source: str) -> dict[str, _Named]:
+    """`items` by name, raising `ModelError` on a name used twice."""
+    by_name: dict[str, _Named] = {}
+    for item in items:
+        if item.name in by_name:
+            raise ModelError(f"{source}: {kind} {item.name!r} is defined twice")
+        by_name[item.name] = item
+    return by_name
+
+
+def _parse_link(element: Element, index: int, source: str) -> _Link:
+    """A <link>: its inertia moved to the link frame, zero when it has no <inertial>."""
+    name = element.get("name")
+    if not name:
+        raise ModelError(f"{source}: link #{index + 1} has no name")
+    where = f"{source}: link {name!r}"
+    inertial = element.find("inertial")
+    if inertial is None:
+        return _Link(name, 0.0, np.zeros(3), np.zeros((3, 3)))
+
+    # mass, and the rotational inertia about the centre of mass in the inertial frame
+    rot, com = _origin(inertial, where, "inertial origin")
+    mass = _number(_child(inertial, "mass", where).get("value"), where, "mass value")
+    if mass < 0:
+        raise ModelError(f"{where}: mass {mass:g} is negative")
+    values = _child(inertial, "inertia", where)
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        _number(values.get(k), where, f"inertia {k}") for k in _INERTIA_KEYS
+    )
+    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+    # rotated into the link frame
+    return _Link(name, mass, com, rot @ tensor @ rot.T)
+
+
+def _parse_joint(element: Element, index: int, source: str) -> _Joint:
+    """A <joint>: type, links, origin, unit axis, limits and dynamics, checked."""
+    name = element.get("name")
+    if not name:
+        raise ModelError(f"{source}: joint #{index + 1} has no name")
+    where = f"{source}: joint {name!r}"
+    kind = element.get("type")
+    if kind is None:
+        raise ModelError(f"{where}: has no type attribute")
+    if kind == "planar":
+        raise ModelError(
+            f"{where}: planar joints are not supported; "
+            "use two prismatic joints and a revolute joint instead"
+        )
+    if kind not in (*_MOVING, "fixed"):
+        raise ModelError(
+            f"{where}: unknown joint type {kind!r}; "
+            "expected revolute, continuous, prismatic, fixed or floating"
+        )
+    parent = _child(element, "parent", where).get("link")
+    child = _child(element, "child", where).get("link")
+    if not parent or not child:
+        raise ModelError(f"{where}: <parent> and <child> need a link attribute")
+    rot, pos = _origin(element, where, "origin")
+
+    # axis, limits and dynamics matter to the joints that move along an axis
+    axis, lower, upper = np.array([1.0, 0.0, 0.0]), -np.inf, np.inf
+    velocity, effort, damping, friction = np.inf, np.inf, 0.0, 0.0
+    if kind in _AXIAL:
+        axis = _axis(element, where)
+        limit = element.find("limit")
+        if limit is None and kind != "continuous":
+            raise ModelError(f"{where}: a {kind} joint needs a <limit> element")
+        if limit is not None:
+            velocity = _number(limit.get("velocity"), where, "limit velocity", np.inf, sign=True)
+            effort = _number(limit.get("effort"), where, "limit effort", np.inf, sign=True)
+        if limit is not None and kind != "continuous":
+            lower = _number(limit.get("lower"), where, "limit lower", 0.0)
+            upper = _number(limit.get("upper"), where, "limit upper", 0.0)
+            if lower > upper:
+                raise ModelError(f"{where}: limit lower {lower:g} is above upper {upper:g}")
+        dynamics = element.find("dynamics")
+        if dynamics is not None:
+            damping = _number(dynamics.get("damping"), where, "dynamics damping", 0.0, sign=True)
+            friction = _number(dynamics.get("friction"), where, "dynamics friction", 0.0, sign=True)
+    return _Joint(
+        name, kind, parent, child, rot, pos, axis, lower, upper, velocity, effort, damping, friction
+    )
+
+
+def _child(element: Element, tag: str, where: str) -> Element:
+    """The first <tag> child of `element`, raising `ModelError` when there is none."""
+    found = element.find(tag)
+    if found is None:
+        raise ModelError(f"{where}: <{element.tag}> has no <{tag}> element")
+    return found
+
+
+def _origin(element: Element, where: str, what: str) -> tuple[Float, Float]:
+    """(3, 3) rotation and (3,) position of `element`'s <origin>, identity when it has none."""
+    origin = element.find("origin")
+    if origin is None:
+        return np.eye(3), np.zeros(3)
+    xyz = _numbers(origin.get("xyz"), 3, where, f"{what} xyz", default=(0.0, 0.0, 0.0))
+    rpy = _numbers(origin.get("rpy"), 3, where, f"{what} rpy", default=(0.0, 0.0, 0.0))
+    return rpy_to_matrix(rpy), xyz
+
+
+def _axis(element: Element, where: str) -> Float:
+    """(3,) unit joint axis, (1, 0, 0) when there is no <axis>."""
+    found = element.find("axis")
+    text = None if found is None else found.get("xyz")
+    axis = _numbers(text, 3, where, "axis xyz", default=(1.0, 0.0, 0.0))
+    norm = float(np.linalg.norm(axis))
+    if norm < _TOL:
+        raise ModelError(f"{where}: axis xyz={text!r} has zero length")
+    return axis / norm
+
+
+def _numbers(
+    text: str | None, count: int, where: str, what: str, default: Sequence[float] | None = None
+) -> Float:
+    """(count,) finite numbers written in `text`, `default` when it is absent."""
+    if text is None:
+        if default is None:
+            raise ModelError(f"{where}: {what} is missing")
+        return np.array(default, dtype=np.float64)
+    words = text.split()
+    values = np.array([float(w) for w in words if _NUMBER.fullmatch(w)], dtype=np.float64)
+    if len(words) != count or len(values) != count or not np.all(np.isfinite(values)):
+        expected = "a finite number" if count == 1 else f"{count} finite numbers"
+        raise ModelError(f"{where}: {what}={text!r} is not {expected}")
+    return values
+
+
+def _number(
+    text: str | None, where: str, what: str, default: float | None = None, *, sign: bool = False
+) -> float:
+    """A finite number written in `text`, `default` when absent; non-negative under `sign`."""
+    value = float(_numbers(text, 1, where, what, None if default is None else (default,))[0])
+    if sign and value < 0:
+        raise ModelError(f"{where}: {what} {value:g} is negative")
+    return value
+
+
+def _tree(
+    links: dict[str, _Link], joints: dict[str, _Joint], source: str
+) -> tuple[str, dict[str, list[_Joint]]]:
+    """The root link, and the child joints of each link in the order of their names."""
+    parent_joint: dict[str, str] = {}
+    children: dict[str, list[_Joint]] = {name: [] for name in links}
+    for joint in sorted(joints.values(), key=lambda j: j.name):
+        where = f"{source}: joint {joint.name!r}"
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise ModelError(f"{where}: {role} link {link!r} does not exist")
+        if joint.parent == joint.child:
+            raise ModelError(f"{where}: joins link {joint.child!r} to itself (a cycle)")
+        if joint.child in parent_joint:
+            raise ModelError(
+                f"{source}: link {joint.child!r} is the child of two joints, "
+                f"{parent_joint[joint.child]!r} and {joint.name!r} (a cycle); "
+                "a URDF must be a tree"
+            )
+        parent_joint[joint.child] = joint.name
+        children[joint.parent].append(joint)
+
+    # exactly one link is no joint's child
+    roots = [name for name in links if name not in parent_joint]
+    if not roots:
+        raise ModelError(f"{source}: no root link: every link is a joint's child (a cycle)")
+    if len(roots) > 1:
+        names = ", ".join(repr(r) for r in roots)
+        raise ModelError(
+            f"{source}: {len(roots)} root links ({names}); a URDF must have exactly one"
+        )
+    return roots[0], children
+
+
+def _walk(
+    root: str, children: dict[str, list[_Joint]], *, floating_base: bool
+) -> tuple[dict[str, _Placed], list[_Body]]:
+    """Links placed in their bodies, and the moving bodies, both depth first from `root`."""
+    placed: dict[str, _Placed] = {}
+    bodies: list[_Body] = []
+    stack: list[tuple[str, _Joint | None]] = [(root, None)]
+    while stack:
+        link, joint = stack.pop()
+        if joint is None:
+            # the root link: the world, or body 0 on a free flyer
+            if floating_base:
+                bodies.append(_Body(link, None, -1, np.eye(3), np.zeros(3)))
+            placed[link] = _Placed(link, len(bodies) - 1, np.eye(3), np.zeros(3))
+        else:
+            # the joint frame in the body that carries the parent link
+            up = placed[joint.parent]
+            rot, pos = up.rot @ joint.rot, up.rot @ joint.pos + up.pos
+            if joint.kind == "fixed":
+                placed[link] = _Placed(link, up.body, rot, pos)
+            else:
+                bodies.append(_Body(link, joint, up.body, rot, pos))
+                placed[link] = _Placed(link, len(bodies) - 1, np.eye(3), np.zeros(3))
+        stack.extend((j.child, j) for j in reversed(children[link]))
+    return placed, bodies
+
+
+def _inertia_doubts(link: _Link, source: str) -> list[str]:
+    """Why the inertia of `link` is physically doubtful, one message per problem."""
+    where = f"{source}: link {link.name!r}"
+    moments = np.linalg.eigvalsh(link.inertia)
+    doubts = []
+    if link.mass == 0 and np.max(np.abs(link.inertia)) > _TOL:
+        doubts.append(f"{where}: zero mass with a non-zero rotational inertia")
+    if moments[0] < -_TOL:
+        doubts.append(
+            f"{where}: rotational inertia is not positive semi-definite "
+            f"(smallest principal moment {moments[0]:.6g})"
+        )
+    elif moments[0] + moments[1] < moments[2] - _TOL:
+        doubts.append(
+            f"{where}: principal moments violate the triangle inequality "
+            f"({moments[0]:.6g} + {moments[1]:.6g} < {moments[2]:.6g})"
+        )
+    return doubts
+
+
+def _body_inertias(
+    links: dict[str, _Link], placed: Iterable[_Placed], nbody: int
+) -> tuple[Float, Float, Float]:
+    """(nbody,) masses, (nbody, 3) centres of mass and (nbody, 3, 3) inertias about them.
+
+    The links fixed to a body combine exactly: m = sum m_i, c = sum m_i c_i / m and
+    I = sum R_i I_i R_i^T + m_i (|d_i|^2 E - d_i d_i^T) with d_i = c_i - c (parallel axes).
+    """
+    mass, com, inertia = np.zeros(nbody), np.zeros((nbody, 3)), np.zeros((nbody, 3, 3))
+    parts: list[list[tuple[float, Float, Float]]] = [[] for _ in range(nbody)]
+    for frame in placed:
+        if frame.body >= 0:
+            link = links[frame.name]
+            com_in_body = frame.rot @ link.com + frame.pos
+            inertia_in_body = frame.rot @ link.inertia @ frame.rot.T
+            parts[frame.body].append((link.mass, com_in_body, inertia_in_body))
+    for i, body_parts in enumerate(parts):
+        # total mass and centre of mass
+        mass[i] = sum(m for m, _, _ in body_parts)
+        if mass[i] > 0:
+            com[i] = sum(m * c for m, c, _ in body_parts) / mass[i]
+        # rotational inertias moved to the common centre of mass
+        for m, c, rotational in body_parts:
+            d = c - com[i]
+            inertia[i] += rotational + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, com, inertia
+
+
+def _massless_doubts(bodies: list[_Body], mass: Float, inertia: Float, source: str) -> list[str]:
+    """A message for each moving joint whose subtree has no mass and no inertia."""
+    subtree_mass = mass.copy()
+    subtree_inertia = np.abs(inertia).sum(axis=(1, 2))
+    for i in range(len(bodies) - 1, -1, -1):
+        if bodies[i].parent >= 0:
+            subtree_mass[bodies[i].parent] += subtree_mass[i]
+            subtree_inertia[bodies[i].parent] += subtree_inertia[i]
+    return [
+        f"{source}: joint {_joint_name(body)!r}: moves a subtree with zero mass and zero inertia, "
+        "so the mass matrix is singular"
+        for i, body in enumerate(bodies)
+        if subtree_mass[i] <= _TOL and subtree_inertia[i] <= _TOL
+    ]
+
+
+def _joint_name(body: _Body) -> str:
+    """The name of the joint that carries `body`."""
+    return ROOT_JOINT_NAME if body.joint is None else body.joint.name
+
+
+def _limits(
+    joint: _Joint | None, jtype: JointType, *, friction: bool
+) -> tuple[Float, Float, Float]:
+    """Position limits, and per degree of freedom limits and losses, of one joint.
+
+    Returns:
+      (nq,) lower and (nq,) upper position limits, and (nv, 4) rows of velocity limit, effort
+      limit, damping and Coulomb friction; the free flyer is unbounded and lossless.
+    """
+    nq, nv = JOINT_NQ[jtype], JOINT_NV[jtype]
+    if joint is None or jtype == JointType.FREE:
+        dof = np.tile([np.inf, np.inf, 0.0, 0.0], (nv, 1))
+        return np.full(nq, -np.inf), np.full(nq, np.inf), dof
+    loss = (joint.damping, joint.friction) if friction else (0.0, 0.0)
+    dof = np.array([[joint.velocity, joint.effort, *loss]])
+    return np.full(nq, joint.lower), np.full(nq, joint.upper), dof
+
+
+def _assemble(
+    name: str,
+    bodies: list[_Body],
+    frames: list[_Placed],
+    inertias: tuple[Float, Float, Float],
+    *,
+    friction: bool,
+    source: str,
+) -> Model:
+    """The `Model` of the walked tree: bodies, joints, limits per coordinate and frames."""
+    nbody = len(bodies)
+    types = [JointType.FREE if b.joint is None else _MOVING[b.joint.kind] for b in bodies]
+    axes = [
+        np.zeros(3) if b.joint is None or t == JointType.FREE else b.joint.axis
+        for b, t in zip(bodies, types, strict=True)
+    ]
+
+    # limits per coordinate of q and of v
+    limits = [_limits(b.joint, t, friction=friction) for b, t in zip(bodies, types, strict=True)]
+    q_lower = np.concatenate([np.zeros(0), *(lower for lower, _, _ in limits)])
+    q_upper = np.concatenate([np.zeros(0), *(upper for _, upper, _ in limits)])
+    dof = np.concatenate([np.zeros((0, 4)), *(d for _, _, d in limits)])
+
+    mass, com, inertia = inertias
+    return Model(
+        name=name,
+        body_name=tuple(b.link for b in bodies),
+        jnt_name=tuple(_joint_name(b) for b in bodies),
+        body_parent=np.array([b.parent for b in bodies], dtype=np.int64),
+        body_mass=mass,
+        body_com=com,
+        body_inertia=inertia,
+        jnt_type=np.array([int(t) for t in types], dtype=np.int64),
+        jnt_axis=np.array(axes, dtype=np.float64).reshape(nbody, 3),
+        jnt_pos=np.array([b.pos for b in bodies], dtype=np.float64).reshape(nbody, 3),
+        jnt_rot=np.array([b.rot for b in bodies], dtype=np.float64).reshape(nbody, 3, 3),
+        q_lower=q_lower,
+        q_upper=q_upper,
+        dof_velocity_limit=dof[:, 0],
+        dof_effort_limit=dof[:, 1],
+        dof_armature=np.zeros(len(dof)),
+        dof_damping=dof[:, 2],
+        dof_friction=dof[:, 3],
+        frame_name=tuple(f.name for f in frames),
+        frame_body=np.array([f.body for f in frames], dtype=np.int64),
+        frame_pos=np.array([f.pos for f in frames], dtype=np.float64).reshape(-1, 3),
+        frame_rot=np.array([f.rot for f in frames], dtype=np.float64).reshape(-1, 3, 3),
+        gravity=np.array([0.0, 0.0, -9.81]),
+        source=source,
+    )

@@ -1,0 +1,147 @@
+"""Forward kinematics: world placements of bodies and frames, and frame Jacobians.
+
+Jacobian rows follow the spatial convention of `invdyn.spatial`: [angular; linear].
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn._arrays import as_float_array, raise_for_status
+from invdyn.errors import InputError
+from invdyn.kernels import cpu
+from invdyn.model import JointType, Model
+
+Array = NDArray[np.float64]
+Reference = Literal["local", "world", "local_world_aligned"]
+
+
+def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
+    """World placements of every body.
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+
+    Returns:
+      (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
+    """
+    ints, reals, dofs = model.kernel_data
+    q = as_float_array("q", q, model.nq)
+    lead = q.shape[:-1]
+    world = np.empty((int(np.prod(lead)), model.nbody, 12))
+    raise_for_status(
+        cpu.forward_kinematics_batch(ints, reals, dofs, q.reshape(-1, model.nq), world), ("q",)
+    )
+    world = world.reshape((*lead, model.nbody, 12))
+    return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]
+
+
+def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Array]:
+    """World placement of a frame.
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      frame: frame name or index (see `Model.frame_name`).
+
+    Returns:
+      (..., 3, 3) rotation and (..., 3) origin of the frame in the world frame.
+    """
+    index = _frame_index(model, frame)
+    body = int(model.frame_body[index])
+    local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
+    if body < 0:
+        lead = as_float_array("q", q, model.nq).shape[:-1]
+        return np.broadcast_to(local_rot, (*lead, 3, 3)).copy(), np.broadcast_to(
+            local_pos, (*lead, 3)
+        ).copy()
+    rotations, origins = forward_kinematics(model, q)
+    rot, origin = rotations[..., body, :, :], origins[..., body, :]
+    return rot @ local_rot, origin + rot @ local_pos
+
+
+def frame_jacobian(
+    model: Model, q: Array, frame: str | int, *, reference: Reference = "local_world_aligned"
+) -> Array:
+    """Jacobian of a frame's spatial velocity with respect to ``v``.
+
+    The reference selects the coordinates, as Pinocchio's ReferenceFrame does: "local" (the
+    frame's own axes, at its origin), "local_world_aligned" (world axes, at the frame origin)
+    or "world" (world axes, at the world origin).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      frame: frame name or index.
+      reference: one of "local", "world", "local_world_aligned".
+
+    Returns:
+      (..., 6, nv) Jacobian, rows [angular; linear].
+    """
+    if reference not in ("local", "world", "local_world_aligned"):
+        raise InputError(
+            f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
+        )
+    index = _frame_index(model, frame)
+    rotations, origins = forward_kinematics(model, q)
+    frame_rot, frame_pos = frame_placement(model, q, index)
+    lead = rotations.shape[:-3]
+    jac = np.zeros((*lead, 6, model.nv))
+    body = int(model.frame_body[index])
+    if body < 0:
+        return jac
+    # every dof on the path from the frame's body to the root, its column in world axes
+    moving = np.isin(model.dof_body, _ancestors(model, body))
+    columns = motion_subspace(model)[moving]
+    dof_rot = rotations[..., model.dof_body[moving], :, :]
+    dof_pos = origins[..., model.dof_body[moving], :]
+    angular = np.einsum("...kij,kj->...ki", dof_rot, columns[:, :3])
+    linear = np.einsum("...kij,kj->...ki", dof_rot, columns[:, 3:])
+    point = np.zeros(3) if reference == "world" else frame_pos
+    linear = linear + np.cross(angular, point[..., None, :] - dof_pos)
+    if reference == "local":
+        angular = np.einsum("...ji,...kj->...ki", frame_rot, angular)
+        linear = np.einsum("...ji,...kj->...ki", frame_rot, linear)
+    jac[..., :3, moving] = np.swapaxes(angular, -1, -2)
+    jac[..., 3:, moving] = np.swapaxes(linear, -1, -2)
+    return jac
+
+
+def motion_subspace(model: Model) -> Array:
+    """(nv, 6) motion of each velocity coordinate in its body's coordinates: S, column by dof."""
+    columns = np.zeros((model.nv, 6))
+    for i, (jtype, start) in enumerate(zip(model.jnt_type, model.jnt_vadr)):
+        if jtype in (JointType.REVOLUTE, JointType.CONTINUOUS):
+            columns[start, :3] = model.jnt_axis[i]
+        elif jtype == JointType.PRISMATIC:
+            columns[start, 3:] = model.jnt_axis[i]
+        elif jtype == JointType.SPHERICAL:
+            columns[start : start + 3, :3] = np.eye(3)
+        else:
+            columns[start : start + 3, 3:] = np.eye(3)
+            columns[start + 3 : start + 6, :3] = np.eye(3)
+    return columns
+
+
+def _ancestors(model: Model, body: int) -> list[int]:
+    """Body and all its ancestors, leaf first."""
+    chain = []
+    while body >= 0:
+        chain.append(body)
+        body = int(model.body_parent[body])
+    return chain
+
+
+def _frame_index(model: Model, frame: str | int) -> int:
+    if isinstance(frame, str):
+        try:
+            return model.frame_name.index(frame)
+        except ValueError:
+            raise InputError(f"{model.name} has no frame named {frame!r}") from None
+    if isinstance(frame, (int, np.integer)) and -len(model.frame_name) <= frame < len(model.frame_name):
+        return int(frame) % len(model.frame_name)
+    raise InputError(f"frame must be a frame name or an index below {len(model.frame_name)}, got {frame!r}")

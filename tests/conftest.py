@@ -1,0 +1,65 @@
+"""Fixtures shared by the whole test suite."""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from invdyn.io import robots
+from invdyn.model import Model
+
+ERD_INSTALLED = robots.example_robot_data_dir() is not None
+requires_erd = pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data is not installed")
+
+
+def assert_close(
+    actual: np.ndarray, expected: np.ndarray, *, rtol: float = 1e-9, what: str = "value"
+) -> None:
+    """Assert ``max |actual - expected| <= rtol * max(1, max |expected|)``.
+
+    The error is measured against the largest entry of `expected` (an infinity-norm relative
+    error with an absolute floor of `rtol`), so entries that are zero up to rounding do not
+    demand a relative accuracy that no floating-point algorithm has.
+    """
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert np.all(np.isfinite(actual)), f"{what}: non-finite entries"
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    error = float(np.max(np.abs(actual - expected), initial=0.0))
+    assert error <= rtol * scale, (
+        f"{what}: max abs error {error:.3e} > {rtol:.0e} * {scale:.3e} "
+        f"(relative {error / scale:.3e}, worst index "
+        f"{np.unravel_index(np.argmax(np.abs(actual - expected)), actual.shape)})"
+    )
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """A generator seeded by the test's name: reproducible, yet different for each test."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+@functools.cache
+def _load_robot(name: str, floating_base: bool | None) -> Model:
+    return robots.load_robot(name, floating_base=floating_base)
+
+
+@pytest.fixture(scope="session")
+def load_robot() -> Callable[..., Model]:
+    """``load_robot(name, floating_base=None)``: a built-in robot, loaded once per session.
+
+    Skips the test when the robot comes from example-robot-data and that is not installed.
+    """
+
+    def load(name: str, floating_base: bool | None = None) -> Model:
+        info = robots.robot_info(name)
+        if info.package == "example-robot-data" and not ERD_INSTALLED:
+            pytest.skip("example-robot-data is not installed")
+        return _load_robot(info.name, floating_base)
+
+    return load
