@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import F64, NO_FORCES, as_float_array, batch_shape, flatten, raise_for_status
+from invdyn._arrays import NO_FORCES, as_float_array, batch_shape, flatten, raise_for_status
 from invdyn.errors import ModelError
 from invdyn.kernels import cpu
 from invdyn.model import Model
@@ -21,11 +21,6 @@ Array = NDArray[np.float64]
 
 _STATE_NAMES = ("q", "v", "a", "f_ext")
 _ABA_NAMES = ("q", "v", "tau", "f_ext")
-
-
-def _is_vector(x: object, size: int) -> bool:
-    """Whether x is already a float64 numpy vector of length size (the single-call fast path)."""
-    return type(x) is np.ndarray and x.shape == (size,) and x.dtype == F64
 
 
 def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:
@@ -46,10 +41,16 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    if f_ext is None and _is_vector(q, model.nq) and _is_vector(v, nv) and _is_vector(a, nv):
+    if f_ext is None:
         tau = np.empty(nv)
-        raise_for_status(cpu.rnea(ints, reals, dofs, q, v, a, NO_FORCES, tau), _STATE_NAMES)
-        return tau
+        # plain float64 vectors take the compiled path directly; anything else is checked below
+        try:
+            status = cpu.rnea_vector(ints, reals, dofs, q, v, a, tau)
+        except TypeError:
+            status = -1
+        if status == 0:
+            return tau
+        raise_for_status(max(status, 0), _STATE_NAMES)
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
     raise_for_status(cpu.rnea_batch(ints, reals, dofs, q, v, a, forces, tau), _STATE_NAMES)
@@ -68,10 +69,14 @@ def mass_matrix(model: Model, q: Array) -> Array:
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    if _is_vector(q, model.nq):
-        out = np.empty((nv, nv))
-        raise_for_status(cpu.crba(ints, reals, dofs, q, out), _STATE_NAMES)
+    out = np.empty((nv, nv))
+    try:
+        status = cpu.crba_vector(ints, reals, dofs, q, out)
+    except TypeError:
+        status = -1
+    if status == 0:
         return out
+    raise_for_status(max(status, 0), _STATE_NAMES)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
@@ -96,10 +101,15 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    if f_ext is None and _is_vector(q, model.nq) and _is_vector(v, nv) and _is_vector(tau, nv):
+    if f_ext is None:
         qdd = np.empty(nv)
-        _check_aba(model, cpu.aba(ints, reals, dofs, q, v, tau, NO_FORCES, qdd))
-        return qdd
+        try:
+            status = cpu.aba_vector(ints, reals, dofs, q, v, tau, qdd)
+        except TypeError:
+            status = -1
+        if status == 0:
+            return qdd
+        _check_aba(model, max(status, 0))
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     qdd = np.empty((q.shape[0], nv))
     _check_aba(model, cpu.aba_batch(ints, reals, dofs, q, v, tau, forces, qdd))

@@ -8,13 +8,18 @@ kernels packed by `pack_model` into three arrays, so a call from Python unboxes 
 * ``reals`` (nbody, 28): joint axis (3), joint rotation in the parent, row-major (9), joint
   origin in the parent (3), mass (1), first mass moment ``m c`` (3) and rotational inertia about
   the body origin, row-major (9), all in body coordinates.
-* ``dofs`` (nv + 1, 3): armature, viscous and Coulomb friction per degree of freedom; the last
-  row holds gravity.
+* ``dofs`` (nv + 1, 4): armature, viscous and Coulomb friction per degree of freedom; the last
+  row holds gravity and ``nq``.
 
 Spatial vectors are [angular; linear] (see `invdyn.spatial`). Per-body state lives in a work
 array of shape (nbody, 30): rotation to the parent (9), origin in the parent (3), velocity (6),
 acceleration (6) and force (6), all in body coordinates. A kernel returns a status: 0 when every
 input was finite, else the position of the first non-finite argument (1 for ``q``, ...).
+
+The ``*_vector`` kernels serve single calls from Python: they take only C-contiguous float64
+vectors (any other argument raises numba's TypeError at once, without compiling), check the
+sizes themselves and return -1 when one is wrong, so that the caller's checks cost nothing on
+the fast path and the general path explains the error.
 """
 
 from __future__ import annotations
@@ -56,11 +61,12 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ],
         axis=1,
     )
-    dofs = np.zeros((model.nv + 1, 3))
+    dofs = np.zeros((model.nv + 1, 4))
     dofs[:-1, 0] = model.dof_armature
     dofs[:-1, 1] = model.dof_damping
     dofs[:-1, 2] = model.dof_friction
-    dofs[-1] = model.gravity
+    dofs[-1, :3] = model.gravity
+    dofs[-1, 3] = model.nq
     return (
         np.ascontiguousarray(ints, dtype=np.int64),
         np.ascontiguousarray(reals, dtype=np.float64),
@@ -176,23 +182,40 @@ def _force_to_parent(w, i, col, parent):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_joint_motion(ints, reals, i, x, w, col):  # type: ignore[no-untyped-def]
-    """Add S x_i, the spatial motion of joint i's velocity coordinates x, to w[i, col:col+6]."""
+def _joint_motion(ints, reals, i, x):  # type: ignore[no-untyped-def]
+    """S x_i: the spatial motion (6 values) of joint i's velocity coordinates in x."""
     jtype = ints[i, 1]
     va = ints[i, 3]
     if jtype == REVOLUTE or jtype == CONTINUOUS:
-        for k in range(3):
-            w[i, col + k] += reals[i, k] * x[va]
-    elif jtype == PRISMATIC:
-        for k in range(3):
-            w[i, col + 3 + k] += reals[i, k] * x[va]
-    elif jtype == SPHERICAL:
-        for k in range(3):
-            w[i, col + k] += x[va + k]
-    else:
-        for k in range(3):
-            w[i, col + 3 + k] += x[va + k]
-            w[i, col + k] += x[va + 3 + k]
+        d = x[va]
+        return reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d, 0.0, 0.0, 0.0
+    if jtype == PRISMATIC:
+        d = x[va]
+        return 0.0, 0.0, 0.0, reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d
+    if jtype == SPHERICAL:
+        return x[va], x[va + 1], x[va + 2], 0.0, 0.0, 0.0
+    return x[va + 3], x[va + 4], x[va + 5], x[va], x[va + 1], x[va + 2]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_motion(w, i, col, m):  # type: ignore[no-untyped-def]
+    """Add the 6 values m to w[i, col:col+6]."""
+    for k in range(6):
+        w[i, col + k] += m[k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_velocity_cross(w, i, m):  # type: ignore[no-untyped-def]
+    """Add v_i x m, body i's velocity crossed with the motion m (6 values), to w[i, A]."""
+    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
+    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
+    a0, a1, a2, b0, b1, b2 = m
+    w[i, _A] += w1 * a2 - w2 * a1
+    w[i, _A + 1] += w2 * a0 - w0 * a2
+    w[i, _A + 2] += w0 * a1 - w1 * a0
+    w[i, _A + 3] += w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
+    w[i, _A + 4] += w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
+    w[i, _A + 5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -246,32 +269,15 @@ def _body_force(reals, i, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_velocity_cross_joint(ints, reals, i, v, w):  # type: ignore[no-untyped-def]
-    """Add v_i x (S qd_i) to body i's acceleration w[i, A]."""
-    # the joint motion S qd is rebuilt in the force columns, free until the force pass
-    for k in range(6):
-        w[i, _F + k] = 0.0
-    _add_joint_motion(ints, reals, i, v, w, _F)
-    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
-    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
-    a0, a1, a2 = w[i, _F], w[i, _F + 1], w[i, _F + 2]
-    b0, b1, b2 = w[i, _F + 3], w[i, _F + 4], w[i, _F + 5]
-    w[i, _A] += w1 * a2 - w2 * a1
-    w[i, _A + 1] += w2 * a0 - w0 * a2
-    w[i, _A + 2] += w0 * a1 - w1 * a0
-    w[i, _A + 3] += w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
-    w[i, _A + 4] += w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
-    w[i, _A + 5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _new_work(ints, dofs):  # type: ignore[no-untyped-def]
     """A work array whose last row is the world: at rest, accelerating against gravity."""
     nbody = ints.shape[0]
     nv = dofs.shape[0] - 1
-    w = np.zeros((nbody + 1, WORK_COLUMNS))
+    w = np.empty((nbody + 1, WORK_COLUMNS))
     for i in range(nbody):
         w[i, _PARENT] = ints[i, 0]
+    for k in range(WORK_COLUMNS):
+        w[nbody, k] = 0.0
     for k in range(3):
         w[nbody, _A + 3 + k] = -dofs[nv, k]
     return w
@@ -283,12 +289,13 @@ def _forward_pass(ints, reals, q, v, a, w):  # type: ignore[no-untyped-def]
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
         # v_i = X v_parent + S qd
+        joint_velocity = _joint_motion(ints, reals, i, v)
         _motion_to_child(w, i, _V)
-        _add_joint_motion(ints, reals, i, v, w, _V)
+        _add_motion(w, i, _V, joint_velocity)
         # a_i = X a_parent + S qdd + v_i x S qd
         _motion_to_child(w, i, _A)
-        _add_joint_motion(ints, reals, i, a, w, _A)
-        _add_velocity_cross_joint(ints, reals, i, v, w)
+        _add_motion(w, i, _A, _joint_motion(ints, reals, i, a))
+        _add_velocity_cross(w, i, joint_velocity)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -447,16 +454,15 @@ def crba(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
     for i in range(nbody):
         for k in range(13):
             comp[i, k] = reals[i, 15 + k]
+    vectors = np.empty(30)
+    scratch, col, force, moved = vectors[:12], vectors[12:18], vectors[18:24], vectors[24:]
     for i in range(nbody - 1, -1, -1):
         parent = ints[i, 0]
         if parent >= 0:
-            _add_inertia_to_parent(w, i, comp, parent)
+            _add_inertia_to_parent(w, i, comp, parent, scratch)
     for r in range(nv):
         for c in range(nv):
             mass_matrix[r, c] = 0.0
-    col = np.empty(6)
-    force = np.empty(6)
-    moved = np.empty(6)
     for i in range(nbody):
         va = ints[i, 3]
         for k in range(_joint_nv(ints, i)):
@@ -467,10 +473,7 @@ def crba(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
             while j >= 0:
                 vj = ints[j, 3]
                 for kk in range(_joint_nv(ints, j)):
-                    _joint_column(ints, reals, j, kk, col)
-                    value = 0.0
-                    for r in range(6):
-                        value += col[r] * force[r]
+                    value = _project(ints, reals, j, kk, force)
                     mass_matrix[vj + kk, va + k] = value
                     mass_matrix[va + k, vj + kk] = value
                 parent = ints[j, 0]
@@ -499,35 +502,39 @@ def _composite_times(comp, i, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_inertia_to_parent(w, i, comp, parent):  # type: ignore[no-untyped-def]
-    """Add body i's inertia comp[i] (m, h, I_o), moved to the parent's coordinates, to comp[parent]."""
+def _add_inertia_to_parent(w, i, comp, parent, scratch):  # type: ignore[no-untyped-def]
+    """Add body i's inertia comp[i] (m, h, I_o), moved to the parent's coordinates, to comp[parent].
+
+    scratch is a (12,) work vector.
+    """
     # h' = R h + m p ;  I' = R I R^T + (2 p.Rh + m |p|^2) 1 - (Rh p^T + p Rh^T + m p p^T)
     mass = comp[i, 0]
-    p = (w[i, _P], w[i, _P + 1], w[i, _P + 2])
-    rh = [0.0, 0.0, 0.0]
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
     for a in range(3):
-        rh[a] = w[i, 3 * a] * comp[i, 1] + w[i, 3 * a + 1] * comp[i, 2] + w[i, 3 * a + 2] * comp[i, 3]
-    ri = np.empty((3, 3))
-    for a in range(3):
+        scratch[a] = w[i, 3 * a] * comp[i, 1] + w[i, 3 * a + 1] * comp[i, 2] + w[i, 3 * a + 2] * comp[i, 3]
         for b in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += w[i, 3 * a + k] * comp[i, 4 + 3 * k + b]
-            ri[a, b] = acc
-    diag = 2.0 * (p[0] * rh[0] + p[1] * rh[1] + p[2] * rh[2]) + mass * (
-        p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+            scratch[3 + 3 * a + b] = (
+                w[i, 3 * a] * comp[i, 4 + b]
+                + w[i, 3 * a + 1] * comp[i, 7 + b]
+                + w[i, 3 * a + 2] * comp[i, 10 + b]
+            )
+    diag = 2.0 * (p0 * scratch[0] + p1 * scratch[1] + p2 * scratch[2]) + mass * (
+        p0 * p0 + p1 * p1 + p2 * p2
     )
+    pos = (p0, p1, p2)
     comp[parent, 0] += mass
     for a in range(3):
-        comp[parent, 1 + a] += rh[a] + mass * p[a]
+        comp[parent, 1 + a] += scratch[a] + mass * pos[a]
         for b in range(3):
-            acc = 0.0
-            for k in range(3):
-                acc += ri[a, k] * w[i, 3 * b + k]
-            acc -= rh[a] * p[b] + p[a] * rh[b] + mass * p[a] * p[b]
+            value = (
+                scratch[3 + 3 * a] * w[i, 3 * b]
+                + scratch[4 + 3 * a] * w[i, 3 * b + 1]
+                + scratch[5 + 3 * a] * w[i, 3 * b + 2]
+            )
+            value -= scratch[a] * pos[b] + pos[a] * scratch[b] + mass * pos[a] * pos[b]
             if a == b:
-                acc += diag
-            comp[parent, 4 + 3 * a + b] += acc
+                value += diag
+            comp[parent, 4 + 3 * a + b] += value
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -545,11 +552,12 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def
     # pass 1: velocities, bias accelerations c_i = v_i x S qd (in the A columns), inertias
     for i in range(nbody):
         _joint_placement(ints, reals, q, i, w)
+        joint_velocity = _joint_motion(ints, reals, i, v)
         _motion_to_child(w, i, _V)
-        _add_joint_motion(ints, reals, i, v, w, _V)
+        _add_motion(w, i, _V, joint_velocity)
         for k in range(6):
             w[i, _A + k] = 0.0
-        _add_velocity_cross_joint(ints, reals, i, v, w)
+        _add_velocity_cross(w, i, joint_velocity)
     inertia = np.empty((nbody, 6, 6))
     bias = np.empty((nbody, 6))
     tmp = np.empty(6)
@@ -657,7 +665,7 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def
             return 5
         for k in range(n):
             qdd[va + k] = gain[k]
-        _add_joint_motion(ints, reals, i, qdd, w, _F)
+        _add_motion(w, i, _F, _joint_motion(ints, reals, i, qdd))
     return 0
 
 
@@ -913,7 +921,7 @@ def _inertia_to_world(world, i, comp):  # type: ignore[no-untyped-def]
         tmp[0, k] = world[i, k]
     both = np.zeros((2, 13))
     both[0, :] = comp[0, :]
-    _add_inertia_to_parent(tmp, 0, both, 1)
+    _add_inertia_to_parent(tmp, 0, both, 1, np.empty(12))
     comp[0, :] = both[1, :]
 
 
@@ -986,3 +994,46 @@ def coriolis_batch(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def
     for b in prange(q.shape[0]):
         status[b] = coriolis(ints, reals, dofs, q[b], v[b], out[b])
     return status.max() if status.size > 0 else 0
+
+
+# signatures of the single-call kernels: packed model, then C-contiguous float64 vectors
+_INTS = "int64[:, ::1]"
+_REALS = "float64[:, ::1]"
+_VEC = "float64[::1]"
+_MAT = "float64[:, ::1]"
+
+
+@njit(cache=True, inline="always")
+def _sizes_ok(dofs, q, vectors):  # type: ignore[no-untyped-def]
+    nv = dofs.shape[0] - 1
+    if q.shape[0] != int(dofs[nv, 3]):
+        return False
+    for x in vectors:
+        if x.shape[0] != nv:
+            return False
+    return True
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+def rnea_vector(ints, reals, dofs, q, v, a, tau):  # type: ignore[no-untyped-def]
+    """`rnea` of one state without external forces; -1 when a size is wrong."""
+    if not _sizes_ok(dofs, q, (v, a, tau)):
+        return -1
+    return rnea(ints, reals, dofs, q, v, a, np.zeros((0, 6)), tau)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+def aba_vector(ints, reals, dofs, q, v, tau, qdd):  # type: ignore[no-untyped-def]
+    """`aba` of one state without external forces; -1 when a size is wrong."""
+    if not _sizes_ok(dofs, q, (v, tau, qdd)):
+        return -1
+    return aba(ints, reals, dofs, q, v, tau, np.zeros((0, 6)), qdd)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+def crba_vector(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+    """`crba` of one configuration; -1 when a size is wrong."""
+    nv = dofs.shape[0] - 1
+    if q.shape[0] != int(dofs[nv, 3]) or mass_matrix.shape != (nv, nv):
+        return -1
+    return crba(ints, reals, dofs, q, mass_matrix)
