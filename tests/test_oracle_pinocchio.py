@@ -35,16 +35,19 @@ NSTATES = 3
 NBATCH = 4
 
 ERD = [n for n, r in robots.available_robots().items() if r.package == "example-robot-data"]
+# a flying base (hector, iris) has no moving joint once fixed: nothing to compare there
+WITHOUT_JOINTS = {"hector", "iris"}
 CASES = [
     pytest.param(name, floating, id=f"{name}-{'floating' if floating else 'fixed'}")
     for name in ERD
     for floating in (False, True)
+    if floating or name not in WITHOUT_JOINTS
 ]
 
 
 @functools.cache
 def _models(name: str, floating: bool):
-    """The invdyn and Pinocchio models of one robot, or a skip reason."""
+    """The invdyn and Pinocchio models of one robot."""
     path = robots.robot_path(name)
     try:
         root = pin.JointModelFreeFlyer() if floating else None
@@ -52,20 +55,16 @@ def _models(name: str, floating: bool):
             pin.buildModelFromUrdf(str(path), root) if root else pin.buildModelFromUrdf(str(path))
         )
     except Exception as exc:
-        return None, None, f"Pinocchio cannot load {name}: {exc}"
-    if pmodel.nv == 0:
-        return None, None, f"{name} has no moving joint with a fixed base"
+        pytest.fail(f"Pinocchio cannot load {name}: {exc}")
+    assert pmodel.nv > 0, f"{name} has no moving joint"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", invdyn.ModelWarning)
         model = invdyn.load(name, floating_base=floating)
-    return model, pmodel, None
+    return model, pmodel
 
 
 def _load(name: str, floating: bool):
-    model, pmodel, reason = _models(name, floating)
-    if reason:
-        pytest.skip(reason)
-    return model, pmodel
+    return _models(name, floating)
 
 
 def _states(model, pmodel, seed_name: str, n: int):
@@ -161,11 +160,11 @@ def test_aba(name, floating):
         tau = pin.rnea(pmodel, pdata, q[k], v[k], a[k]).copy()
         acc = pin.aba(pmodel, pdata, q[k], v[k], tau).copy()
         if not np.all(np.isfinite(acc)):
-            eigenvalues = np.linalg.eigvalsh(_pin_mass_matrix(pmodel, pdata, q[k]))
-            pytest.skip(
-                f"{name}: the mass matrix is singular (massless moving bodies; smallest "
-                f"eigenvalue {eigenvalues[0]:.1e}), Pinocchio's aba is not finite"
-            )
+            # massless moving bodies (romeo): the mass matrix is singular, and where Pinocchio
+            # returns non-finite accelerations invdyn must refuse with its documented error
+            with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
+                invdyn.aba(model, q[k], v[k], tau)
+            return
         mass = _pin_mass_matrix(pmodel, pdata, q[k])
         _assert_accelerations(invdyn.aba(model, q[k], v[k], tau), acc, mass, f"aba {where}")
         forces = _pin_forces(f_ext[k])

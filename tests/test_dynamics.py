@@ -1,0 +1,498 @@
+"""Dynamics: closed forms of the tiny robots, and identities between algorithms on real robots.
+
+Analytic tier: the pendulum, double pendulum and planar 2R shipped with invdyn, against the closed
+forms written here from the parameters documented in their URDF headers (not from invdyn).
+
+Identity tier, on real robots of example-robot-data (fixed and floating base, continuous and
+prismatic joints) and on an inline MJCF model with ball joints:
+
+* ``rnea = M a + h``, ``aba(q, v, rnea(q, v, a)) = a`` (with and without external forces);
+* ``M`` symmetric positive definite, the armature on its diagonal;
+* ``gravity = rnea(q, 0, 0)``, ``bias = rnea(q, v, 0)``;
+* ``C v = h - g - damping v - friction sign(v)`` and ``M_dot - 2 C`` skew, with ``M_dot`` by
+  central finite differences along ``integrate(q, v t)``;
+* ``rnea(q, v, a, f_ext) = rnea(q, v, a) - sum_i J_i^T f_i`` with ``J_i`` the LOCAL Jacobian of
+  body i's own frame;
+* batched calls equal per-sample calls exactly; an empty batch gives an empty result.
+
+Every identity runs on the plain model and on a copy with armature, viscous and Coulomb friction.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import ERD_INSTALLED, assert_close
+from invdyn.configuration import integrate, random_configuration
+from invdyn.model import Model
+
+RTOL = 1e-9
+NSTATES = 3
+
+# ----------------------------------------------------------------------------------------------
+# analytic tier: parameters from the URDF headers of src/invdyn/robots/*.urdf
+# ----------------------------------------------------------------------------------------------
+
+MASS, LENGTH, RADIUS, G = 1.0, 1.0, 0.01, 9.81
+HALF = LENGTH / 2
+# rod inertia about its centre, across the rod (solid cylinder)
+I_C = MASS * (3 * RADIUS**2 + LENGTH**2) / 12
+
+
+def pendulum_closed_form(q, v):
+    """(M, coriolis-centrifugal b, gravity g) of the pendulum; arrays (..., 1[, 1])."""
+    inertia = I_C + MASS * HALF**2
+    mass = np.full((*q.shape[:-1], 1, 1), inertia)
+    b = np.zeros_like(v)
+    g = MASS * G * HALF * np.sin(q)
+    return mass, b, g
+
+
+def two_link_closed_form(q, v, *, gravity: bool):
+    """(M, b, g) of the double pendulum (gravity=True) or the planar 2R (gravity=False)."""
+    q1, q2 = q[..., 0], q[..., 1]
+    qd1, qd2 = v[..., 0], v[..., 1]
+    c2, s2 = np.cos(q2), np.sin(q2)
+    m, L, h = MASS, LENGTH, HALF
+    m11 = 2 * I_C + m * h**2 + m * (L**2 + h**2 + 2 * L * h * c2)
+    m12 = I_C + m * (h**2 + L * h * c2)
+    m22 = np.full_like(q1, I_C + m * h**2)
+    mass = np.stack([np.stack([m11, m12], -1), np.stack([m12, m22], -1)], -2)
+    b = np.stack([-m * L * h * s2 * (2 * qd1 * qd2 + qd2**2), m * L * h * s2 * qd1**2], -1)
+    if gravity:
+        g1 = (m * h + m * L) * G * np.sin(q1) + m * h * G * np.sin(q1 + q2)
+        g2 = m * h * G * np.sin(q1 + q2)
+        g = np.stack([g1, g2], -1)
+    else:
+        g = np.zeros_like(b)
+    return mass, b, g
+
+
+CLOSED_FORMS = {
+    "pendulum": pendulum_closed_form,
+    "double_pendulum": lambda q, v: two_link_closed_form(q, v, gravity=True),
+    "planar_2r": lambda q, v: two_link_closed_form(q, v, gravity=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLOSED_FORMS))
+def test_closed_form_dynamics(name, rng):
+    model = invdyn.load(name)
+    n = 8
+    q = rng.uniform(-np.pi, np.pi, size=(n, model.nq))
+    v = rng.normal(scale=2.0, size=(n, model.nv))
+    a = rng.normal(scale=2.0, size=(n, model.nv))
+    mass, b, g = CLOSED_FORMS[name](q, v)
+    tau = np.einsum("...ij,...j->...i", mass, a) + b + g
+    for k in range(n):
+        where = f"{name} state {k}"
+        assert_close(invdyn.mass_matrix(model, q[k]), mass[k], rtol=RTOL, what=f"M, {where}")
+        assert_close(invdyn.gravity(model, q[k]), g[k], rtol=RTOL, what=f"gravity, {where}")
+        assert_close(invdyn.bias(model, q[k], v[k]), b[k] + g[k], rtol=RTOL, what=f"bias, {where}")
+        assert_close(invdyn.rnea(model, q[k], v[k], a[k]), tau[k], rtol=RTOL, what=f"rnea, {where}")
+        assert_close(
+            invdyn.coriolis(model, q[k], v[k]) @ v[k], b[k], rtol=RTOL, what=f"C v, {where}"
+        )
+        assert_close(invdyn.aba(model, q[k], v[k], tau[k]), a[k], rtol=1e-8, what=f"aba, {where}")
+    # the same, batched
+    assert_close(invdyn.rnea(model, q, v, a), tau, rtol=RTOL, what=f"batched rnea, {name}")
+    assert_close(invdyn.mass_matrix(model, q), mass, rtol=RTOL, what=f"batched M, {name}")
+
+
+@pytest.mark.parametrize("name", sorted(CLOSED_FORMS))
+def test_closed_form_joint_terms(name, rng):
+    """Armature adds to the diagonal of M; damping v and friction sign(v) add to the forces."""
+    base = invdyn.load(name)
+    armature, damping, friction = (rng.uniform(0.1, 1.0, base.nv) for _ in range(3))
+    model = base.replace(dof_armature=armature, dof_damping=damping, dof_friction=friction)
+    q = rng.uniform(-np.pi, np.pi, size=(5, model.nq))
+    v = rng.normal(scale=2.0, size=(5, model.nv))
+    a = rng.normal(scale=2.0, size=(5, model.nv))
+    mass, b, g = CLOSED_FORMS[name](q, v)
+    mass = mass + np.diag(armature)
+    tau = np.einsum("...ij,...j->...i", mass, a) + b + g + damping * v + friction * np.sign(v)
+    assert_close(invdyn.mass_matrix(model, q), mass, rtol=RTOL, what="M with armature")
+    assert_close(invdyn.rnea(model, q, v, a), tau, rtol=RTOL, what="rnea with joint terms")
+    assert_close(invdyn.aba(model, q, v, tau), a, rtol=1e-8, what="aba with joint terms")
+
+
+def test_pendulum_energy_balance(rng):
+    """Power: tau . v = dT/dt + dV/dt for the pendulum, with T and V from the header."""
+    model = invdyn.load("pendulum")
+    inertia = I_C + MASS * HALF**2
+    q, v, a = rng.normal(size=3)
+    tau = invdyn.rnea(model, np.array([q]), np.array([v]), np.array([a]))[0]
+    power = inertia * v * a + MASS * G * HALF * np.sin(q) * v
+    assert tau * v == pytest.approx(power, rel=1e-12, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# identity tier
+# ----------------------------------------------------------------------------------------------
+
+# a floating torso with two ball-jointed limbs, a hinge and a slide; joints sit at their body
+# origins, so every invdyn body frame is the MuJoCo body frame (identity placement)
+BALL_MJCF = """
+<mujoco model="balls">
+  <option gravity="0.3 -0.2 -9.81"/>
+  <worldbody>
+    <body name="torso" pos="0 0 1">
+      <freejoint name="root"/>
+      <inertial pos="0.02 -0.01 0.03" quat="0.9 0.1 0.2 -0.1" mass="3" diaginertia="0.1 0.12 0.08"/>
+      <body name="upper" pos="0.2 0.1 -0.1" euler="10 20 -30">
+        <joint name="shoulder" type="ball" armature="0.01" damping="0.2" frictionloss="0.1"/>
+        <inertial pos="0 0 -0.15" mass="1.2" diaginertia="0.02 0.021 0.004"/>
+        <body name="lower" pos="0 0 -0.3">
+          <joint name="elbow" type="hinge" axis="0.2 1 0.1" damping="0.1"/>
+          <inertial pos="0.01 0 -0.12" quat="0.8 0.2 -0.3 0.1" mass="0.8" diaginertia="0.01 0.011 0.002"/>
+          <body name="hand" pos="0 0 -0.25">
+            <joint name="wrist" type="ball"/>
+            <inertial pos="0 0.02 -0.04" mass="0.3" diaginertia="0.001 0.0012 0.0008"/>
+          </body>
+        </body>
+      </body>
+      <body name="leg" pos="-0.1 0 -0.2">
+        <joint name="hip" type="ball" armature="0.02"/>
+        <inertial pos="0 0 -0.2" mass="2" diaginertia="0.05 0.05 0.01"/>
+        <body name="shin" pos="0 0 -0.4">
+          <joint name="knee" type="slide" axis="0.1 0 1" frictionloss="0.3"/>
+          <inertial pos="0 0.01 -0.15" mass="1" diaginertia="0.02 0.02 0.003"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+# (robot, floating base): arms, quadrupeds and humanoids; kinova and tiago_no_hand have continuous
+# joints, panda, tiago_no_hand and pr2 prismatic ones, pr2 both on a floating base
+ROBOTS = [
+    ("panda", False),
+    ("panda", True),
+    ("ur5", False),
+    ("talos", True),
+    ("solo12", True),
+    ("solo12", False),
+    ("anymal", True),
+    ("g1", True),
+    ("icub", True),
+    ("kinova", False),
+    ("tiago_no_hand", False),
+    ("pr2", True),
+    ("double_pendulum_continuous", False),
+]
+CASES = [
+    *(
+        pytest.param(
+            (name, floating),
+            id=f"{name}-{'floating' if floating else 'fixed'}",
+            marks=pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data missing"),
+        )
+        for name, floating in ROBOTS
+    ),
+    pytest.param(("mjcf_balls", True), id="mjcf_balls"),
+]
+
+
+@pytest.fixture(scope="module")
+def mjcf_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mjcf") / "balls.xml"
+    path.write_text(BALL_MJCF)
+    return path
+
+
+_MODELS: dict[tuple[str, bool], Model] = {}
+
+
+@pytest.fixture(params=CASES, scope="module")
+def robot(request, load_robot, mjcf_path) -> Model:
+    """Each robot of CASES, loaded once."""
+    name, floating = request.param
+    key = (name, floating)
+    if key not in _MODELS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", invdyn.ModelWarning)
+            if name == "mjcf_balls":
+                pytest.importorskip("mujoco")
+                _MODELS[key] = invdyn.load(mjcf_path, friction=False)
+            else:
+                _MODELS[key] = load_robot(name, floating_base=floating)
+    return _MODELS[key]
+
+
+def with_joint_terms(model: Model, seed: int = 0) -> Model:
+    """A copy of `model` with non-zero armature, viscous and Coulomb friction on every dof."""
+    rng = np.random.default_rng(seed)
+    return model.replace(
+        dof_armature=rng.uniform(0.01, 0.1, model.nv),
+        dof_damping=rng.uniform(0.1, 1.0, model.nv),
+        dof_friction=rng.uniform(0.1, 1.0, model.nv),
+    )
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "joint_terms"])
+def model(request, robot) -> Model:
+    return with_joint_terms(robot) if request.param else robot
+
+
+def states(model: Model, seed: str, n: int = NSTATES):
+    """`n` random states (q, v, a), reproducible from `seed`."""
+    rng = np.random.default_rng(zlib.crc32(seed.encode()))
+    q = random_configuration(model, rng=rng, shape=n)
+    v = rng.normal(size=(n, model.nv))
+    a = rng.normal(size=(n, model.nv))
+    return q, v, a
+
+
+def _assert_accelerations(ours, expected, mass, what):
+    """Accelerations agree in the force domain (M a) and as closely as cond(M) allows."""
+    assert_close(mass @ ours, mass @ expected, rtol=RTOL, what=f"M @ {what}")
+    eigenvalues = np.linalg.eigvalsh(mass)
+    cond = eigenvalues[-1] / eigenvalues[0]
+    rtol = max(RTOL, 100 * np.finfo(np.float64).eps * cond)
+    assert_close(ours, expected, rtol=rtol, what=f"{what}, cond(M) {cond:.1e}")
+
+
+def body_frames(model: Model) -> list[int]:
+    """For each body, the index of a frame fixed to it with the identity placement."""
+    frames = []
+    for i in range(model.nbody):
+        found = [
+            k
+            for k in range(len(model.frame_name))
+            if model.frame_body[k] == i
+            and np.array_equal(model.frame_pos[k], np.zeros(3))
+            and np.array_equal(model.frame_rot[k], np.eye(3))
+        ]
+        assert found, f"{model.name}: body {model.body_name[i]!r} has no frame of its own"
+        frames.append(found[0])
+    return frames
+
+
+def test_rnea_is_mass_matrix_times_a_plus_bias(model):
+    q, v, a = states(model, "rnea=Ma+h")
+    for k in range(NSTATES):
+        mass = invdyn.mass_matrix(model, q[k])
+        h = invdyn.bias(model, q[k], v[k])
+        tau = invdyn.rnea(model, q[k], v[k], a[k])
+        assert_close(tau, mass @ a[k] + h, rtol=RTOL, what=f"{model.name} rnea vs M a + h")
+
+
+def test_aba_inverts_rnea(model):
+    q, v, a = states(model, "aba(rnea)")
+    for k in range(NSTATES):
+        tau = invdyn.rnea(model, q[k], v[k], a[k])
+        mass = invdyn.mass_matrix(model, q[k])
+        _assert_accelerations(invdyn.aba(model, q[k], v[k], tau), a[k], mass, model.name)
+
+
+def test_mass_matrix_is_symmetric_positive_definite(model):
+    q, _, _ = states(model, "spd")
+    for k in range(NSTATES):
+        mass = invdyn.mass_matrix(model, q[k])
+        assert np.array_equal(mass, mass.T), f"{model.name}: M is not symmetric"
+        eigenvalues = np.linalg.eigvalsh(mass)
+        assert eigenvalues[0] > 0.0, f"{model.name}: smallest eigenvalue {eigenvalues[0]:.2e}"
+        np.linalg.cholesky(mass)
+    # the armature sits on the diagonal and nowhere else
+    bare = invdyn.mass_matrix(model.replace(dof_armature=np.zeros(model.nv)), q[0])
+    assert_close(
+        invdyn.mass_matrix(model, q[0]) - bare, np.diag(model.dof_armature), what="armature"
+    )
+
+
+def test_regressor_times_parameters_is_rnea(model):
+    q, v, a = states(model, "regressor")
+    params = invdyn.inertial_parameters(model)
+    assert params.shape == (10 * model.nbody + 3 * model.nv,)
+    for k in range(NSTATES):
+        y = invdyn.joint_torque_regressor(model, q[k], v[k], a[k])
+        tau = invdyn.rnea(model, q[k], v[k], a[k])
+        assert_close(y @ params, tau, rtol=RTOL, what=f"{model.name} Y @ params")
+
+
+def test_gravity_and_bias_are_rnea_parts(model):
+    q, v, _ = states(model, "parts")
+    zeros = np.zeros(model.nv)
+    for k in range(NSTATES):
+        np.testing.assert_array_equal(invdyn.gravity(model, q[k]), invdyn.rnea(model, q[k], zeros, zeros))
+        np.testing.assert_array_equal(invdyn.bias(model, q[k], v[k]), invdyn.rnea(model, q[k], v[k], zeros))
+    # friction and damping act on v only: gravity is that of the bare tree
+    bare = model.replace(
+        dof_damping=np.zeros(model.nv), dof_friction=np.zeros(model.nv), dof_armature=np.zeros(model.nv)
+    )
+    assert_close(invdyn.gravity(model, q[0]), invdyn.gravity(bare, q[0]), what="gravity")
+
+
+def test_joint_terms_add_to_rnea(robot):
+    """rnea with joint terms = rnea without + armature a + damping v + friction sign(v)."""
+    zeros = np.zeros(robot.nv)
+    bare = robot.replace(dof_armature=zeros, dof_damping=zeros, dof_friction=zeros)
+    model = with_joint_terms(robot)
+    q, v, a = states(model, "joint terms")
+    extra = model.dof_armature * a + model.dof_damping * v + model.dof_friction * np.sign(v)
+    expected = invdyn.rnea(bare, q, v, a) + extra
+    assert_close(invdyn.rnea(model, q, v, a), expected, rtol=RTOL, what="joint terms")
+
+
+def test_coriolis_times_v_is_velocity_product(model):
+    q, v, _ = states(model, "C v")
+    for k in range(NSTATES):
+        c = invdyn.coriolis(model, q[k], v[k])
+        assert c.shape == (model.nv, model.nv)
+        expected = (
+            invdyn.bias(model, q[k], v[k])
+            - invdyn.gravity(model, q[k])
+            - model.dof_damping * v[k]
+            - model.dof_friction * np.sign(v[k])
+        )
+        assert_close(c @ v[k], expected, rtol=RTOL, what=f"{model.name} C v")
+
+
+def test_mass_matrix_derivative_minus_twice_coriolis_is_skew(model):
+    """M_dot = C + C^T (so M_dot - 2C is skew), M_dot by central differences along q ⊕ v t."""
+    q, v, _ = states(model, "skew", n=2)
+    eps = 1e-5
+    for k in range(2):
+        ahead = invdyn.mass_matrix(model, integrate(model, q[k], v[k], eps))
+        behind = invdyn.mass_matrix(model, integrate(model, q[k], v[k], -eps))
+        m_dot = (ahead - behind) / (2 * eps)
+        c = invdyn.coriolis(model, q[k], v[k])
+        skew = m_dot - 2 * c
+        scale = max(1.0, float(np.abs(m_dot).max()), float(np.abs(c).max()))
+        error = float(np.abs(skew + skew.T).max())
+        assert error <= 1e-6 * scale, f"{model.name}: |S + S^T| {error:.2e}, scale {scale:.2e}"
+        assert_close(m_dot, c + c.T, rtol=1e-6, what=f"{model.name} M_dot vs C + C^T")
+
+
+def test_external_forces_enter_through_body_jacobians(model):
+    q, v, a = states(model, "f_ext", n=2)
+    frames = body_frames(model)
+    rng = np.random.default_rng(1)
+    for k in range(2):
+        f_ext = rng.normal(scale=5.0, size=(model.nbody, 6))
+        generalised = np.zeros(model.nv)
+        for i, frame in enumerate(frames):
+            jac = invdyn.frame_jacobian(model, q[k], frame, reference="local")
+            generalised += jac.T @ f_ext[i]
+        expected = invdyn.rnea(model, q[k], v[k], a[k]) - generalised
+        ours = invdyn.rnea(model, q[k], v[k], a[k], f_ext=f_ext)
+        assert_close(ours, expected, rtol=RTOL, what=f"{model.name} rnea with f_ext")
+        # aba with the same forces gives back a
+        mass = invdyn.mass_matrix(model, q[k])
+        back = invdyn.aba(model, q[k], v[k], ours, f_ext=f_ext)
+        _assert_accelerations(back, a[k], mass, f"{model.name} aba with f_ext")
+
+
+def test_zero_external_forces_change_nothing(robot):
+    q, v, a = states(robot, "zero f_ext", n=1)
+    zero = np.zeros((robot.nbody, 6))
+    np.testing.assert_array_equal(
+        invdyn.rnea(robot, q[0], v[0], a[0], f_ext=zero), invdyn.rnea(robot, q[0], v[0], a[0])
+    )
+
+
+def test_batches_equal_single_calls(model):
+    """Leading dimensions (2, 3) give exactly the per-sample results."""
+    q, v, a = states(model, "batch", n=6)
+    f_ext = np.random.default_rng(2).normal(size=(6, model.nbody, 6))
+    lead = (2, 3)
+
+    def shaped(x):
+        return x.reshape(*lead, *x.shape[1:])
+
+    tau = invdyn.rnea(model, shaped(q), shaped(v), shaped(a))
+    tau_f = invdyn.rnea(model, shaped(q), shaped(v), shaped(a), f_ext=shaped(f_ext))
+    mass = invdyn.mass_matrix(model, shaped(q))
+    acc = invdyn.aba(model, shaped(q), shaped(v), tau_f, f_ext=shaped(f_ext))
+    grav = invdyn.gravity(model, shaped(q))
+    h = invdyn.bias(model, shaped(q), shaped(v))
+    c = invdyn.coriolis(model, shaped(q), shaped(v))
+    y = invdyn.joint_torque_regressor(model, shaped(q), shaped(v), shaped(a))
+    nv = model.nv
+    assert tau.shape == tau_f.shape == acc.shape == grav.shape == h.shape == (*lead, nv)
+    assert mass.shape == c.shape == (*lead, nv, nv)
+    assert y.shape == (*lead, nv, 10 * model.nbody + 3 * nv)
+    for k in range(6):
+        i, j = np.unravel_index(k, lead)
+        eq = np.testing.assert_array_equal
+        eq(tau[i, j], invdyn.rnea(model, q[k], v[k], a[k]), err_msg="rnea")
+        eq(tau_f[i, j], invdyn.rnea(model, q[k], v[k], a[k], f_ext=f_ext[k]), err_msg="rnea f_ext")
+        eq(mass[i, j], invdyn.mass_matrix(model, q[k]), err_msg="mass_matrix")
+        eq(acc[i, j], invdyn.aba(model, q[k], v[k], tau_f[i, j], f_ext=f_ext[k]), err_msg="aba")
+        eq(grav[i, j], invdyn.gravity(model, q[k]), err_msg="gravity")
+        eq(h[i, j], invdyn.bias(model, q[k], v[k]), err_msg="bias")
+        eq(c[i, j], invdyn.coriolis(model, q[k], v[k]), err_msg="coriolis")
+        eq(y[i, j], invdyn.joint_torque_regressor(model, q[k], v[k], a[k]), err_msg="regressor")
+
+
+def test_single_state_broadcasts_against_a_batch(robot):
+    q, v, a = states(robot, "broadcast", n=4)
+    f_single = np.random.default_rng(3).normal(size=(robot.nbody, 6))
+    tau = invdyn.rnea(robot, q[0], v, a)
+    tau_f = invdyn.rnea(robot, q[0], v, a[0], f_ext=f_single)
+    h = invdyn.bias(robot, q[0], v)
+    c = invdyn.coriolis(robot, q, v[0])
+    acc = invdyn.aba(robot, q[0], v, tau)
+    assert tau.shape == tau_f.shape == h.shape == acc.shape == (4, robot.nv)
+    assert c.shape == (4, robot.nv, robot.nv)
+    for k in range(4):
+        eq = np.testing.assert_array_equal
+        eq(tau[k], invdyn.rnea(robot, q[0], v[k], a[k]))
+        eq(tau_f[k], invdyn.rnea(robot, q[0], v[k], a[0], f_ext=f_single))
+        eq(h[k], invdyn.bias(robot, q[0], v[k]))
+        eq(c[k], invdyn.coriolis(robot, q[k], v[0]))
+        eq(acc[k], invdyn.aba(robot, q[0], v[k], tau[k]))
+    # a batch of forces against a single state
+    f_batch = np.random.default_rng(4).normal(size=(4, robot.nbody, 6))
+    tau_fb = invdyn.rnea(robot, q[0], v[0], a[0], f_ext=f_batch)
+    assert tau_fb.shape == (4, robot.nv)
+    for k in range(4):
+        np.testing.assert_array_equal(tau_fb[k], invdyn.rnea(robot, q[0], v[0], a[0], f_ext=f_batch[k]))
+
+
+def test_empty_batch(robot):
+    nq, nv, nbody = robot.nq, robot.nv, robot.nbody
+    q = np.zeros((0, nq))
+    v = np.zeros((0, nv))
+    assert invdyn.rnea(robot, q, v, v).shape == (0, nv)
+    assert invdyn.rnea(robot, q, v, v, f_ext=np.zeros((0, nbody, 6))).shape == (0, nv)
+    assert invdyn.aba(robot, q, v, v).shape == (0, nv)
+    assert invdyn.gravity(robot, q).shape == (0, nv)
+    assert invdyn.bias(robot, q, v).shape == (0, nv)
+    assert invdyn.mass_matrix(robot, q).shape == (0, nv, nv)
+    assert invdyn.coriolis(robot, q, v).shape == (0, nv, nv)
+    assert invdyn.joint_torque_regressor(robot, q, v, v).shape == (0, nv, 10 * nbody + 3 * nv)
+    # an empty batch broadcasts against single vectors
+    assert invdyn.rnea(robot, q, np.zeros(nv), np.zeros(nv)).shape == (0, nv)
+    assert invdyn.rnea(robot, np.zeros((2, 0, nq)), v, v).shape == (2, 0, nv)
+
+
+def test_inputs_are_not_modified(robot):
+    q, v, a = states(robot, "untouched", n=2)
+    f_ext = np.ones((2, robot.nbody, 6))
+    copies = [x.copy() for x in (q, v, a, f_ext)]
+    tau = invdyn.rnea(robot, q, v, a, f_ext=f_ext)
+    invdyn.aba(robot, q, v, tau, f_ext=f_ext)
+    invdyn.rnea(robot, q[0], v[0], a[0])
+    invdyn.aba(robot, q[0], v[0], tau[0])
+    for x, copy in zip((q, v, a, f_ext), copies):
+        np.testing.assert_array_equal(x, copy)
+
+
+def test_lists_and_integer_arrays_are_accepted(robot):
+    q, v, a = states(robot, "lists", n=1)
+    expected = invdyn.rnea(robot, q[0], v[0], a[0])
+    np.testing.assert_array_equal(invdyn.rnea(robot, list(q[0]), list(v[0]), list(a[0])), expected)
+    zeros_int = np.zeros(robot.nv, dtype=np.int64)
+    np.testing.assert_array_equal(
+        invdyn.rnea(robot, q[0], zeros_int, zeros_int), invdyn.gravity(robot, q[0])
+    )
+    # a non-contiguous view gives the values of its contiguous copy
+    strided = np.repeat(q[0], 2)[::2]
+    np.testing.assert_array_equal(invdyn.mass_matrix(robot, strided), invdyn.mass_matrix(robot, q[0]))
