@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import ERD_INSTALLED
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
 
@@ -26,3 +29,12 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, f"{script.name} failed:\n{result.stdout}\n{result.stderr}"
     assert result.stdout.strip(), f"{script.name} printed nothing"
+
+
+@pytest.mark.skipif(not ERD_INSTALLED, reason="the README tour loads the Panda")
+def test_readme_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+    assert blocks, "README.md has no python block"
+    exec(compile(blocks[0], "README.md", "exec"), {})
+    assert "must have shape" in capsys.readouterr().out
