@@ -21,7 +21,9 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
     try:
         array = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be an array of numbers, got {type(x).__name__}: {exc}") from None
+        raise InputError(
+            f"{name} must be an array of numbers, got {type(x).__name__}: {exc}"
+        ) from None
     if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
         expected = ", ".join(["..."] + [str(n) for n in trailing])
         raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
@@ -39,10 +41,15 @@ def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:
 
 
 def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
-    """`array` broadcast to (*lead, *core shape) and reshaped to (B, *core shape), contiguous."""
+    """`array` broadcast to (*lead, *core shape) and reshaped to (B, *core shape).
+
+    The result is C-contiguous and writable (numba types read-only views slowly), a view of
+    `array` when no broadcast is needed.
+    """
     core_shape = array.shape[array.ndim - core :]
-    full = np.broadcast_to(array, (*lead, *core_shape))
-    return np.ascontiguousarray(full.reshape((-1, *core_shape)))
+    if array.shape[: array.ndim - core] == lead and array.flags.writeable:
+        return array.reshape((-1, *core_shape))
+    return np.array(np.broadcast_to(array, (*lead, *core_shape))).reshape((-1, *core_shape))
 
 
 def raise_for_status(status: int, names: tuple[str, ...]) -> None:

@@ -9,6 +9,7 @@ armature on the diagonal of ``M``.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -21,6 +22,8 @@ Array = NDArray[np.float64]
 
 _STATE_NAMES = ("q", "v", "a", "f_ext")
 _ABA_NAMES = ("q", "v", "tau", "f_ext")
+# below this many states a batch runs on the calling thread: waking threads costs more
+_PARALLEL_FROM = 256
 
 
 def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:
@@ -41,7 +44,7 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    if f_ext is None:
+    if f_ext is None and getattr(q, "ndim", 0) == 1:
         tau = np.empty(nv)
         # plain float64 vectors take the compiled path directly; anything else is checked below
         try:
@@ -53,7 +56,13 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
         raise_for_status(max(status, 0), _STATE_NAMES)
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
-    raise_for_status(cpu.rnea_batch(ints, reals, dofs, q, v, a, forces, tau), _STATE_NAMES)
+    if q.shape[0] < _PARALLEL_FROM:
+        status = cpu.rnea_batch_serial(ints, reals, dofs, q, v, a, forces, tau)
+    else:
+        status = cpu.rnea_batch(
+            ints, reals, dofs, q, v, a, forces, tau, 8 * numba.get_num_threads()
+        )
+    raise_for_status(status, _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
 
@@ -69,14 +78,15 @@ def mass_matrix(model: Model, q: Array) -> Array:
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    out = np.empty((nv, nv))
-    try:
-        status = cpu.crba_vector(ints, reals, dofs, q, out)
-    except TypeError:
-        status = -1
-    if status == 0:
-        return out
-    raise_for_status(max(status, 0), _STATE_NAMES)
+    if getattr(q, "ndim", 0) == 1:
+        out = np.empty((nv, nv))
+        try:
+            status = cpu.crba_vector(ints, reals, dofs, q, out)
+        except TypeError:
+            status = -1
+        if status == 0:
+            return out
+        raise_for_status(max(status, 0), _STATE_NAMES)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
@@ -101,7 +111,7 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
     """
     ints, reals, dofs = model.kernel_data
     nv = model.nv
-    if f_ext is None:
+    if f_ext is None and getattr(q, "ndim", 0) == 1:
         qdd = np.empty(nv)
         try:
             status = cpu.aba_vector(ints, reals, dofs, q, v, tau, qdd)

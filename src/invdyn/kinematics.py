@@ -142,6 +142,10 @@ def _frame_index(model: Model, frame: str | int) -> int:
             return model.frame_name.index(frame)
         except ValueError:
             raise InputError(f"{model.name} has no frame named {frame!r}") from None
-    if isinstance(frame, (int, np.integer)) and -len(model.frame_name) <= frame < len(model.frame_name):
+    if isinstance(frame, (int, np.integer)) and -len(model.frame_name) <= frame < len(
+        model.frame_name
+    ):
         return int(frame) % len(model.frame_name)
-    raise InputError(f"frame must be a frame name or an index below {len(model.frame_name)}, got {frame!r}")
+    raise InputError(
+        f"frame must be a frame name or an index below {len(model.frame_name)}, got {frame!r}"
+    )

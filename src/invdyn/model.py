@@ -247,7 +247,9 @@ def _validate(model: Model) -> None:
             raise ModelError(f"{where}: {name} has shape {shape}, expected {(nbody, *trailing)}")
     for name in ("body_name", "jnt_name"):
         if len(getattr(model, name)) != nbody:
-            raise ModelError(f"{where}: {name} has {len(getattr(model, name))} names, expected {nbody}")
+            raise ModelError(
+                f"{where}: {name} has {len(getattr(model, name))} names, expected {nbody}"
+            )
     known = set(int(t) for t in JointType)
     for i, t in enumerate(model.jnt_type):
         if int(t) not in known:
@@ -281,7 +283,9 @@ def _validate(model: Model) -> None:
     if np.any(model.q_lower > model.q_upper):
         k = int(np.argmax(model.q_lower > model.q_upper))
         raise ModelError(f"{where}: q_lower[{k}] is above q_upper[{k}]")
-    revolute_like = np.isin(model.jnt_type, [JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC])
+    revolute_like = np.isin(
+        model.jnt_type, [JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC]
+    )
     norms = np.linalg.norm(model.jnt_axis, axis=-1)
     if np.any(revolute_like & (np.abs(norms - 1.0) > 1e-9)):
         i = int(np.argmax(revolute_like & (np.abs(norms - 1.0) > 1e-9)))

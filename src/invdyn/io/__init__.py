@@ -33,14 +33,22 @@ def load(
 
     path = Path(source)
     if path.suffix.lower() == ".urdf":
-        return urdf.load_urdf(path, floating_base=bool(floating_base), strict=strict, friction=friction)
+        return urdf.load_urdf(
+            path, floating_base=bool(floating_base), strict=strict, friction=friction
+        )
     if path.suffix.lower() == ".xml":
         if floating_base:
-            raise ModelError(f"{path}: MJCF files declare their own free joints; drop floating_base")
+            raise ModelError(
+                f"{path}: MJCF files declare their own free joints; drop floating_base"
+            )
         return mjcf.load_mjcf(path, strict=strict, friction=friction)
     if path.suffix:
-        raise ModelError(f"{source}: unknown description format {path.suffix!r}, expected .urdf or .xml")
-    return robots.load_robot(str(source), floating_base=floating_base, strict=strict, friction=friction)
+        raise ModelError(
+            f"{source}: unknown description format {path.suffix!r}, expected .urdf or .xml"
+        )
+    return robots.load_robot(
+        str(source), floating_base=floating_base, strict=strict, friction=friction
+    )
 
 
 __all__ = ["load"]

@@ -75,7 +75,7 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, fastmath=_FAST)
-def _check(q, v, a, fext):  # type: ignore[no-untyped-def]
+def _check(q, v, a, fext):
     # 0 when all are finite, else the position of the first non-finite argument
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
@@ -94,7 +94,7 @@ def _check(q, v, a, fext):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_placement(ints, reals, q, i, w):  # type: ignore[no-untyped-def]
+def _joint_placement(ints, reals, q, i, w):
     """Write body i's rotation and origin in its parent into w[i, 0:12]."""
     jtype = ints[i, 1]
     qa = ints[i, 2]
@@ -140,7 +140,7 @@ def _joint_placement(ints, reals, q, i, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_to_child(w, i, col):  # type: ignore[no-untyped-def]
+def _motion_to_child(w, i, col):
     """Set w[i, col:col+6] to the parent's motion w[parent, col:col+6] in body i coordinates."""
     # X m = (R^T ang, R^T (lin + ang x p)); the world row (-1) holds the base motion
     parent = _parent(w, i)
@@ -156,12 +156,12 @@ def _motion_to_child(w, i, col):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _parent(w, i):  # type: ignore[no-untyped-def]
+def _parent(w, i):
     return int(w[i, _PARENT])
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _force_to_parent(w, i, col, parent):  # type: ignore[no-untyped-def]
+def _force_to_parent(w, i, col, parent):
     """Add body i's spatial force w[i, col:col+6], in parent coordinates, to w[parent, col:]."""
     # rotate by R, then the moment gains p x (R f)
     f0, f1, f2 = w[i, col], w[i, col + 1], w[i, col + 2]
@@ -182,7 +182,7 @@ def _force_to_parent(w, i, col, parent):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_motion(ints, reals, i, x):  # type: ignore[no-untyped-def]
+def _joint_motion(ints, reals, i, x):
     """S x_i: the spatial motion (6 values) of joint i's velocity coordinates in x."""
     jtype = ints[i, 1]
     va = ints[i, 3]
@@ -198,14 +198,14 @@ def _joint_motion(ints, reals, i, x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_motion(w, i, col, m):  # type: ignore[no-untyped-def]
+def _add_motion(w, i, col, m):
     """Add the 6 values m to w[i, col:col+6]."""
     for k in range(6):
         w[i, col + k] += m[k]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_velocity_cross(w, i, m):  # type: ignore[no-untyped-def]
+def _add_velocity_cross(w, i, m):
     """Add v_i x m, body i's velocity crossed with the motion m (6 values), to w[i, A]."""
     w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
     u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
@@ -219,12 +219,14 @@ def _add_velocity_cross(w, i, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_force(ints, reals, i, w, col, tau):  # type: ignore[no-untyped-def]
+def _joint_force(ints, reals, i, w, col, tau):
     """Write S^T f, the joint forces of body i's spatial force w[i, col:col+6], into tau."""
     jtype = ints[i, 1]
     va = ints[i, 3]
     if jtype == REVOLUTE or jtype == CONTINUOUS:
-        tau[va] = reals[i, 0] * w[i, col] + reals[i, 1] * w[i, col + 1] + reals[i, 2] * w[i, col + 2]
+        tau[va] = (
+            reals[i, 0] * w[i, col] + reals[i, 1] * w[i, col + 1] + reals[i, 2] * w[i, col + 2]
+        )
     elif jtype == PRISMATIC:
         tau[va] = (
             reals[i, 0] * w[i, col + 3] + reals[i, 1] * w[i, col + 4] + reals[i, 2] * w[i, col + 5]
@@ -239,7 +241,7 @@ def _joint_force(ints, reals, i, w, col, tau):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _body_force(reals, i, w):  # type: ignore[no-untyped-def]
+def _body_force(reals, i, w):
     """Set w[i, F] to I a + v x* (I v), body i's inertial force, from w[i, V] and w[i, A]."""
     r = reals[i]
     mass = r[15]
@@ -269,7 +271,7 @@ def _body_force(reals, i, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _new_work(ints, dofs):  # type: ignore[no-untyped-def]
+def _new_work(ints, dofs):
     """A work array whose last row is the world: at rest, accelerating against gravity."""
     nbody = ints.shape[0]
     nv = dofs.shape[0] - 1
@@ -284,7 +286,7 @@ def _new_work(ints, dofs):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _forward_pass(ints, reals, q, v, a, w):  # type: ignore[no-untyped-def]
+def _forward_pass(ints, reals, q, v, a, w):
     """Placements, velocities and accelerations of every body, gravity included."""
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
@@ -299,20 +301,25 @@ def _forward_pass(ints, reals, q, v, a, w):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_joint_terms(dofs, v, a, tau):  # type: ignore[no-untyped-def]
+def _add_joint_terms(dofs, v, a, tau):
     """Add armature, viscous and Coulomb friction forces to tau."""
     for k in range(tau.shape[0]):
         tau[k] += dofs[k, 0] * a[k] + dofs[k, 1] * v[k] + dofs[k, 2] * np.sign(v[k])
 
 
 @njit(cache=True, fastmath=_FAST)
-def rnea(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
+def rnea(ints, reals, dofs, q, v, a, fext, tau):
     """Recursive Newton-Euler: write the joint forces of (q, v, a) into tau; return a status."""
+    return _rnea_in(ints, reals, dofs, q, v, a, fext, tau, _new_work(ints, dofs))
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
+    """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten)."""
     status = _check(q, v, a, fext)
     if status != 0:
         return status
     nbody = ints.shape[0]
-    w = _new_work(ints, dofs)
     _forward_pass(ints, reals, q, v, a, w)
     # f_i = I a_i + v_i x* I v_i - f_ext_i
     for i in range(nbody):
@@ -331,7 +338,7 @@ def rnea(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_column(ints, reals, i, k, out):  # type: ignore[no-untyped-def]
+def _joint_column(ints, reals, i, k, out):
     """Write column k of joint i's motion subspace S (body coordinates) into out (6,)."""
     jtype = ints[i, 1]
     for r in range(6):
@@ -351,7 +358,7 @@ def _joint_column(ints, reals, i, k, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_nv(ints, i):  # type: ignore[no-untyped-def]
+def _joint_nv(ints, i):
     jtype = ints[i, 1]
     if jtype == SPHERICAL:
         return 3
@@ -361,7 +368,7 @@ def _joint_nv(ints, i):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _force_vector_to_parent(w, i, f, out):  # type: ignore[no-untyped-def]
+def _force_vector_to_parent(w, i, f, out):
     """Write body i's spatial force f (6,) in parent coordinates into out (6,): X^T f."""
     rn0 = w[i, 0] * f[0] + w[i, 1] * f[1] + w[i, 2] * f[2]
     rn1 = w[i, 3] * f[0] + w[i, 4] * f[1] + w[i, 5] * f[2]
@@ -379,7 +386,7 @@ def _force_vector_to_parent(w, i, f, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_vector_to_child(w, i, m, out):  # type: ignore[no-untyped-def]
+def _motion_vector_to_child(w, i, m, out):
     """Write the parent's spatial motion m (6,) in body i coordinates into out (6,): X m."""
     p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
     l0 = m[3] + m[1] * p2 - m[2] * p1
@@ -392,7 +399,7 @@ def _motion_vector_to_child(w, i, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_cross_force(v, h, out):  # type: ignore[no-untyped-def]
+def _add_cross_force(v, h, out):
     """Add v x* h (spatial force cross product) to out (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     n0, n1, n2, f0, f1, f2 = h[0], h[1], h[2], h[3], h[4], h[5]
@@ -405,7 +412,7 @@ def _add_cross_force(v, h, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _solve_small(d, n, rhs, out):  # type: ignore[no-untyped-def]
+def _solve_small(d, n, rhs, out):
     """Solve the (n, n) symmetric positive definite system d x = rhs by Cholesky; 0 if singular."""
     if n == 1:
         if not d[0, 0] > 0.0:
@@ -439,7 +446,7 @@ def _solve_small(d, n, rhs, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST)
-def crba(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+def crba(ints, reals, dofs, q, mass_matrix):
     """Composite rigid-body algorithm: write M(q) (nv, nv) into mass_matrix; return a status."""
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
@@ -488,7 +495,7 @@ def crba(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _composite_times(comp, i, m, out):  # type: ignore[no-untyped-def]
+def _composite_times(comp, i, m, out):
     """Write the composite inertia comp[i] (m, h, I_o) times the motion m (6,) into out (6,)."""
     mass = comp[i, 0]
     h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
@@ -502,7 +509,7 @@ def _composite_times(comp, i, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_inertia_to_parent(w, i, comp, parent, scratch):  # type: ignore[no-untyped-def]
+def _add_inertia_to_parent(w, i, comp, parent, scratch):
     """Add body i's inertia comp[i] (m, h, I_o), moved to the parent's coordinates, to comp[parent].
 
     scratch is a (12,) work vector.
@@ -511,7 +518,9 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):  # type: ignore[no-unty
     mass = comp[i, 0]
     p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
     for a in range(3):
-        scratch[a] = w[i, 3 * a] * comp[i, 1] + w[i, 3 * a + 1] * comp[i, 2] + w[i, 3 * a + 2] * comp[i, 3]
+        scratch[a] = (
+            w[i, 3 * a] * comp[i, 1] + w[i, 3 * a + 1] * comp[i, 2] + w[i, 3 * a + 2] * comp[i, 3]
+        )
         for b in range(3):
             scratch[3 + 3 * a + b] = (
                 w[i, 3 * a] * comp[i, 4 + b]
@@ -538,7 +547,7 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):  # type: ignore[no-unty
 
 
 @njit(cache=True, fastmath=_FAST)
-def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def]
+def aba(ints, reals, dofs, q, v, tau, fext, qdd):
     """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
 
     Status 5 means a joint's articulated inertia is singular (a massless subtree).
@@ -670,7 +679,7 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _world_placements(ints, reals, q, w, world):  # type: ignore[no-untyped-def]
+def _world_placements(ints, reals, q, w, world):
     """Write each body's world rotation (9, row-major) and origin (3) into world (nbody, 12)."""
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
@@ -692,7 +701,7 @@ def _world_placements(ints, reals, q, w, world):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST)
-def forward_kinematics(ints, reals, dofs, q, world):  # type: ignore[no-untyped-def]
+def forward_kinematics(ints, reals, dofs, q, world):
     """Write the world placements of every body, (nbody, 12) rotation then origin, into world."""
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
@@ -703,8 +712,8 @@ def forward_kinematics(ints, reals, dofs, q, world):  # type: ignore[no-untyped-
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _regressor_columns(w, i, y):  # type: ignore[no-untyped-def]
-    """Write body i's (6, 10) force regressor Y_i (f_i = Y_i pi_i) into y, from w[i, V] and w[i, A]."""
+def _regressor_columns(w, i, y):
+    """Write body i's (6, 10) force regressor Y_i (f_i = Y_i pi_i) into y, from its v and a."""
     om = w[i, _V : _V + 3]
     vl = w[i, _V + 3 : _V + 6]
     al_ang = w[i, _A : _A + 3]
@@ -722,7 +731,8 @@ def _regressor_columns(w, i, y):  # type: ignore[no-untyped-def]
     for k in range(3):
         e[:] = 0.0
         e[k] = 1.0
-        # first moment: n = e x a_lin + w x (e x v_lin) - v_lin x (e x w) ; f = -e x alpha - w x (e x w)
+        # first moment: n = e x a_lin + w x (e x v_lin) - v_lin x (e x w)
+        #               f = -e x alpha - w x (e x w)
         _cross(e, al, t1)
         for r in range(3):
             y[r, 1 + k] = t1[r]
@@ -758,14 +768,14 @@ def _regressor_columns(w, i, y):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _cross(a, b, out):  # type: ignore[no-untyped-def]
+def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _project(ints, reals, j, k, f):  # type: ignore[no-untyped-def]
+def _project(ints, reals, j, k, f):
     """S_jk^T f: the force of column k of joint j from the spatial force f (6,)."""
     jtype = ints[j, 1]
     if jtype == REVOLUTE or jtype == CONTINUOUS:
@@ -778,7 +788,7 @@ def _project(ints, reals, j, k, f):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST)
-def regressor(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped-def]
+def regressor(ints, reals, dofs, q, v, a, out):
     """Joint-torque regressor: write Y (nv, 10 nbody + 3 nv), rnea = Y @ params, into out."""
     status = _check(q, v, a, np.zeros((0, 6)))
     if status != 0:
@@ -816,7 +826,7 @@ def regressor(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST)
-def coriolis(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def]
+def coriolis(ints, reals, dofs, q, v, out):
     """Coriolis matrix C (nv, nv) with C v the velocity product terms and M_dot - 2 C skew.
 
     C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in world coordinates.
@@ -886,7 +896,7 @@ def coriolis(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_cross_motion(v, m, out):  # type: ignore[no-untyped-def]
+def _add_cross_motion(v, m, out):
     """Add v x m (spatial motion cross product) to out (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     a0, a1, a2, b0, b1, b2 = m[0], m[1], m[2], m[3], m[4], m[5]
@@ -899,7 +909,7 @@ def _add_cross_motion(v, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_to_world(world, i, m, out):  # type: ignore[no-untyped-def]
+def _motion_to_world(world, i, m, out):
     """Write body i's spatial motion m (6,) in world coordinates into out (6,)."""
     # angular R w ; linear R v + p x (R w)
     for a in range(3):
@@ -914,7 +924,7 @@ def _motion_to_world(world, i, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _inertia_to_world(world, i, comp):  # type: ignore[no-untyped-def]
+def _inertia_to_world(world, i, comp):
     """Move the inertia comp[0] (m, h, I_o) from body i's coordinates to world coordinates."""
     tmp = np.empty((2, WORK_COLUMNS))
     for k in range(12):
@@ -926,7 +936,7 @@ def _inertia_to_world(world, i, comp):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _composite_matrix(comp, i, out):  # type: ignore[no-untyped-def]
+def _composite_matrix(comp, i, out):
     """Write the (6, 6) spatial inertia of the parameters comp[i] (m, h, I_o) into out."""
     mass = comp[i, 0]
     h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
@@ -939,19 +949,40 @@ def _composite_matrix(comp, i, out):  # type: ignore[no-untyped-def]
             out[3 + a, b] = hx[b][a]
 
 
-
-@njit(cache=True, parallel=True)
-def rnea_batch(ints, reals, dofs, q, v, a, fext, tau):  # type: ignore[no-untyped-def]
-    """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop):
+    """`rnea` of states start..stop in one work array; the worst status."""
+    w = _new_work(ints, dofs)
+    status = 0
+    for b in range(start, stop):
         fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = rnea(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b])
-    return status.max() if status.size > 0 else 0
+        status = max(status, _rnea_in(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b], w))
+    return status
 
 
 @njit(cache=True, parallel=True)
-def aba_batch(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyped-def]
+def rnea_batch(ints, reals, dofs, q, v, a, fext, tau, chunks):
+    """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6).
+
+    The batch runs as `chunks` contiguous pieces in parallel, one work array each.
+    """
+    batch = q.shape[0]
+    chunks = max(1, min(batch, chunks))
+    status = np.zeros(chunks, dtype=np.int64)
+    for c in prange(chunks):
+        start, stop = c * batch // chunks, (c + 1) * batch // chunks
+        status[c] = _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop)
+    return status.max()
+
+
+@njit(cache=True)
+def rnea_batch_serial(ints, reals, dofs, q, v, a, fext, tau):
+    """`rnea_batch` on the calling thread, for batches too small to share."""
+    return _rnea_range(ints, reals, dofs, q, v, a, fext, tau, 0, q.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def aba_batch(ints, reals, dofs, q, v, tau, fext, qdd):
     """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
@@ -961,7 +992,7 @@ def aba_batch(ints, reals, dofs, q, v, tau, fext, qdd):  # type: ignore[no-untyp
 
 
 @njit(cache=True, parallel=True)
-def crba_batch(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+def crba_batch(ints, reals, dofs, q, mass_matrix):
     """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
@@ -970,7 +1001,7 @@ def crba_batch(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-de
 
 
 @njit(cache=True, parallel=True)
-def forward_kinematics_batch(ints, reals, dofs, q, world):  # type: ignore[no-untyped-def]
+def forward_kinematics_batch(ints, reals, dofs, q, world):
     """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
@@ -979,7 +1010,7 @@ def forward_kinematics_batch(ints, reals, dofs, q, world):  # type: ignore[no-un
 
 
 @njit(cache=True, parallel=True)
-def regressor_batch(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped-def]
+def regressor_batch(ints, reals, dofs, q, v, a, out):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
@@ -988,7 +1019,7 @@ def regressor_batch(ints, reals, dofs, q, v, a, out):  # type: ignore[no-untyped
 
 
 @njit(cache=True, parallel=True)
-def coriolis_batch(ints, reals, dofs, q, v, out):  # type: ignore[no-untyped-def]
+def coriolis_batch(ints, reals, dofs, q, v, out):
     """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
@@ -1004,7 +1035,7 @@ _MAT = "float64[:, ::1]"
 
 
 @njit(cache=True, inline="always")
-def _sizes_ok(dofs, q, vectors):  # type: ignore[no-untyped-def]
+def _sizes_ok(dofs, q, vectors):
     nv = dofs.shape[0] - 1
     if q.shape[0] != int(dofs[nv, 3]):
         return False
@@ -1015,7 +1046,7 @@ def _sizes_ok(dofs, q, vectors):  # type: ignore[no-untyped-def]
 
 
 @njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
-def rnea_vector(ints, reals, dofs, q, v, a, tau):  # type: ignore[no-untyped-def]
+def rnea_vector(ints, reals, dofs, q, v, a, tau):
     """`rnea` of one state without external forces; -1 when a size is wrong."""
     if not _sizes_ok(dofs, q, (v, a, tau)):
         return -1
@@ -1023,7 +1054,7 @@ def rnea_vector(ints, reals, dofs, q, v, a, tau):  # type: ignore[no-untyped-def
 
 
 @njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
-def aba_vector(ints, reals, dofs, q, v, tau, qdd):  # type: ignore[no-untyped-def]
+def aba_vector(ints, reals, dofs, q, v, tau, qdd):
     """`aba` of one state without external forces; -1 when a size is wrong."""
     if not _sizes_ok(dofs, q, (v, tau, qdd)):
         return -1
@@ -1031,7 +1062,7 @@ def aba_vector(ints, reals, dofs, q, v, tau, qdd):  # type: ignore[no-untyped-de
 
 
 @njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
-def crba_vector(ints, reals, dofs, q, mass_matrix):  # type: ignore[no-untyped-def]
+def crba_vector(ints, reals, dofs, q, mass_matrix):
     """`crba` of one configuration; -1 when a size is wrong."""
     nv = dofs.shape[0] - 1
     if q.shape[0] != int(dofs[nv, 3]) or mass_matrix.shape != (nv, nv):

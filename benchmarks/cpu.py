@@ -1,0 +1,263 @@
+"""invdyn against Pinocchio on the CPU, both measured in this one run on the same states.
+
+Single-call latency (numpy in, numpy out, called from Python) of rnea, the mass matrix
+(`invdyn.mass_matrix` against ``pin.crba``) and aba, on the Panda (fixed base) and TALOS
+(floating base); batched rnea throughput at several batch sizes against
+``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
+a robot and make its first rnea call.
+
+Latencies are the median over repeats of the mean time per call within a repeat. Ratios are
+invdyn / Pinocchio: below 1 means invdyn is faster for latency, above 1 means invdyn has more
+throughput for batches. Notes: ``pin.crba`` fills only the upper triangle of the mass matrix
+while invdyn returns the full symmetric matrix; ``pin.rneaInParallel`` writes into a
+preallocated output while ``invdyn.rnea`` allocates its result, as its API does.
+
+Needs the ``oracle`` extra (Pinocchio and example-robot-data)::
+
+    python benchmarks/cpu.py            # full run, a few minutes
+    python benchmarks/cpu.py --quick    # fewer repeats, a smaller largest batch
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import timeit
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+import invdyn
+from invdyn.configuration import random_configuration
+from invdyn.io import robots
+
+ROBOTS = (("panda", False), ("talos", True))
+BATCHES = (64, 4096, 65536)
+QUICK_BATCHES = (64, 4096)
+
+FIRST_CALL = """
+import time
+start = time.perf_counter()
+import numpy as np
+import invdyn
+imported = time.perf_counter()
+model = invdyn.load("panda")
+q = np.zeros(model.nq)
+loaded = time.perf_counter()
+invdyn.rnea(model, q, q, q)
+end = time.perf_counter()
+print(end - start, imported - start, loaded - imported, end - loaded)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Repeats and target time per repeat."""
+
+    repeats: int
+    seconds_per_repeat: float
+
+
+FULL = Settings(repeats=31, seconds_per_repeat=0.2)
+QUICK = Settings(repeats=7, seconds_per_repeat=0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller batches")
+    args = parser.parse_args()
+    settings = QUICK if args.quick else FULL
+    batches = QUICK_BATCHES if args.quick else BATCHES
+    threads = os.cpu_count() or 1
+    if robots.example_robot_data_dir() is None:
+        sys.exit("benchmarks/cpu.py needs example-robot-data: pip install -e '.[oracle]'")
+
+    print_machine(threads)
+    latency_rows, batch_rows = [], []
+    for name, floating in ROBOTS:
+        model = invdyn.load(name, floating_base=floating)
+        path = str(robots.robot_path(name))
+        root = pin.JointModelFreeFlyer()
+        pmodel = pin.buildModelFromUrdf(path, root) if floating else pin.buildModelFromUrdf(path)
+        pdata = pmodel.createData()
+        assert (pmodel.nq, pmodel.nv) == (model.nq, model.nv), f"{name}: layouts differ"
+        label = f"{name} ({'floating' if floating else 'fixed'}, nv {model.nv})"
+
+        # the same random states for both libraries
+        rng = np.random.default_rng(0)
+        largest = max(batches)
+        q = random_configuration(model, rng=rng, shape=largest)
+        v = rng.normal(size=(largest, model.nv))
+        a = rng.normal(size=(largest, model.nv))
+        tau = invdyn.rnea(model, q[:64], v[:64], a[:64])
+        q0, v0, a0, tau0 = (np.ascontiguousarray(x[0]) for x in (q, v, a, tau))
+        check(name, model, pmodel, pdata, q0, v0, a0)
+
+        latency_rows += latency(label, model, pmodel, pdata, (q0, v0, a0, tau0), settings)
+        batch_rows += throughput(label, model, pmodel, (q, v, a), batches, threads, settings)
+
+    print(f"\nsingle-call latency, median of {settings.repeats} repeats [us]")
+    table(["robot", "function", "invdyn", "pinocchio", "invdyn/pin"], latency_rows)
+    print(f"\nbatched rnea throughput on {threads} threads [million samples/s]")
+    table(["robot", "batch", "invdyn", "pinocchio", "invdyn/pin"], batch_rows)
+    first_call(cold=not args.quick)
+
+
+def latency(
+    label: str,
+    model: invdyn.Model,
+    pmodel: Any,
+    pdata: Any,
+    state: tuple[np.ndarray, ...],
+    settings: Settings,
+) -> list[list[str]]:
+    """Rows of single-call latencies: rnea, mass matrix and aba of both libraries."""
+    q, v, a, tau = state
+    cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
+        ("rnea", lambda: invdyn.rnea(model, q, v, a), lambda: pin.rnea(pmodel, pdata, q, v, a)),
+        (
+            "mass_matrix / crba",
+            lambda: invdyn.mass_matrix(model, q),
+            lambda: pin.crba(pmodel, pdata, q),
+        ),
+        ("aba", lambda: invdyn.aba(model, q, v, tau), lambda: pin.aba(pmodel, pdata, q, v, tau)),
+    ]
+    rows = []
+    for function, ours, theirs in cases:
+        mine, pins = measure(ours, settings), measure(theirs, settings)
+        rows.append(
+            [label, function, f"{1e6 * mine:.2f}", f"{1e6 * pins:.2f}", f"{mine / pins:.2f}"]
+        )
+    return rows
+
+
+def throughput(
+    label: str,
+    model: invdyn.Model,
+    pmodel: Any,
+    states: tuple[np.ndarray, ...],
+    batches: tuple[int, ...],
+    threads: int,
+    settings: Settings,
+) -> list[list[str]]:
+    """Rows of batched rnea throughputs; invdyn takes (B, nq) rows, Pinocchio (nq, B) columns."""
+    pool = pin.ModelPool(pmodel, threads)
+    rows = []
+    for batch in batches:
+        q, v, a = (np.ascontiguousarray(x[:batch]) for x in states)
+        # transposes of C-ordered (B, n) arrays are the Fortran-ordered (n, B) Eigen expects
+        qt, vt, at = q.T, v.T, a.T
+        out = np.empty((model.nv, batch), order="F")
+        mine = measure(partial(invdyn.rnea, model, q, v, a), settings)
+        pins = measure(partial(pin.rneaInParallel, threads, pool, qt, vt, at, out), settings)
+        rows.append(
+            [
+                label,
+                str(batch),
+                f"{batch / mine / 1e6:.3f}",
+                f"{batch / pins / 1e6:.3f}",
+                f"{pins / mine:.2f}",
+            ]
+        )
+    return rows
+
+
+def check(
+    name: str,
+    model: invdyn.Model,
+    pmodel: Any,
+    pdata: Any,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+) -> None:
+    """Stop unless both libraries agree on the benchmarked state."""
+    error = np.max(np.abs(invdyn.rnea(model, q, v, a) - pin.rnea(pmodel, pdata, q, v, a)))
+    scale = max(1.0, float(np.max(np.abs(pin.rnea(pmodel, pdata, q, v, a)))))
+    if error > 1e-8 * scale:
+        sys.exit(f"{name}: invdyn and Pinocchio disagree on rnea by {error:.3e}")
+
+
+def measure(call: Callable[[], object], settings: Settings) -> float:
+    """Median over repeats of the mean seconds per call, after a warm-up."""
+    # the first call may compile; then grow the calls per repeat to the target time
+    call()
+    timer = timeit.Timer(call)
+    number, elapsed = 1, timer.timeit(1)
+    while elapsed < settings.seconds_per_repeat / 10 and number < 10**7:
+        number *= 10
+        elapsed = timer.timeit(number)
+    number = max(1, round(number * settings.seconds_per_repeat / max(elapsed, 1e-9)))
+    return statistics.median(timer.repeat(repeat=settings.repeats, number=number)) / number
+
+
+def first_call(*, cold: bool) -> None:
+    """Time import + load + first rnea, and the first rnea alone, in fresh processes."""
+    print("\nfresh process: python -c 'import invdyn; invdyn.load(\"panda\"); invdyn.rnea(...)'")
+    rows = [["numba cache as installed", *fresh_process({})]]
+    if cold:
+        with tempfile.TemporaryDirectory() as cache:
+            rows.append(["empty numba cache", *fresh_process({"NUMBA_CACHE_DIR": cache})])
+    table(["", "import+load+first call", "import", "load", "first rnea call"], rows)
+    print("  (seconds; with an empty cache the kernels compile during import or load)")
+
+
+def fresh_process(env: dict[str, str]) -> list[str]:
+    """Seconds for import + load + first call, import, load and first call, as text."""
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    return [f"{float(x):.3f}" for x in result.stdout.split()]
+
+
+def print_machine(threads: int) -> None:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    print(f"cpu: {cpu}; os.cpu_count() {threads}; numba threads {numba.get_num_threads()}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"invdyn {invdyn.__version__}, pinocchio {pin.__version__}"
+    )
+
+
+def table(header: list[str], rows: list[list[str]]) -> None:
+    """Print columns, text left-aligned and numbers right-aligned."""
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    numeric = [all(is_number(r[c]) for r in rows) for c in range(len(header))]
+    for row in [header, *rows]:
+        cells = [
+            x.rjust(w) if num else x.ljust(w)
+            for x, w, num in zip(row, widths, numeric, strict=True)
+        ]
+        print("  " + "  ".join(cells).rstrip())
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Plots of joint quantities along a trajectory, written as image files.
+
+matplotlib is imported inside the functions, and figures are drawn on its Agg canvas without
+pyplot, so importing this module is cheap and never changes the caller's matplotlib backend.
+Files are written atomically: to a temporary file in the target directory, then renamed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from invdyn.errors import InputError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def plot_joint_series(
+    times: ArrayLike,
+    values: ArrayLike,
+    *,
+    labels: Sequence[str],
+    units: Sequence[str],
+    quantity: str = "joint torque",
+    title: str = "",
+) -> Figure:
+    """A figure with one labelled line per joint against time, one axis per unit.
+
+    Joints measured in different units (N·m for revolute joints, N for prismatic ones) are drawn
+    on separate stacked axes so that neither scale hides the other.
+
+    Args:
+      times: (T,) sample times in seconds.
+      values: (T, n) one column per joint.
+      labels: (n,) joint names for the legend.
+      units: (n,) unit of each column, such as ``"N·m"`` or ``"N"``.
+      quantity: what the values are, for the axis labels.
+      title: figure title.
+
+    Returns:
+      The matplotlib figure, not attached to pyplot.
+    """
+    from matplotlib.figure import Figure
+
+    times = np.asarray(times, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    if times.ndim != 1 or values.shape[:1] != times.shape or values.ndim != 2:
+        raise InputError(
+            f"values has shape {values.shape} and times {times.shape}, expected (T, n) and (T,)"
+        )
+    if not len(labels) == len(units) == values.shape[1]:
+        raise InputError(
+            f"{values.shape[1]} columns, {len(labels)} labels and {len(units)} units; "
+            "expected one of each per column"
+        )
+    # one axis per unit, in order of first appearance
+    groups: dict[str, list[int]] = {}
+    for column, unit in enumerate(units):
+        groups.setdefault(unit, []).append(column)
+    figure = Figure(figsize=(9.0, 3.0 + 2.5 * len(groups)), layout="constrained")
+    axes = figure.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (unit, columns) in zip(axes, groups.items(), strict=True):
+        for column in columns:
+            ax.plot(times, values[:, column], label=labels[column], linewidth=1.2)
+        ax.set_ylabel(f"{quantity} [{unit}]")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    axes[-1].set_xlabel("time [s]")
+    if title:
+        figure.suptitle(title)
+    return figure
+
+
+def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:
+    """Write `figure` to `path` atomically; the format follows the suffix (``.png``, ``.svg``...).
+
+    The image goes to a temporary file in the same directory, which then replaces `path`, so a
+    reader never sees a half-written file. Missing parent directories are created.
+
+    Args:
+      figure: a matplotlib figure.
+      path: the file to write.
+      dpi: resolution for raster formats.
+
+    Returns:
+      The absolute path written.
+    """
+    path = Path(path).absolute()
+    fmt = path.suffix.lstrip(".").lower()
+    if not fmt:
+        raise InputError(f"{path}: give the image file a suffix such as .png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes the file private; give it the usual permissions of an output file
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "wb") as stream:
+            figure.savefig(stream, format=fmt, dpi=dpi)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

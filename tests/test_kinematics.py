@@ -1,0 +1,273 @@
+"""Kinematics: frame placements and Jacobians against closed forms, Pinocchio, finite differences.
+
+invdyn's Jacobian rows are [angular; linear]; Pinocchio's are [linear; angular]. The three
+references follow Pinocchio's ReferenceFrame: "local" (LOCAL), "world" (WORLD) and
+"local_world_aligned" (LOCAL_WORLD_ALIGNED).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import assert_close, requires_erd
+from invdyn.configuration import integrate, random_configuration
+from invdyn.io import robots
+from invdyn.model import Model
+
+RTOL = 1e-9
+REFERENCES = ("local", "world", "local_world_aligned")
+LENGTH = 1.0  # link length of the tiny robots (URDF headers)
+
+
+def _rng(seed: str) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(seed.encode()))
+
+
+def _log3(rot: np.ndarray) -> np.ndarray:
+    """Rotation vector of a rotation matrix (angle below pi)."""
+    cos = np.clip((np.trace(rot) - 1.0) / 2.0, -1.0, 1.0)
+    angle = np.arccos(cos)
+    vee = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
+    if angle < 1e-8:
+        return vee / 2.0
+    return angle / (2.0 * np.sin(angle)) * vee
+
+
+# ----------------------------------------------------------------------------------------------
+# closed forms of the tiny robots (URDF headers)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_pendulum_tip(rng):
+    model = invdyn.load("pendulum")
+    for q in rng.uniform(-np.pi, np.pi, size=5):
+        s, c = np.sin(q), np.cos(q)
+        rot, pos = invdyn.frame_placement(model, np.array([q]), "tip")
+        assert_close(pos, [-LENGTH * s, 0.0, -LENGTH * c], what="tip position")
+        # rotation about +y by q
+        assert_close(rot, [[c, 0, s], [0, 1, 0], [-s, 0, c]], what="tip rotation")
+        jac = invdyn.frame_jacobian(model, np.array([q]), "tip")
+        assert_close(jac[:, 0], [0, 1, 0, -LENGTH * c, 0, LENGTH * s], what="tip jacobian")
+        # in the rod's own axes the tip moves along +x at speed L
+        local = invdyn.frame_jacobian(model, np.array([q]), "tip", reference="local")
+        assert_close(local[:, 0], [0, 1, 0, -LENGTH, 0, 0], what="local tip jacobian")
+        world = invdyn.frame_jacobian(model, np.array([q]), "tip", reference="world")
+        assert_close(world[:, 0], [0, 1, 0, 0, 0, 0], what="world jacobian of a pivot at 0")
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "planar_2r"])
+def test_two_link_tip(name, rng):
+    model = invdyn.load(name)
+    L = LENGTH
+    for q1, q2 in rng.uniform(-np.pi, np.pi, size=(5, 2)):
+        q = np.array([q1, q2])
+        s1, c1, s12, c12 = np.sin(q1), np.cos(q1), np.sin(q1 + q2), np.cos(q1 + q2)
+        if name == "double_pendulum":
+            tip = [-L * s1 - L * s12, 0.0, -L * c1 - L * c12]
+            linear = [[-L * c1 - L * c12, -L * c12], [0, 0], [L * s1 + L * s12, L * s12]]
+            angular = [[0, 0], [1, 1], [0, 0]]
+        else:
+            tip = [L * c1 + L * c12, L * s1 + L * s12, 0.0]
+            linear = [[-L * s1 - L * s12, -L * s12], [L * c1 + L * c12, L * c12], [0, 0]]
+            angular = [[0, 0], [0, 0], [1, 1]]
+        _, pos = invdyn.frame_placement(model, q, "tip")
+        assert_close(pos, tip, what=f"{name} tip")
+        jac = invdyn.frame_jacobian(model, q, "tip")
+        assert_close(jac, np.vstack([angular, linear]), what=f"{name} tip jacobian")
+
+
+def test_world_frame_is_fixed(rng):
+    """A frame on the world ("base") does not move and has a zero Jacobian."""
+    model = invdyn.load("double_pendulum")
+    index = model.frame_id("base")
+    assert model.frame_body[index] == -1
+    q = rng.normal(size=(4, 2))
+    rot, pos = invdyn.frame_placement(model, q, "base")
+    assert rot.shape == (4, 3, 3) and pos.shape == (4, 3)
+    assert_close(rot, np.broadcast_to(np.eye(3), (4, 3, 3)), what="world frame rotation")
+    assert_close(pos, np.zeros((4, 3)), what="world frame origin")
+    for reference in REFERENCES:
+        jac = invdyn.frame_jacobian(model, q, "base", reference=reference)
+        assert jac.shape == (4, 6, 2)
+        assert not jac.any()
+
+
+def test_frame_by_name_and_index_agree(rng):
+    model = invdyn.load("double_pendulum")
+    q = rng.normal(size=2)
+    index = model.frame_id("tip")
+    negative = index - len(model.frame_name)
+    expected = invdyn.frame_placement(model, q, "tip")
+    for frame in (index, np.int64(index), negative):
+        for ours, ref in zip(invdyn.frame_placement(model, q, frame), expected):
+            np.testing.assert_array_equal(ours, ref)
+        np.testing.assert_array_equal(
+            invdyn.frame_jacobian(model, q, frame), invdyn.frame_jacobian(model, q, "tip")
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# real robots, against Pinocchio and finite differences
+# ----------------------------------------------------------------------------------------------
+
+ROBOTS = [
+    ("panda", False),
+    ("ur5", False),
+    ("talos", True),
+    ("solo12", True),
+    ("anymal", True),
+    ("g1", True),
+    ("icub", True),
+    ("kinova", False),
+    ("tiago_no_hand", False),
+    ("pr2", True),
+    ("double_pendulum_continuous", False),
+]
+CASES = [
+    pytest.param(name, floating, id=f"{name}-{'floating' if floating else 'fixed'}")
+    for name, floating in ROBOTS
+]
+
+
+@functools.cache
+def _models(name: str, floating: bool):
+    pin = pytest.importorskip("pinocchio")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = invdyn.load(name, floating_base=floating)
+    path = str(robots.robot_path(name))
+    pmodel = (
+        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        if floating
+        else pin.buildModelFromUrdf(path)
+    )
+    return model, pmodel
+
+
+def _frames_to_check(model: Model, limit: int = 25) -> list[int]:
+    """Frames spread over the tree: every one on small robots, `limit` of them on large ones."""
+    n = len(model.frame_name)
+    return list(range(n)) if n <= limit else sorted(set(np.linspace(0, n - 1, limit).astype(int)))
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_against_pinocchio(name, floating):
+    pin = pytest.importorskip("pinocchio")
+    model, pmodel = _models(name, floating)
+    pdata = pmodel.createData()
+    q = random_configuration(model, rng=_rng(name), shape=2)
+    pin_refs = {
+        "local": pin.ReferenceFrame.LOCAL,
+        "world": pin.ReferenceFrame.WORLD,
+        "local_world_aligned": pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    }
+    frames = _frames_to_check(model)
+    for k in range(2):
+        pin.framesForwardKinematics(pmodel, pdata, q[k])
+        for index in frames:
+            frame_name = model.frame_name[index]
+            fid = pmodel.getFrameId(frame_name)
+            assert fid < len(pmodel.frames), f"Pinocchio has no frame {frame_name!r}"
+            where = f"{name} frame {frame_name!r} state {k}"
+            rot, pos = invdyn.frame_placement(model, q[k], frame_name)
+            assert_close(rot, pdata.oMf[fid].rotation, rtol=RTOL, what=f"rotation, {where}")
+            assert_close(pos, pdata.oMf[fid].translation, rtol=RTOL, what=f"origin, {where}")
+            for reference, pin_ref in pin_refs.items():
+                expected = pin.computeFrameJacobian(pmodel, pdata, q[k], fid, pin_ref)
+                expected = np.vstack([expected[3:], expected[:3]])
+                ours = invdyn.frame_jacobian(model, q[k], frame_name, reference=reference)
+                assert_close(ours, expected, rtol=RTOL, what=f"{reference} jacobian, {where}")
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_body_placements_against_pinocchio(name, floating):
+    pin = pytest.importorskip("pinocchio")
+    model, pmodel = _models(name, floating)
+    pdata = pmodel.createData()
+    q = random_configuration(model, rng=_rng(name + "/fk"), shape=3)
+    rotations, origins = invdyn.forward_kinematics(model, q)
+    assert rotations.shape == (3, model.nbody, 3, 3) and origins.shape == (3, model.nbody, 3)
+    for k in range(3):
+        pin.forwardKinematics(pmodel, pdata, q[k])
+        expected_rot = np.stack([pdata.oMi[i + 1].rotation for i in range(model.nbody)])
+        expected_pos = np.stack([pdata.oMi[i + 1].translation for i in range(model.nbody)])
+        assert_close(rotations[k], expected_rot, rtol=RTOL, what=f"{name} body rotations")
+        assert_close(origins[k], expected_pos, rtol=RTOL, what=f"{name} body origins")
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_jacobian_against_finite_differences(name, floating):
+    """Column j of the Jacobian is the frame's velocity along q ⊕ e_j t, by central differences."""
+    model, _ = _models(name, floating)
+    q = random_configuration(model, rng=_rng(name + "/fd"))
+    eps = 1e-6
+    steps = np.eye(model.nv) * eps
+    ahead, behind = integrate(model, q, steps), integrate(model, q, -steps)
+    for index in _frames_to_check(model, limit=6):
+        rot_a, pos_a = invdyn.frame_placement(model, ahead, index)
+        rot_b, pos_b = invdyn.frame_placement(model, behind, index)
+        rot, _ = invdyn.frame_placement(model, q, index)
+        linear = (pos_a - pos_b).T / (2 * eps)
+        angular = np.stack([_log3(ra @ rb.T) for ra, rb in zip(rot_a, rot_b)]).T / (2 * eps)
+        expected = np.vstack([angular, linear])
+        where = f"{name} frame {model.frame_name[index]!r}"
+        aligned = invdyn.frame_jacobian(model, q, index)
+        assert_close(aligned, expected, rtol=1e-6, what=f"world-aligned jacobian, {where}")
+        # local: the same velocity in the frame's own axes
+        local = invdyn.frame_jacobian(model, q, index, reference="local")
+        assert_close(local, np.vstack([rot.T @ angular, rot.T @ linear]), rtol=1e-6, what=where)
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES[:4])
+def test_references_are_related(name, floating):
+    """WORLD = LOCAL_WORLD_ALIGNED with the linear part moved to the origin: v_o = v_p - w x p."""
+    model, _ = _models(name, floating)
+    q = random_configuration(model, rng=_rng(name + "/refs"))
+    index = len(model.frame_name) - 1
+    rot, pos = invdyn.frame_placement(model, q, index)
+    aligned = invdyn.frame_jacobian(model, q, index, reference="local_world_aligned")
+    world = invdyn.frame_jacobian(model, q, index, reference="world")
+    local = invdyn.frame_jacobian(model, q, index, reference="local")
+    assert_close(world[:3], aligned[:3], what="angular rows")
+    assert_close(world[3:], aligned[3:] - np.cross(aligned[:3].T, pos).T, what="world linear")
+    assert_close(local[:3], rot.T @ aligned[:3], what="local angular")
+    assert_close(local[3:], rot.T @ aligned[3:], what="local linear")
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), [CASES[0], CASES[2], CASES[-2]])
+def test_batches_equal_single_calls(name, floating):
+    model, _ = _models(name, floating)
+    q = random_configuration(model, rng=_rng(name + "/batch"), shape=(2, 3))
+    frame = model.frame_name[-1]
+    rotations, origins = invdyn.forward_kinematics(model, q)
+    rot, pos = invdyn.frame_placement(model, q, frame)
+    jacs = {r: invdyn.frame_jacobian(model, q, frame, reference=r) for r in REFERENCES}
+    assert rot.shape == (2, 3, 3, 3) and pos.shape == (2, 3, 3)
+    for i in range(2):
+        for j in range(3):
+            eq = np.testing.assert_array_equal
+            single_rot, single_pos = invdyn.forward_kinematics(model, q[i, j])
+            eq(rotations[i, j], single_rot)
+            eq(origins[i, j], single_pos)
+            single_rot, single_pos = invdyn.frame_placement(model, q[i, j], frame)
+            eq(rot[i, j], single_rot)
+            eq(pos[i, j], single_pos)
+            for reference, jac in jacs.items():
+                assert jac.shape == (2, 3, 6, model.nv)
+                eq(jac[i, j], invdyn.frame_jacobian(model, q[i, j], frame, reference=reference))
+    # an empty batch
+    empty = np.zeros((0, model.nq))
+    assert invdyn.forward_kinematics(model, empty)[0].shape == (0, model.nbody, 3, 3)
+    assert invdyn.frame_placement(model, empty, frame)[1].shape == (0, 3)
+    assert invdyn.frame_jacobian(model, empty, frame).shape == (0, 6, model.nv)
