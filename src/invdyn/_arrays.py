@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from invdyn.errors import InputError
+from invdyn.kernels.cpu import OVERFLOW
 
 F64 = np.dtype(np.float64)
 # empty, so nothing can write to it; left writable because numba dispatches slower on read-only
@@ -19,11 +20,15 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
     if type(x).__module__.startswith("torch"):
         raise InputError(f"{name}: torch tensors are not accepted here yet; pass a numpy array")
     try:
-        array = np.ascontiguousarray(x, dtype=np.float64)
+        array = np.asarray(x)
     except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be an array of numbers: {exc}") from None
+    if array.dtype.kind not in "biuf":
         raise InputError(
-            f"{name} must be an array of numbers, got {type(x).__name__}: {exc}"
-        ) from None
+            f"{name} must be an array of numbers, got {type(x).__name__} "
+            f"of dtype {array.dtype}"
+        )
+    array = np.ascontiguousarray(array, dtype=np.float64)
     if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
         expected = ", ".join(["..."] + [str(n) for n in trailing])
         raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
@@ -47,9 +52,11 @@ def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
     `array` when no broadcast is needed.
     """
     core_shape = array.shape[array.ndim - core :]
-    if array.shape[: array.ndim - core] == lead and array.flags.writeable:
+    flags = array.flags
+    if array.shape[: array.ndim - core] == lead and flags.writeable and flags.c_contiguous:
         return array.reshape((-1, *core_shape))
-    return np.array(np.broadcast_to(array, (*lead, *core_shape))).reshape((-1, *core_shape))
+    full = np.array(np.broadcast_to(array, (*lead, *core_shape)), order="C")
+    return full.reshape((-1, *core_shape))
 
 
 def raise_for_status(status: int, names: tuple[str, ...]) -> None:
@@ -58,4 +65,23 @@ def raise_for_status(status: int, names: tuple[str, ...]) -> None:
         return
     if status <= len(names):
         raise InputError(f"{names[status - 1]} holds a non-finite value (NaN or inf)")
+    if status == OVERFLOW:
+        raise InputError(
+            f"the result overflowed to a non-finite value: {', '.join(names)} are too large"
+        )
     raise InputError(f"kernel failed with status {status}")
+
+
+def packed(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel arrays of `model`, or `InputError` when it is not an `invdyn.Model`."""
+    try:
+        return model.kernel_data
+    except AttributeError:
+        raise not_a_model(model) from None
+
+
+def not_a_model(model: Any) -> InputError:
+    """The error for a first argument that is not an `invdyn.Model`."""
+    return InputError(
+        f"model must be an invdyn.Model (see invdyn.load), got {type(model).__name__}"
+    )

@@ -13,7 +13,15 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import NO_FORCES, as_float_array, batch_shape, flatten, raise_for_status
+from invdyn._arrays import (
+    NO_FORCES,
+    as_float_array,
+    batch_shape,
+    flatten,
+    not_a_model,
+    packed,
+    raise_for_status,
+)
 from invdyn.errors import ModelError
 from invdyn.kernels import cpu
 from invdyn.model import Model
@@ -42,7 +50,10 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     Returns:
       (..., nv) joint forces and torques.
     """
-    ints, reals, dofs = model.kernel_data
+    try:
+        ints, reals, dofs = model.kernel_data
+    except AttributeError:
+        raise not_a_model(model) from None
     nv = model.nv
     if f_ext is None and getattr(q, "ndim", 0) == 1:
         tau = np.empty(nv)
@@ -76,7 +87,10 @@ def mass_matrix(model: Model, q: Array) -> Array:
     Returns:
       (..., nv, nv) symmetric positive definite mass matrix, joint armature on the diagonal.
     """
-    ints, reals, dofs = model.kernel_data
+    try:
+        ints, reals, dofs = model.kernel_data
+    except AttributeError:
+        raise not_a_model(model) from None
     nv = model.nv
     if getattr(q, "ndim", 0) == 1:
         out = np.empty((nv, nv))
@@ -109,7 +123,10 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
     Returns:
       (..., nv) joint accelerations.
     """
-    ints, reals, dofs = model.kernel_data
+    try:
+        ints, reals, dofs = model.kernel_data
+    except AttributeError:
+        raise not_a_model(model) from None
     nv = model.nv
     if f_ext is None and getattr(q, "ndim", 0) == 1:
         qdd = np.empty(nv)
@@ -136,7 +153,7 @@ def gravity(model: Model, q: Array) -> Array:
     Returns:
       (..., nv) joint forces that hold the robot still against gravity.
     """
-    zeros = np.zeros(model.nv)
+    zeros = np.zeros(len(packed(model)[2]) - 1)
     return rnea(model, q, zeros, zeros)
 
 
@@ -151,7 +168,7 @@ def bias(model: Model, q: Array, v: Array) -> Array:
     Returns:
       (..., nv) joint forces at zero acceleration.
     """
-    return rnea(model, q, v, np.zeros(model.nv))
+    return rnea(model, q, v, np.zeros(len(packed(model)[2]) - 1))
 
 
 def coriolis(model: Model, q: Array, v: Array) -> Array:
@@ -168,7 +185,7 @@ def coriolis(model: Model, q: Array, v: Array) -> Array:
     Returns:
       (..., nv, nv) Coriolis matrix.
     """
-    ints, reals, dofs = model.kernel_data
+    ints, reals, dofs = packed(model)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
     lead = batch_shape({"q": (q, 1), "v": (v, 1)})
@@ -203,7 +220,7 @@ def _states(
 
 
 def _check_aba(model: Model, status: int) -> None:
-    if status == 5:
+    if status == cpu.SINGULAR:
         raise ModelError(
             f"{model.name}: the mass matrix is singular (a joint moves a subtree with no mass or "
             "inertia), so forward dynamics is undefined"

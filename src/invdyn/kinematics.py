@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, raise_for_status
+from invdyn._arrays import as_float_array, not_a_model, packed, raise_for_status
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
 from invdyn.model import JointType, Model
@@ -29,7 +29,7 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     Returns:
       (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
     """
-    ints, reals, dofs = model.kernel_data
+    ints, reals, dofs = packed(model)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
@@ -55,10 +55,15 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     body = int(model.frame_body[index])
     local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
     if body < 0:
-        lead = as_float_array("q", q, model.nq).shape[:-1]
-        return np.broadcast_to(local_rot, (*lead, 3, 3)).copy(), np.broadcast_to(
-            local_pos, (*lead, 3)
-        ).copy()
+        # fixed to the world: q is only checked, and sets the batch shape
+        q = as_float_array("q", q, model.nq)
+        if not np.all(np.isfinite(q)):
+            raise InputError("q holds a non-finite value (NaN or inf)")
+        lead = q.shape[:-1]
+        return (
+            np.broadcast_to(local_rot, (*lead, 3, 3)).copy(),
+            np.broadcast_to(local_pos, (*lead, 3)).copy(),
+        )
     rotations, origins = forward_kinematics(model, q)
     rot, origin = rotations[..., body, :, :], origins[..., body, :]
     return rot @ local_rot, origin + rot @ local_pos
@@ -82,7 +87,7 @@ def frame_jacobian(
     Returns:
       (..., 6, nv) Jacobian, rows [angular; linear].
     """
-    if reference not in ("local", "world", "local_world_aligned"):
+    if not isinstance(reference, str) or reference not in ("local", "world", "local_world_aligned"):
         raise InputError(
             f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
         )
@@ -137,14 +142,15 @@ def _ancestors(model: Model, body: int) -> list[int]:
 
 
 def _frame_index(model: Model, frame: str | int) -> int:
+    if not isinstance(model, Model):
+        raise not_a_model(model)
     if isinstance(frame, str):
         try:
             return model.frame_name.index(frame)
         except ValueError:
             raise InputError(f"{model.name} has no frame named {frame!r}") from None
-    if isinstance(frame, (int, np.integer)) and -len(model.frame_name) <= frame < len(
-        model.frame_name
-    ):
+    is_index = isinstance(frame, (int, np.integer)) and not isinstance(frame, (bool, np.bool_))
+    if is_index and -len(model.frame_name) <= frame < len(model.frame_name):
         return int(frame) % len(model.frame_name)
     raise InputError(
         f"frame must be a frame name or an index below {len(model.frame_name)}, got {frame!r}"

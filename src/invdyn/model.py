@@ -147,7 +147,11 @@ class Model:
                 object.__setattr__(self, field.name, tuple(str(n) for n in value))
             elif field.name not in ("name", "source"):
                 dtype = np.int64 if field.name in _INT_FIELDS else np.float64
-                object.__setattr__(self, field.name, _readonly(np.array(value, dtype=dtype)))
+                try:
+                    array = np.array(value, dtype=dtype)
+                except (TypeError, ValueError) as exc:
+                    raise ModelError(f"model {self.name!r}: field {field.name}: {exc}") from None
+                object.__setattr__(self, field.name, _readonly(array))
         _validate(self)
 
     # sizes and layout, derived from the joint types

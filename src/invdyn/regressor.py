@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, batch_shape, flatten, raise_for_status
+from invdyn._arrays import as_float_array, batch_shape, flatten, packed, raise_for_status
 from invdyn.kernels import cpu
 from invdyn.model import Model
 
@@ -27,7 +27,7 @@ def inertial_parameters(model: Model) -> Array:
     Returns:
       (10 nbody + 3 nv,) body inertial parameters, then armature, viscous and Coulomb friction.
     """
-    _, reals, _ = model.kernel_data
+    _, reals, _ = packed(model)
     inertia = reals[:, 19:28].reshape(-1, 3, 3)
     rotational = inertia[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
     bodies = np.concatenate([reals[:, 15:19], rotational], axis=1)
@@ -51,7 +51,7 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     Returns:
       (..., nv, 10 nbody + 3 nv) regressor.
     """
-    ints, reals, dofs = model.kernel_data
+    ints, reals, dofs = packed(model)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
     a = as_float_array("a", a, model.nv)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from invdyn.errors import ModelError
+from invdyn.errors import InputError, ModelError
 from invdyn.model import Model
 
 
@@ -31,6 +31,8 @@ def load(
     """
     from invdyn.io import mjcf, robots, urdf
 
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"source must be a robot name or a file path, got {type(source).__name__}")
     path = Path(source)
     if path.suffix.lower() == ".urdf":
         return urdf.load_urdf(

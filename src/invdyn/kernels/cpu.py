@@ -14,7 +14,8 @@ kernels packed by `pack_model` into three arrays, so a call from Python unboxes 
 Spatial vectors are [angular; linear] (see `invdyn.spatial`). Per-body state lives in a work
 array of shape (nbody, 30): rotation to the parent (9), origin in the parent (3), velocity (6),
 acceleration (6) and force (6), all in body coordinates. A kernel returns a status: 0 when every
-input was finite, else the position of the first non-finite argument (1 for ``q``, ...).
+input was finite, else the position of the first non-finite argument (1 for ``q``, ...), or
+OVERFLOW when finite inputs gave a non-finite result.
 
 The ``*_vector`` kernels serve single calls from Python: they take only C-contiguous float64
 vectors (any other argument raises numba's TypeError at once, without compiling), check the
@@ -34,6 +35,9 @@ REVOLUTE, CONTINUOUS, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
 
 # floating-point contraction (fma) only: no assumption about NaN or infinity, which are checked
 _FAST = {"contract"}
+
+# statuses beyond the argument positions
+SINGULAR, OVERFLOW = 5, 6
 
 # columns of the work array
 _R, _P, _V, _A, _F, _PARENT = 0, 9, 12, 18, 24, 30
@@ -90,6 +94,15 @@ def _check(q, v, a, fext):
         for k in range(6):
             if not np.isfinite(fext[i, k]):
                 return 4
+    return 0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _status_of_result(x):
+    """0 when every entry of the result x is finite, else OVERFLOW (finite inputs too large)."""
+    for value in x.flat:
+        if not np.isfinite(value):
+            return OVERFLOW
     return 0
 
 
@@ -334,7 +347,7 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
         if parent >= 0:
             _force_to_parent(w, i, _F, parent)
     _add_joint_terms(dofs, v, a, tau)
-    return 0
+    return _status_of_result(tau)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -491,7 +504,7 @@ def crba(ints, reals, dofs, q, mass_matrix):
                 j = parent
     for k in range(nv):
         mass_matrix[k, k] += dofs[k, 0]
-    return 0
+    return _status_of_result(mass_matrix)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -550,7 +563,7 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):
 def aba(ints, reals, dofs, q, v, tau, fext, qdd):
     """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
 
-    Status 5 means a joint's articulated inertia is singular (a massless subtree).
+    Status SINGULAR means a joint's articulated inertia is singular (a massless subtree).
     """
     status = _check(q, v, tau, fext)
     if status != 0:
@@ -625,12 +638,12 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):
                 ia[r, c] = inertia[i, r, c]
         dinv_u = np.empty(6)
         if _solve_small(d_mat[i], n, u_vec[i], dinv_u) == 0:
-            return 5
+            return SINGULAR
         for c in range(6):
             for k in range(n):
                 col[k] = u_mat[i, c, k]
             if _solve_small(d_mat[i], n, col, gain) == 0:
-                return 5
+                return SINGULAR
             for r in range(6):
                 for k in range(n):
                     ia[r, c] -= u_mat[i, r, k] * gain[k]
@@ -671,11 +684,11 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):
                 acc -= u_mat[i, r, k] * w[i, _F + r]
             rhs[k] = acc
         if _solve_small(d_mat[i], n, rhs, gain) == 0:
-            return 5
+            return SINGULAR
         for k in range(n):
             qdd[va + k] = gain[k]
         _add_motion(w, i, _F, _joint_motion(ints, reals, i, qdd))
-    return 0
+    return _status_of_result(qdd)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -708,7 +721,7 @@ def forward_kinematics(ints, reals, dofs, q, world):
             return 1
     w = _new_work(ints, dofs)
     _world_placements(ints, reals, q, w, world)
-    return 0
+    return _status_of_result(world)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -822,7 +835,7 @@ def regressor(ints, reals, dofs, q, v, a, out):
         out[k, 10 * nbody + k] = a[k]
         out[k, 10 * nbody + nv + k] = v[k]
         out[k, 10 * nbody + 2 * nv + k] = np.sign(v[k])
-    return 0
+    return _status_of_result(out)
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -892,7 +905,7 @@ def coriolis(ints, reals, dofs, q, v, out):
                 for s in range(6):
                     acc += cols[chain[r], s] * term[c, s]
                 out[chain[r], chain[c]] += acc
-    return 0
+    return _status_of_result(out)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
