@@ -282,7 +282,6 @@ def test_unknown_frame(function, frame, message, pendulum2):
         function(pendulum2, np.zeros(2), frame)
 
 
-
 @pytest.mark.parametrize("function", [invdyn.frame_placement, invdyn.frame_jacobian])
 def test_bool_is_not_a_frame(function, pendulum2):
     with pytest.raises(invdyn.InputError, match="^frame must be"):

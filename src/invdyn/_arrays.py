@@ -25,8 +25,7 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
         raise InputError(f"{name} must be an array of numbers: {exc}") from None
     if array.dtype.kind not in "biuf":
         raise InputError(
-            f"{name} must be an array of numbers, got {type(x).__name__} "
-            f"of dtype {array.dtype}"
+            f"{name} must be an array of numbers, got {type(x).__name__} of dtype {array.dtype}"
         )
     array = np.ascontiguousarray(array, dtype=np.float64)
     if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
