@@ -31,7 +31,7 @@ Array = NDArray[np.float64]
 _STATE_NAMES = ("q", "v", "a", "f_ext")
 _ABA_NAMES = ("q", "v", "tau", "f_ext")
 # below this many states a batch runs on the calling thread: waking threads costs more
-_PARALLEL_FROM = 256
+_PARALLEL_FROM = 32
 
 
 def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:

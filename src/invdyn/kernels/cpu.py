@@ -4,7 +4,8 @@ Every kernel works on one state and writes into arrays its caller allocated; the
 variants run it over a leading batch axis in parallel on all cores. The model reaches the
 kernels packed by `pack_model` into three arrays, so a call from Python unboxes few arguments:
 
-* ``ints`` (nbody, 4): parent, joint type, first index in ``q``, first index in ``v``.
+* ``ints`` (nbody, 5): parent, joint type, first index in ``q``, first index in ``v``, and the
+  coordinate axis (0, 1, 2) a revolute joint turns about, or -1 for any other axis.
 * ``reals`` (nbody, 28): joint axis (3), joint rotation in the parent, row-major (9), joint
   origin in the parent (3), mass (1), first mass moment ``m c`` (3) and rotational inertia about
   the body origin, row-major (9), all in body coordinates.
@@ -47,7 +48,15 @@ WORK_COLUMNS = 31
 def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pack `model` into the (ints, reals, dofs) arrays that the kernels read."""
     nbody = model.nbody
-    ints = np.stack([model.body_parent, model.jnt_type, model.jnt_qadr, model.jnt_vadr], axis=1)
+    # revolute axes along a coordinate axis (most robots) take a cheaper rotation
+    aligned = np.full(nbody, -1)
+    for i, axis in enumerate(model.jnt_axis):
+        if model.jnt_type[i] in (REVOLUTE, CONTINUOUS) and np.count_nonzero(axis) == 1:
+            k = int(np.flatnonzero(axis)[0])
+            aligned[i] = k if axis[k] == 1.0 else -1
+    ints = np.stack(
+        [model.body_parent, model.jnt_type, model.jnt_qadr, model.jnt_vadr, aligned], axis=1
+    )
     mass = model.body_mass
     first_moment = mass[:, None] * model.body_com
     # rotational inertia about the body origin: I_c + m (|c|^2 1 - c c^T)
@@ -111,7 +120,6 @@ def _joint_placement(ints, reals, q, i, w):
     """Write body i's rotation and origin in its parent into w[i, 0:12]."""
     jtype = ints[i, 1]
     qa = ints[i, 2]
-    r = reals[i]
     # the joint's own motion (rj, pj) in the joint frame
     if jtype == REVOLUTE or jtype == CONTINUOUS:
         if jtype == REVOLUTE:
@@ -120,7 +128,18 @@ def _joint_placement(ints, reals, q, i, w):
         else:
             c = q[qa]
             s = q[qa + 1]
-        ux, uy, uz = r[0], r[1], r[2]
+        k = ints[i, 4]
+        if k >= 0:
+            # about a coordinate axis e_k: columns a, b of R0 turn by the angle, k stays
+            ca, cb = (k + 1) % 3, (k + 2) % 3
+            for row in range(3):
+                ra, rb = reals[i, 3 + 3 * row + ca], reals[i, 3 + 3 * row + cb]
+                w[i, 3 * row + ca] = c * ra + s * rb
+                w[i, 3 * row + cb] = c * rb - s * ra
+                w[i, 3 * row + k] = reals[i, 3 + 3 * row + k]
+                w[i, _P + row] = reals[i, 12 + row]
+            return
+        ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
         t = 1.0 - c
         j00, j01, j02 = c + t * ux * ux, t * ux * uy - s * uz, t * ux * uz + s * uy
         j10, j11, j12 = t * ux * uy + s * uz, c + t * uy * uy, t * uy * uz - s * ux
@@ -131,7 +150,7 @@ def _joint_placement(ints, reals, q, i, w):
         j10, j11, j12 = 0.0, 1.0, 0.0
         j20, j21, j22 = 0.0, 0.0, 1.0
         d = q[qa]
-        px, py, pz = r[0] * d, r[1] * d, r[2] * d
+        px, py, pz = reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d
     else:
         # quaternion [x, y, z, w], after the translation for a free flyer
         o = qa + 3 if jtype == FREE else qa
@@ -145,11 +164,11 @@ def _joint_placement(ints, reals, q, i, w):
             px, py, pz = 0.0, 0.0, 0.0
     # compose with the fixed joint placement: R = R0 rj, p = p0 + R0 pj
     for row in range(3):
-        a0, a1, a2 = r[3 + 3 * row], r[4 + 3 * row], r[5 + 3 * row]
+        a0, a1, a2 = reals[i, 3 + 3 * row], reals[i, 4 + 3 * row], reals[i, 5 + 3 * row]
         w[i, 3 * row] = a0 * j00 + a1 * j10 + a2 * j20
         w[i, 3 * row + 1] = a0 * j01 + a1 * j11 + a2 * j21
         w[i, 3 * row + 2] = a0 * j02 + a1 * j12 + a2 * j22
-        w[i, _P + row] = r[12 + row] + a0 * px + a1 * py + a2 * pz
+        w[i, _P + row] = reals[i, 12 + row] + a0 * px + a1 * py + a2 * pz
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -256,24 +275,23 @@ def _joint_force(ints, reals, i, w, col, tau):
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _body_force(reals, i, w):
     """Set w[i, F] to I a + v x* (I v), body i's inertial force, from w[i, V] and w[i, A]."""
-    r = reals[i]
-    mass = r[15]
-    h0, h1, h2 = r[16], r[17], r[18]
+    mass = reals[i, 15]
+    h0, h1, h2 = reals[i, 16], reals[i, 17], reals[i, 18]
     w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
     u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
     # momentum I v: n = I_o w + h x u ;  f = mass u - h x w
-    n0 = r[19] * w0 + r[20] * w1 + r[21] * w2 + h1 * u2 - h2 * u1
-    n1 = r[22] * w0 + r[23] * w1 + r[24] * w2 + h2 * u0 - h0 * u2
-    n2 = r[25] * w0 + r[26] * w1 + r[27] * w2 + h0 * u1 - h1 * u0
+    n0 = reals[i, 19] * w0 + reals[i, 20] * w1 + reals[i, 21] * w2 + h1 * u2 - h2 * u1
+    n1 = reals[i, 22] * w0 + reals[i, 23] * w1 + reals[i, 24] * w2 + h2 * u0 - h0 * u2
+    n2 = reals[i, 25] * w0 + reals[i, 26] * w1 + reals[i, 27] * w2 + h0 * u1 - h1 * u0
     f0 = mass * u0 - (h1 * w2 - h2 * w1)
     f1 = mass * u1 - (h2 * w0 - h0 * w2)
     f2 = mass * u2 - (h0 * w1 - h1 * w0)
     # I a
     b0, b1, b2 = w[i, _A], w[i, _A + 1], w[i, _A + 2]
     c0, c1, c2 = w[i, _A + 3], w[i, _A + 4], w[i, _A + 5]
-    m0 = r[19] * b0 + r[20] * b1 + r[21] * b2 + h1 * c2 - h2 * c1
-    m1 = r[22] * b0 + r[23] * b1 + r[24] * b2 + h2 * c0 - h0 * c2
-    m2 = r[25] * b0 + r[26] * b1 + r[27] * b2 + h0 * c1 - h1 * c0
+    m0 = reals[i, 19] * b0 + reals[i, 20] * b1 + reals[i, 21] * b2 + h1 * c2 - h2 * c1
+    m1 = reals[i, 22] * b0 + reals[i, 23] * b1 + reals[i, 24] * b2 + h2 * c0 - h0 * c2
+    m2 = reals[i, 25] * b0 + reals[i, 26] * b1 + reals[i, 27] * b2 + h0 * c1 - h1 * c0
     # plus v x* (I v)
     w[i, _F] = m0 + w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
     w[i, _F + 1] = m1 + w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
