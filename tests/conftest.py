@@ -13,6 +13,32 @@ from invdyn.io import robots
 from invdyn.model import Model
 
 ERD_INSTALLED = robots.example_robot_data_dir() is not None
+
+# real robots that together cover every joint type (continuous: kinova and
+# double_pendulum_continuous; prismatic: tiago_no_hand, pr2) and fixed and floating bases
+SAMPLE_ROBOTS = [
+    ("panda", False),
+    ("ur5", False),
+    ("talos", True),
+    ("solo12", True),
+    ("anymal", True),
+    ("g1", True),
+    ("icub", True),
+    ("kinova", False),
+    ("tiago_no_hand", False),
+    ("pr2", True),
+    ("double_pendulum_continuous", False),
+]
+
+
+def robot_params(cases: list[tuple[str, bool]]) -> list:
+    """pytest parameters (name, floating) with ids such as ``talos-floating``."""
+    return [
+        pytest.param(name, floating, id=f"{name}-{'floating' if floating else 'fixed'}")
+        for name, floating in cases
+    ]
+
+
 requires_erd = pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data is not installed")
 
 

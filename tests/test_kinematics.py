@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, requires_erd
+from conftest import SAMPLE_ROBOTS, assert_close, requires_erd, robot_params
 from invdyn.configuration import integrate, random_configuration
 from invdyn.io import robots
 from invdyn.model import Model
@@ -116,23 +116,7 @@ def test_frame_by_name_and_index_agree(rng):
 # real robots, against Pinocchio and finite differences
 # ----------------------------------------------------------------------------------------------
 
-ROBOTS = [
-    ("panda", False),
-    ("ur5", False),
-    ("talos", True),
-    ("solo12", True),
-    ("anymal", True),
-    ("g1", True),
-    ("icub", True),
-    ("kinova", False),
-    ("tiago_no_hand", False),
-    ("pr2", True),
-    ("double_pendulum_continuous", False),
-]
-CASES = [
-    pytest.param(name, floating, id=f"{name}-{'floating' if floating else 'fixed'}")
-    for name, floating in ROBOTS
-]
+CASES = robot_params(SAMPLE_ROBOTS)
 
 
 @functools.cache

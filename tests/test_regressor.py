@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, requires_erd
+from conftest import SAMPLE_ROBOTS, assert_close, requires_erd, robot_params
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
 from invdyn.model import Model
@@ -23,23 +23,7 @@ from invdyn.spatial import quaternion_to_matrix
 
 RTOL = 1e-9
 
-ROBOTS = [
-    ("panda", False),
-    ("ur5", False),
-    ("talos", True),
-    ("solo12", True),
-    ("anymal", True),
-    ("g1", True),
-    ("icub", True),
-    ("kinova", False),
-    ("tiago_no_hand", False),
-    ("pr2", True),
-    ("double_pendulum_continuous", False),
-]
-CASES = [
-    pytest.param(name, floating, id=f"{name}-{'floating' if floating else 'fixed'}")
-    for name, floating in ROBOTS
-]
+CASES = robot_params(SAMPLE_ROBOTS)
 
 
 def _rng(seed: str) -> np.random.Generator:

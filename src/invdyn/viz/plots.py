@@ -28,7 +28,7 @@ def plot_joint_series(
     *,
     labels: Sequence[str],
     units: Sequence[str],
-    quantity: str = "joint torque",
+    quantity: str = "joint effort",
     title: str = "",
 ) -> Figure:
     """A figure with one labelled line per joint against time, one axis per unit.
@@ -41,7 +41,8 @@ def plot_joint_series(
       values: (T, n) one column per joint.
       labels: (n,) joint names for the legend.
       units: (n,) unit of each column, such as ``"N·m"`` or ``"N"``.
-      quantity: what the values are, for the axis labels.
+      quantity: what the values are, for the axis labels ("joint effort" reads as torque
+        in N·m and force in N).
       title: figure title.
 
     Returns:
