@@ -41,8 +41,8 @@ _FAST = {"contract"}
 SINGULAR, OVERFLOW = 5, 6
 
 # columns of the work array
-_R, _P, _V, _A, _F, _PARENT = 0, 9, 12, 18, 24, 30
-WORK_COLUMNS = 31
+_R, _P, _V, _A, _F = 0, 9, 12, 18, 24
+WORK_COLUMNS = 30
 
 
 def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -172,27 +172,6 @@ def _joint_placement(ints, reals, q, i, w):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_to_child(w, i, col):
-    """Set w[i, col:col+6] to the parent's motion w[parent, col:col+6] in body i coordinates."""
-    # X m = (R^T ang, R^T (lin + ang x p)); the world row (-1) holds the base motion
-    parent = _parent(w, i)
-    a0, a1, a2 = w[parent, col], w[parent, col + 1], w[parent, col + 2]
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
-    l0 = w[parent, col + 3] + a1 * p2 - a2 * p1
-    l1 = w[parent, col + 4] + a2 * p0 - a0 * p2
-    l2 = w[parent, col + 5] + a0 * p1 - a1 * p0
-    for k in range(3):
-        rk0, rk1, rk2 = w[i, k], w[i, 3 + k], w[i, 6 + k]
-        w[i, col + k] = rk0 * a0 + rk1 * a1 + rk2 * a2
-        w[i, col + 3 + k] = rk0 * l0 + rk1 * l1 + rk2 * l2
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _parent(w, i):
-    return int(w[i, _PARENT])
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _force_to_parent(w, i, col, parent):
     """Add body i's spatial force w[i, col:col+6], in parent coordinates, to w[parent, col:]."""
     # rotate by R, then the moment gains p x (R f)
@@ -230,27 +209,6 @@ def _joint_motion(ints, reals, i, x):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _add_motion(w, i, col, m):
-    """Add the 6 values m to w[i, col:col+6]."""
-    for k in range(6):
-        w[i, col + k] += m[k]
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _add_velocity_cross(w, i, m):
-    """Add v_i x m, body i's velocity crossed with the motion m (6 values), to w[i, A]."""
-    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
-    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
-    a0, a1, a2, b0, b1, b2 = m
-    w[i, _A] += w1 * a2 - w2 * a1
-    w[i, _A + 1] += w2 * a0 - w0 * a2
-    w[i, _A + 2] += w0 * a1 - w1 * a0
-    w[i, _A + 3] += w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
-    w[i, _A + 4] += w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
-    w[i, _A + 5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _joint_force(ints, reals, i, w, col, tau):
     """Write S^T f, the joint forces of body i's spatial force w[i, col:col+6], into tau."""
     jtype = ints[i, 1]
@@ -273,12 +231,66 @@ def _joint_force(ints, reals, i, w, col, tau):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _body_force(reals, i, w):
-    """Set w[i, F] to I a + v x* (I v), body i's inertial force, from w[i, V] and w[i, A]."""
+def _to_child(w, i, m):
+    """X m: the parent's spatial motion m (6 values) in body i's coordinates."""
+    # (R^T ang, R^T (lin + ang x p)), with R and p of body i read from the work array
+    a0, a1, a2, b0, b1, b2 = m
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    l0 = b0 + a1 * p2 - a2 * p1
+    l1 = b1 + a2 * p0 - a0 * p2
+    l2 = b2 + a0 * p1 - a1 * p0
+    r00, r01, r02, r10, r11, r12 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
+    r20, r21, r22 = w[i, 6], w[i, 7], w[i, 8]
+    return (
+        r00 * a0 + r10 * a1 + r20 * a2,
+        r01 * a0 + r11 * a1 + r21 * a2,
+        r02 * a0 + r12 * a1 + r22 * a2,
+        r00 * l0 + r10 * l1 + r20 * l2,
+        r01 * l0 + r11 * l1 + r21 * l2,
+        r02 * l0 + r12 * l1 + r22 * l2,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _row(w, i, col):
+    """The 6 values w[i, col:col+6]."""
+    return w[i, col], w[i, col + 1], w[i, col + 2], w[i, col + 3], w[i, col + 4], w[i, col + 5]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _store(w, i, col, m):
+    """Write the 6 values m to w[i, col:col+6]."""
+    for k in range(6):
+        w[i, col + k] = m[k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _plus(m, n):
+    return m[0] + n[0], m[1] + n[1], m[2] + n[2], m[3] + n[3], m[4] + n[4], m[5] + n[5]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cross_motion(v, m):
+    """v x m, the spatial motion cross product (6 values each)."""
+    w0, w1, w2, u0, u1, u2 = v
+    a0, a1, a2, b0, b1, b2 = m
+    return (
+        w1 * a2 - w2 * a1,
+        w2 * a0 - w0 * a2,
+        w0 * a1 - w1 * a0,
+        w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1,
+        w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2,
+        w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _inertial_force(reals, i, v, acc):
+    """I a + v x* (I v): body i's inertial force at velocity v and acceleration acc."""
     mass = reals[i, 15]
     h0, h1, h2 = reals[i, 16], reals[i, 17], reals[i, 18]
-    w0, w1, w2 = w[i, _V], w[i, _V + 1], w[i, _V + 2]
-    u0, u1, u2 = w[i, _V + 3], w[i, _V + 4], w[i, _V + 5]
+    w0, w1, w2, u0, u1, u2 = v
+    b0, b1, b2, c0, c1, c2 = acc
     # momentum I v: n = I_o w + h x u ;  f = mass u - h x w
     n0 = reals[i, 19] * w0 + reals[i, 20] * w1 + reals[i, 21] * w2 + h1 * u2 - h2 * u1
     n1 = reals[i, 22] * w0 + reals[i, 23] * w1 + reals[i, 24] * w2 + h2 * u0 - h0 * u2
@@ -287,18 +299,18 @@ def _body_force(reals, i, w):
     f1 = mass * u1 - (h2 * w0 - h0 * w2)
     f2 = mass * u2 - (h0 * w1 - h1 * w0)
     # I a
-    b0, b1, b2 = w[i, _A], w[i, _A + 1], w[i, _A + 2]
-    c0, c1, c2 = w[i, _A + 3], w[i, _A + 4], w[i, _A + 5]
     m0 = reals[i, 19] * b0 + reals[i, 20] * b1 + reals[i, 21] * b2 + h1 * c2 - h2 * c1
     m1 = reals[i, 22] * b0 + reals[i, 23] * b1 + reals[i, 24] * b2 + h2 * c0 - h0 * c2
     m2 = reals[i, 25] * b0 + reals[i, 26] * b1 + reals[i, 27] * b2 + h0 * c1 - h1 * c0
     # plus v x* (I v)
-    w[i, _F] = m0 + w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-    w[i, _F + 1] = m1 + w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-    w[i, _F + 2] = m2 + w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-    w[i, _F + 3] = mass * c0 - (h1 * b2 - h2 * b1) + w1 * f2 - w2 * f1
-    w[i, _F + 4] = mass * c1 - (h2 * b0 - h0 * b2) + w2 * f0 - w0 * f2
-    w[i, _F + 5] = mass * c2 - (h0 * b1 - h1 * b0) + w0 * f1 - w1 * f0
+    return (
+        m0 + w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1,
+        m1 + w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
+        m2 + w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0,
+        mass * c0 - (h1 * b2 - h2 * b1) + w1 * f2 - w2 * f1,
+        mass * c1 - (h2 * b0 - h0 * b2) + w2 * f0 - w0 * f2,
+        mass * c2 - (h0 * b1 - h1 * b0) + w0 * f1 - w1 * f0,
+    )
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -307,8 +319,6 @@ def _new_work(ints, dofs):
     nbody = ints.shape[0]
     nv = dofs.shape[0] - 1
     w = np.empty((nbody + 1, WORK_COLUMNS))
-    for i in range(nbody):
-        w[i, _PARENT] = ints[i, 0]
     for k in range(WORK_COLUMNS):
         w[nbody, k] = 0.0
     for k in range(3):
@@ -318,17 +328,21 @@ def _new_work(ints, dofs):
 
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _forward_pass(ints, reals, q, v, a, w):
-    """Placements, velocities and accelerations of every body, gravity included."""
+    """Placements, velocities, accelerations (gravity included) and inertial forces of every
+    body, each computed in registers and stored once."""
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
+        parent = ints[i, 0]  # -1, the last row, is the world
         # v_i = X v_parent + S qd
         joint_velocity = _joint_motion(ints, reals, i, v)
-        _motion_to_child(w, i, _V)
-        _add_motion(w, i, _V, joint_velocity)
+        vel = _plus(_to_child(w, i, _row(w, parent, _V)), joint_velocity)
         # a_i = X a_parent + S qdd + v_i x S qd
-        _motion_to_child(w, i, _A)
-        _add_motion(w, i, _A, _joint_motion(ints, reals, i, a))
-        _add_velocity_cross(w, i, joint_velocity)
+        acc = _plus(_to_child(w, i, _row(w, parent, _A)), _joint_motion(ints, reals, i, a))
+        acc = _plus(acc, _cross_motion(vel, joint_velocity))
+        # f_i = I a_i + v_i x* I v_i
+        _store(w, i, _V, vel)
+        _store(w, i, _A, acc)
+        _store(w, i, _F, _inertial_force(reals, i, vel, acc))
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -353,9 +367,8 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
     nbody = ints.shape[0]
     _forward_pass(ints, reals, q, v, a, w)
     # f_i = I a_i + v_i x* I v_i - f_ext_i
-    for i in range(nbody):
-        _body_force(reals, i, w)
-        if fext.shape[0] > 0:
+    if fext.shape[0] > 0:
+        for i in range(nbody):
             for k in range(6):
                 w[i, _F + k] -= fext[i, k]
     # backward: tau_i = S^T f_i, then pass f_i to the parent
@@ -593,11 +606,9 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):
     for i in range(nbody):
         _joint_placement(ints, reals, q, i, w)
         joint_velocity = _joint_motion(ints, reals, i, v)
-        _motion_to_child(w, i, _V)
-        _add_motion(w, i, _V, joint_velocity)
-        for k in range(6):
-            w[i, _A + k] = 0.0
-        _add_velocity_cross(w, i, joint_velocity)
+        vel = _plus(_to_child(w, i, _row(w, ints[i, 0], _V)), joint_velocity)
+        _store(w, i, _V, vel)
+        _store(w, i, _A, _cross_motion(vel, joint_velocity))
     inertia = np.empty((nbody, 6, 6))
     bias = np.empty((nbody, 6))
     tmp = np.empty(6)
@@ -705,7 +716,7 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):
             return SINGULAR
         for k in range(n):
             qdd[va + k] = gain[k]
-        _add_motion(w, i, _F, _joint_motion(ints, reals, i, qdd))
+        _store(w, i, _F, _plus(_row(w, i, _F), _joint_motion(ints, reals, i, qdd)))
     return _status_of_result(qdd)
 
 
