@@ -71,7 +71,7 @@ def raise_for_status(status: int, names: tuple[str, ...]) -> None:
     raise InputError(f"kernel failed with status {status}")
 
 
-def packed(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def packed(model: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kernel arrays of `model`, or `InputError` when it is not an `invdyn.Model`."""
     try:
         return model.kernel_data

@@ -51,7 +51,7 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
       (..., nv) joint forces and torques.
     """
     try:
-        ints, reals, dofs = model.kernel_data
+        ints, reals = model.kernel_data
     except AttributeError:
         raise not_a_model(model) from None
     nv = model.nv
@@ -59,7 +59,7 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
         tau = np.empty(nv)
         # plain float64 vectors take the compiled path directly; anything else is checked below
         try:
-            status = cpu.rnea_vector(ints, reals, dofs, q, v, a, tau)
+            status = cpu.rnea_vector(ints, reals, q, v, a, tau)
         except TypeError:
             status = -1
         if status == 0:
@@ -68,11 +68,9 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
     if q.shape[0] < _PARALLEL_FROM:
-        status = cpu.rnea_batch_serial(ints, reals, dofs, q, v, a, forces, tau)
+        status = cpu.rnea_batch_serial(ints, reals, q, v, a, forces, tau)
     else:
-        status = cpu.rnea_batch(
-            ints, reals, dofs, q, v, a, forces, tau, 8 * numba.get_num_threads()
-        )
+        status = cpu.rnea_batch(ints, reals, q, v, a, forces, tau, 8 * numba.get_num_threads())
     raise_for_status(status, _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
@@ -88,14 +86,14 @@ def mass_matrix(model: Model, q: Array) -> Array:
       (..., nv, nv) symmetric positive definite mass matrix, joint armature on the diagonal.
     """
     try:
-        ints, reals, dofs = model.kernel_data
+        ints, reals = model.kernel_data
     except AttributeError:
         raise not_a_model(model) from None
     nv = model.nv
     if getattr(q, "ndim", 0) == 1:
         out = np.empty((nv, nv))
         try:
-            status = cpu.crba_vector(ints, reals, dofs, q, out)
+            status = cpu.crba_vector(ints, reals, q, out)
         except TypeError:
             status = -1
         if status == 0:
@@ -104,7 +102,7 @@ def mass_matrix(model: Model, q: Array) -> Array:
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
-    raise_for_status(cpu.crba_batch(ints, reals, dofs, q.reshape(-1, model.nq), out), _STATE_NAMES)
+    raise_for_status(cpu.crba_batch(ints, reals, q.reshape(-1, model.nq), out), _STATE_NAMES)
     return out.reshape((*lead, nv, nv))
 
 
@@ -124,14 +122,14 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
       (..., nv) joint accelerations.
     """
     try:
-        ints, reals, dofs = model.kernel_data
+        ints, reals = model.kernel_data
     except AttributeError:
         raise not_a_model(model) from None
     nv = model.nv
     if f_ext is None and getattr(q, "ndim", 0) == 1:
         qdd = np.empty(nv)
         try:
-            status = cpu.aba_vector(ints, reals, dofs, q, v, tau, qdd)
+            status = cpu.aba_vector(ints, reals, q, v, tau, qdd)
         except TypeError:
             status = -1
         if status == 0:
@@ -139,7 +137,7 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
         _check_aba(model, max(status, 0))
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     qdd = np.empty((q.shape[0], nv))
-    _check_aba(model, cpu.aba_batch(ints, reals, dofs, q, v, tau, forces, qdd))
+    _check_aba(model, cpu.aba_batch(ints, reals, q, v, tau, forces, qdd))
     return qdd.reshape((*lead, nv))
 
 
@@ -153,7 +151,8 @@ def gravity(model: Model, q: Array) -> Array:
     Returns:
       (..., nv) joint forces that hold the robot still against gravity.
     """
-    zeros = np.zeros(len(packed(model)[2]) - 1)
+    packed(model)
+    zeros = np.zeros(model.nv)
     return rnea(model, q, zeros, zeros)
 
 
@@ -168,7 +167,8 @@ def bias(model: Model, q: Array, v: Array) -> Array:
     Returns:
       (..., nv) joint forces at zero acceleration.
     """
-    return rnea(model, q, v, np.zeros(len(packed(model)[2]) - 1))
+    packed(model)
+    return rnea(model, q, v, np.zeros(model.nv))
 
 
 def coriolis(model: Model, q: Array, v: Array) -> Array:
@@ -185,13 +185,13 @@ def coriolis(model: Model, q: Array, v: Array) -> Array:
     Returns:
       (..., nv, nv) Coriolis matrix.
     """
-    ints, reals, dofs = packed(model)
+    ints, reals = packed(model)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
     lead = batch_shape({"q": (q, 1), "v": (v, 1)})
     qf, vf = flatten(q, lead, 1), flatten(v, lead, 1)
     out = np.empty((qf.shape[0], model.nv, model.nv))
-    raise_for_status(cpu.coriolis_batch(ints, reals, dofs, qf, vf, out), _STATE_NAMES)
+    raise_for_status(cpu.coriolis_batch(ints, reals, qf, vf, out), _STATE_NAMES)
     return out.reshape((*lead, model.nv, model.nv))
 
 

@@ -29,12 +29,12 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     Returns:
       (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
     """
-    ints, reals, dofs = packed(model)
+    ints, reals = packed(model)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
     raise_for_status(
-        cpu.forward_kinematics_batch(ints, reals, dofs, q.reshape(-1, model.nq), world), ("q",)
+        cpu.forward_kinematics_batch(ints, reals, q.reshape(-1, model.nq), world), ("q",)
     )
     world = world.reshape((*lead, model.nbody, 12))
     return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]

@@ -229,7 +229,7 @@ class Model:
             raise ModelError(f"{self.name}: no body named {name!r}") from None
 
     @cached_property
-    def kernel_data(self) -> tuple[Int, Float, Float]:
+    def kernel_data(self) -> tuple[Int, Float]:
         """The packed arrays that the compiled kernels read; see `invdyn.kernels.cpu`."""
         from invdyn.kernels.cpu import pack_model
 

@@ -27,12 +27,12 @@ def inertial_parameters(model: Model) -> Array:
     Returns:
       (10 nbody + 3 nv,) body inertial parameters, then armature, viscous and Coulomb friction.
     """
-    _, reals, _ = packed(model)
-    inertia = reals[:, 19:28].reshape(-1, 3, 3)
+    bodies = packed(model)[1][: model.nbody]
+    inertia = bodies[:, 19:28].reshape(-1, 3, 3)
     rotational = inertia[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
-    bodies = np.concatenate([reals[:, 15:19], rotational], axis=1)
+    body_parameters = np.concatenate([bodies[:, 15:19], rotational], axis=1)
     return np.concatenate(
-        [bodies.ravel(), model.dof_armature, model.dof_damping, model.dof_friction]
+        [body_parameters.ravel(), model.dof_armature, model.dof_damping, model.dof_friction]
     )
 
 
@@ -51,7 +51,7 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     Returns:
       (..., nv, 10 nbody + 3 nv) regressor.
     """
-    ints, reals, dofs = packed(model)
+    ints, reals = packed(model)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
     a = as_float_array("a", a, model.nv)
@@ -59,5 +59,5 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     qf, vf, af = (flatten(x, lead, 1) for x in (q, v, a))
     columns = 10 * model.nbody + 3 * model.nv
     out = np.empty((qf.shape[0], model.nv, columns))
-    raise_for_status(cpu.regressor_batch(ints, reals, dofs, qf, vf, af, out), ("q", "v", "a"))
+    raise_for_status(cpu.regressor_batch(ints, reals, qf, vf, af, out), ("q", "v", "a"))
     return out.reshape((*lead, model.nv, columns))

@@ -2,21 +2,21 @@
 
 Every kernel works on one state and writes into arrays its caller allocated; the ``*_batch``
 variants run it over a leading batch axis in parallel on all cores. The model reaches the
-kernels packed by `pack_model` into three arrays, so a call from Python unboxes few arguments:
+kernels packed by `pack_model` into two arrays, so a call from Python unboxes few arguments:
 
 * ``ints`` (nbody, 5): parent, joint type, first index in ``q``, first index in ``v``, and the
   coordinate axis (0, 1, 2) a revolute joint turns about, or -1 for any other axis.
-* ``reals`` (nbody, 28): joint axis (3), joint rotation in the parent, row-major (9), joint
-  origin in the parent (3), mass (1), first mass moment ``m c`` (3) and rotational inertia about
-  the body origin, row-major (9), all in body coordinates.
-* ``dofs`` (nv + 1, 4): armature, viscous and Coulomb friction per degree of freedom; the last
-  row holds gravity and ``nq``.
+* ``reals`` (nbody + nv + 1, 28): per body, the joint axis (3), joint rotation in the parent,
+  row-major (9), joint origin in the parent (3), mass (1), first mass moment ``m c`` (3) and
+  rotational inertia about the body origin, row-major (9), all in body coordinates; then
+  ``dofs = reals[nbody:]``: armature, viscous and Coulomb friction per degree of freedom in its
+  first three columns, and a last row with gravity and ``nq``.
 
 Spatial vectors are [angular; linear] (see `invdyn.spatial`). Per-body state lives in a work
-array of shape (nbody, 30): rotation to the parent (9), origin in the parent (3), velocity (6),
-acceleration (6) and force (6), all in body coordinates. A kernel returns a status: 0 when every
-input was finite, else the position of the first non-finite argument (1 for ``q``, ...), or
-OVERFLOW when finite inputs gave a non-finite result.
+array of shape (nbody + 1, 30), the last row being the world: rotation to the parent (9),
+origin in the parent (3), velocity (6), acceleration (6) and force (6), in body coordinates.
+A kernel returns a status: 0 when every input was finite, else the position of the first
+non-finite argument (1 for ``q``, ...), or OVERFLOW when finite inputs gave a non-finite result.
 
 The ``*_vector`` kernels serve single calls from Python: they take only C-contiguous float64
 vectors (any other argument raises numba's TypeError at once, without compiling), check the
@@ -45,8 +45,8 @@ _R, _P, _V, _A, _F = 0, 9, 12, 18, 24
 WORK_COLUMNS = 30
 
 
-def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pack `model` into the (ints, reals, dofs) arrays that the kernels read."""
+def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Pack `model` into the (ints, reals) arrays that the kernels read."""
     nbody = model.nbody
     # revolute axes along a coordinate axis (most robots) take a cheaper rotation
     aligned = np.full(nbody, -1)
@@ -74,7 +74,8 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ],
         axis=1,
     )
-    dofs = np.zeros((model.nv + 1, 4))
+    # the rows after the bodies: armature, damping, friction per dof, then gravity and nq
+    dofs = np.zeros((model.nv + 1, reals.shape[1]))
     dofs[:-1, 0] = model.dof_armature
     dofs[:-1, 1] = model.dof_damping
     dofs[:-1, 2] = model.dof_friction
@@ -82,8 +83,7 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     dofs[-1, 3] = model.nq
     return (
         np.ascontiguousarray(ints, dtype=np.int64),
-        np.ascontiguousarray(reals, dtype=np.float64),
-        dofs,
+        np.ascontiguousarray(np.concatenate([reals, dofs]), dtype=np.float64),
     )
 
 
@@ -353,8 +353,9 @@ def _add_joint_terms(dofs, v, a, tau):
 
 
 @njit(cache=True, fastmath=_FAST)
-def rnea(ints, reals, dofs, q, v, a, fext, tau):
+def rnea(ints, reals, q, v, a, fext, tau):
     """Recursive Newton-Euler: write the joint forces of (q, v, a) into tau; return a status."""
+    dofs = reals[ints.shape[0] :]
     return _rnea_in(ints, reals, dofs, q, v, a, fext, tau, _new_work(ints, dofs))
 
 
@@ -490,8 +491,9 @@ def _solve_small(d, n, rhs, out):
 
 
 @njit(cache=True, fastmath=_FAST)
-def crba(ints, reals, dofs, q, mass_matrix):
+def crba(ints, reals, q, mass_matrix):
     """Composite rigid-body algorithm: write M(q) (nv, nv) into mass_matrix; return a status."""
+    dofs = reals[ints.shape[0] :]
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
             return 1
@@ -591,11 +593,12 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):
 
 
 @njit(cache=True, fastmath=_FAST)
-def aba(ints, reals, dofs, q, v, tau, fext, qdd):
+def aba(ints, reals, q, v, tau, fext, qdd):
     """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
 
     Status SINGULAR means a joint's articulated inertia is singular (a massless subtree).
     """
+    dofs = reals[ints.shape[0] :]
     status = _check(q, v, tau, fext)
     if status != 0:
         return status
@@ -612,7 +615,7 @@ def aba(ints, reals, dofs, q, v, tau, fext, qdd):
     inertia = np.empty((nbody, 6, 6))
     bias = np.empty((nbody, 6))
     tmp = np.empty(6)
-    params = reals[:, 15:]
+    params = reals[:nbody, 15:]
     for i in range(nbody):
         _composite_matrix(params, i, inertia[i])
         # p_i = v_i x* I v_i - f_ext_i
@@ -743,8 +746,9 @@ def _world_placements(ints, reals, q, w, world):
 
 
 @njit(cache=True, fastmath=_FAST)
-def forward_kinematics(ints, reals, dofs, q, world):
+def forward_kinematics(ints, reals, q, world):
     """Write the world placements of every body, (nbody, 12) rotation then origin, into world."""
+    dofs = reals[ints.shape[0] :]
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
             return 1
@@ -830,8 +834,9 @@ def _project(ints, reals, j, k, f):
 
 
 @njit(cache=True, fastmath=_FAST)
-def regressor(ints, reals, dofs, q, v, a, out):
+def regressor(ints, reals, q, v, a, out):
     """Joint-torque regressor: write Y (nv, 10 nbody + 3 nv), rnea = Y @ params, into out."""
+    dofs = reals[ints.shape[0] :]
     status = _check(q, v, a, np.zeros((0, 6)))
     if status != 0:
         return status
@@ -868,11 +873,12 @@ def regressor(ints, reals, dofs, q, v, a, out):
 
 
 @njit(cache=True, fastmath=_FAST)
-def coriolis(ints, reals, dofs, q, v, out):
+def coriolis(ints, reals, q, v, out):
     """Coriolis matrix C (nv, nv) with C v the velocity product terms and M_dot - 2 C skew.
 
     C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in world coordinates.
     """
+    dofs = reals[ints.shape[0] :]
     status = _check(q, v, v, np.zeros((0, 6)))
     if status != 0:
         return status
@@ -1003,11 +1009,12 @@ def _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop):
 
 
 @njit(cache=True, parallel=True)
-def rnea_batch(ints, reals, dofs, q, v, a, fext, tau, chunks):
+def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
     """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6).
 
     The batch runs as `chunks` contiguous pieces in parallel, one work array each.
     """
+    dofs = reals[ints.shape[0] :]
     batch = q.shape[0]
     chunks = max(1, min(batch, chunks))
     status = np.zeros(chunks, dtype=np.int64)
@@ -1018,54 +1025,55 @@ def rnea_batch(ints, reals, dofs, q, v, a, fext, tau, chunks):
 
 
 @njit(cache=True)
-def rnea_batch_serial(ints, reals, dofs, q, v, a, fext, tau):
+def rnea_batch_serial(ints, reals, q, v, a, fext, tau):
     """`rnea_batch` on the calling thread, for batches too small to share."""
+    dofs = reals[ints.shape[0] :]
     return _rnea_range(ints, reals, dofs, q, v, a, fext, tau, 0, q.shape[0])
 
 
 @njit(cache=True, parallel=True)
-def aba_batch(ints, reals, dofs, q, v, tau, fext, qdd):
+def aba_batch(ints, reals, q, v, tau, fext, qdd):
     """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
         fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = aba(ints, reals, dofs, q[b], v[b], tau[b], fb, qdd[b])
+        status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
     return status.max() if status.size > 0 else 0
 
 
 @njit(cache=True, parallel=True)
-def crba_batch(ints, reals, dofs, q, mass_matrix):
+def crba_batch(ints, reals, q, mass_matrix):
     """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
-        status[b] = crba(ints, reals, dofs, q[b], mass_matrix[b])
+        status[b] = crba(ints, reals, q[b], mass_matrix[b])
     return status.max() if status.size > 0 else 0
 
 
 @njit(cache=True, parallel=True)
-def forward_kinematics_batch(ints, reals, dofs, q, world):
+def forward_kinematics_batch(ints, reals, q, world):
     """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
-        status[b] = forward_kinematics(ints, reals, dofs, q[b], world[b])
+        status[b] = forward_kinematics(ints, reals, q[b], world[b])
     return status.max() if status.size > 0 else 0
 
 
 @njit(cache=True, parallel=True)
-def regressor_batch(ints, reals, dofs, q, v, a, out):
+def regressor_batch(ints, reals, q, v, a, out):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
-        status[b] = regressor(ints, reals, dofs, q[b], v[b], a[b], out[b])
+        status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
     return status.max() if status.size > 0 else 0
 
 
 @njit(cache=True, parallel=True)
-def coriolis_batch(ints, reals, dofs, q, v, out):
+def coriolis_batch(ints, reals, q, v, out):
     """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
     for b in prange(q.shape[0]):
-        status[b] = coriolis(ints, reals, dofs, q[b], v[b], out[b])
+        status[b] = coriolis(ints, reals, q[b], v[b], out[b])
     return status.max() if status.size > 0 else 0
 
 
@@ -1087,26 +1095,29 @@ def _sizes_ok(dofs, q, vectors):
     return True
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
-def rnea_vector(ints, reals, dofs, q, v, a, tau):
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+def rnea_vector(ints, reals, q, v, a, tau):
     """`rnea` of one state without external forces; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
     if not _sizes_ok(dofs, q, (v, a, tau)):
         return -1
-    return rnea(ints, reals, dofs, q, v, a, np.zeros((0, 6)), tau)
+    return rnea(ints, reals, q, v, a, np.zeros((0, 6)), tau)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
-def aba_vector(ints, reals, dofs, q, v, tau, qdd):
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+def aba_vector(ints, reals, q, v, tau, qdd):
     """`aba` of one state without external forces; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
     if not _sizes_ok(dofs, q, (v, tau, qdd)):
         return -1
-    return aba(ints, reals, dofs, q, v, tau, np.zeros((0, 6)), qdd)
+    return aba(ints, reals, q, v, tau, np.zeros((0, 6)), qdd)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
-def crba_vector(ints, reals, dofs, q, mass_matrix):
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+def crba_vector(ints, reals, q, mass_matrix):
     """`crba` of one configuration; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
     nv = dofs.shape[0] - 1
     if q.shape[0] != int(dofs[nv, 3]) or mass_matrix.shape != (nv, nv):
         return -1
-    return crba(ints, reals, dofs, q, mass_matrix)
+    return crba(ints, reals, q, mass_matrix)
