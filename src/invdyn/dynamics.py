@@ -30,6 +30,11 @@ Array = NDArray[np.float64]
 
 _STATE_NAMES = ("q", "v", "a", "f_ext")
 _ABA_NAMES = ("q", "v", "tau", "f_ext")
+# bound once: module attribute lookups are a visible share of a single call
+_empty = np.empty
+_rnea_vector = cpu.rnea_vector
+_crba_vector = cpu.crba_vector
+_aba_vector = cpu.aba_vector
 # below this many states a batch runs on the calling thread: waking threads costs more
 _PARALLEL_FROM = 32
 
@@ -52,15 +57,15 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     """
     try:
         ints, reals = model.kernel_data
+        nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    nv = model.nv
-    if f_ext is None and getattr(q, "ndim", 0) == 1:
-        tau = np.empty(nv)
+    if f_ext is None:
         # plain float64 vectors take the compiled path directly; anything else is checked below
+        tau = _empty(nv)
         try:
-            status = cpu.rnea_vector(ints, reals, q, v, a, tau)
-        except TypeError:
+            status = _rnea_vector(ints, reals, q, v, a, tau) if q.ndim == 1 else -1
+        except (TypeError, AttributeError):
             status = -1
         if status == 0:
             return tau
@@ -87,18 +92,17 @@ def mass_matrix(model: Model, q: Array) -> Array:
     """
     try:
         ints, reals = model.kernel_data
+        nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    nv = model.nv
-    if getattr(q, "ndim", 0) == 1:
-        out = np.empty((nv, nv))
-        try:
-            status = cpu.crba_vector(ints, reals, q, out)
-        except TypeError:
-            status = -1
-        if status == 0:
-            return out
-        raise_for_status(max(status, 0), _STATE_NAMES)
+    out = _empty((nv, nv))
+    try:
+        status = _crba_vector(ints, reals, q, out) if q.ndim == 1 else -1
+    except (TypeError, AttributeError):
+        status = -1
+    if status == 0:
+        return out
+    raise_for_status(max(status, 0), _STATE_NAMES)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
@@ -123,14 +127,14 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
     """
     try:
         ints, reals = model.kernel_data
+        nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    nv = model.nv
-    if f_ext is None and getattr(q, "ndim", 0) == 1:
-        qdd = np.empty(nv)
+    if f_ext is None:
+        qdd = _empty(nv)
         try:
-            status = cpu.aba_vector(ints, reals, q, v, tau, qdd)
-        except TypeError:
+            status = _aba_vector(ints, reals, q, v, tau, qdd) if q.ndim == 1 else -1
+        except (TypeError, AttributeError):
             status = -1
         if status == 0:
             return qdd

@@ -265,6 +265,19 @@ def _store(w, i, col, m):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
+def _vec(x):
+    """The 6 values of the vector x (6,)."""
+    return x[0], x[1], x[2], x[3], x[4], x[5]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _put(out, m):
+    """Write the 6 values m into the vector out (6,)."""
+    for k in range(6):
+        out[k] = m[k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
 def _plus(m, n):
     return m[0] + n[0], m[1] + n[1], m[2] + n[2], m[3] + n[3], m[4] + n[4], m[5] + n[5]
 
@@ -377,7 +390,7 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
         _joint_force(ints, reals, i, w, _F, tau)
         parent = ints[i, 0]
         if parent >= 0:
-            _force_to_parent(w, i, _F, parent)
+            _store(w, parent, _F, _plus(_row(w, parent, _F), _force_up(w, i, _row(w, i, _F))))
     _add_joint_terms(dofs, v, a, tau)
     return _status_of_result(tau)
 
@@ -507,8 +520,7 @@ def crba(ints, reals, q, mass_matrix):
     for i in range(nbody):
         for k in range(13):
             comp[i, k] = reals[i, 15 + k]
-    vectors = np.empty(30)
-    scratch, col, force, moved = vectors[:12], vectors[12:18], vectors[18:24], vectors[24:]
+    scratch = np.empty(12)
     for i in range(nbody - 1, -1, -1):
         parent = ints[i, 0]
         if parent >= 0:
@@ -520,24 +532,76 @@ def crba(ints, reals, q, mass_matrix):
         va = ints[i, 3]
         for k in range(_joint_nv(ints, i)):
             # F = I^c_i S_ik, projected on every joint from i up to the root
-            _joint_column(ints, reals, i, k, col)
-            _composite_times(comp, i, col, force)
+            force = _composite_product(comp, i, _column(ints, reals, i, k))
             j = i
-            while j >= 0:
+            while True:
                 vj = ints[j, 3]
                 for kk in range(_joint_nv(ints, j)):
                     value = _project(ints, reals, j, kk, force)
                     mass_matrix[vj + kk, va + k] = value
                     mass_matrix[va + k, vj + kk] = value
                 parent = ints[j, 0]
-                if parent >= 0:
-                    _force_vector_to_parent(w, j, force, moved)
-                    for r in range(6):
-                        force[r] = moved[r]
+                if parent < 0:
+                    break
+                force = _force_up(w, j, force)
                 j = parent
     for k in range(nv):
         mass_matrix[k, k] += dofs[k, 0]
     return _status_of_result(mass_matrix)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _column(ints, reals, i, k):
+    """Column k of joint i's motion subspace S (6 values, body coordinates)."""
+    jtype = ints[i, 1]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        return reals[i, 0], reals[i, 1], reals[i, 2], 0.0, 0.0, 0.0
+    if jtype == PRISMATIC:
+        return 0.0, 0.0, 0.0, reals[i, 0], reals[i, 1], reals[i, 2]
+    unit = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+    if jtype == SPHERICAL:
+        return unit[0], unit[1], unit[2], 0.0, 0.0, 0.0
+    # free flyer: linear coordinates first
+    if k < 3:
+        return 0.0, 0.0, 0.0, unit[0], unit[1], unit[2]
+    return (1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _composite_product(comp, i, m):
+    """The inertia comp[i] (m, h, I_o) times the motion m (6 values)."""
+    mass = comp[i, 0]
+    h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
+    w0, w1, w2, u0, u1, u2 = m
+    return (
+        comp[i, 4] * w0 + comp[i, 5] * w1 + comp[i, 6] * w2 + h1 * u2 - h2 * u1,
+        comp[i, 7] * w0 + comp[i, 8] * w1 + comp[i, 9] * w2 + h2 * u0 - h0 * u2,
+        comp[i, 10] * w0 + comp[i, 11] * w1 + comp[i, 12] * w2 + h0 * u1 - h1 * u0,
+        mass * u0 - (h1 * w2 - h2 * w1),
+        mass * u1 - (h2 * w0 - h0 * w2),
+        mass * u2 - (h0 * w1 - h1 * w0),
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _force_up(w, i, f):
+    """X^T f: body i's spatial force f (6 values) in its parent's coordinates."""
+    n0, n1, n2, g0, g1, g2 = f
+    rn0 = w[i, 0] * n0 + w[i, 1] * n1 + w[i, 2] * n2
+    rn1 = w[i, 3] * n0 + w[i, 4] * n1 + w[i, 5] * n2
+    rn2 = w[i, 6] * n0 + w[i, 7] * n1 + w[i, 8] * n2
+    rf0 = w[i, 0] * g0 + w[i, 1] * g1 + w[i, 2] * g2
+    rf1 = w[i, 3] * g0 + w[i, 4] * g1 + w[i, 5] * g2
+    rf2 = w[i, 6] * g0 + w[i, 7] * g1 + w[i, 8] * g2
+    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    return (
+        rn0 + p1 * rf2 - p2 * rf1,
+        rn1 + p2 * rf0 - p0 * rf2,
+        rn2 + p0 * rf1 - p1 * rf0,
+        rf0,
+        rf1,
+        rf2,
+    )
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -619,7 +683,7 @@ def aba(ints, reals, q, v, tau, fext, qdd):
     for i in range(nbody):
         _composite_matrix(params, i, inertia[i])
         # p_i = v_i x* I v_i - f_ext_i
-        _composite_times(params, i, w[i, _V : _V + 6], tmp)
+        _put(tmp, _composite_product(params, i, _row(w, i, _V)))
         for k in range(6):
             bias[i, k] = 0.0
         _add_cross_force(w[i, _V : _V + 6], tmp, bias[i])
@@ -643,14 +707,14 @@ def aba(ints, reals, q, v, tau, fext, qdd):
         n = _joint_nv(ints, i)
         va = ints[i, 3]
         for k in range(n):
-            _joint_column(ints, reals, i, k, col)
+            _put(col, _column(ints, reals, i, k))
             for r in range(6):
                 acc = 0.0
                 for c in range(6):
                     acc += inertia[i, r, c] * col[c]
                 u_mat[i, r, k] = acc
         for k in range(n):
-            _joint_column(ints, reals, i, k, col)
+            _put(col, _column(ints, reals, i, k))
             value = 0.0
             for r in range(6):
                 value += col[r] * bias[i, r]
@@ -688,15 +752,15 @@ def aba(ints, reals, q, v, tau, fext, qdd):
             pa[r] = acc
         # fold into the parent: I^A_parent += X^T I^a X ; p^A_parent += X^T p^a
         for c in range(6):
-            _force_vector_to_parent(w, i, ia[:, c], moved[:, c])
+            _put(moved[:, c], _force_up(w, i, _vec(ia[:, c])))
         for r in range(6):
-            _force_vector_to_parent(w, i, moved[r, :], ia[r, :])
+            _put(ia[r, :], _force_up(w, i, _vec(moved[r, :])))
         for r in range(6):
             for c in range(6):
                 inertia[parent, r, c] += ia[r, c]
-        _force_vector_to_parent(w, i, pa, tmp)
+        up = _force_up(w, i, _vec(pa))
         for r in range(6):
-            bias[parent, r] += tmp[r]
+            bias[parent, r] += up[r]
     # pass 3 (root to leaves): a' = X a_parent + c ; qdd = D^-1 (u - U^T a') ; a = a' + S qdd
     for i in range(nbody):
         n = _joint_nv(ints, i)
@@ -847,7 +911,6 @@ def regressor(ints, reals, q, v, a, out):
     out[:, :] = 0.0
     y = np.empty((6, 10))
     force = np.empty(6)
-    moved = np.empty(6)
     for i in range(nbody):
         _regressor_columns(w, i, y)
         for c in range(10):
@@ -861,8 +924,7 @@ def regressor(ints, reals, q, v, a, out):
                     out[vj + kk, 10 * i + c] = _project(ints, reals, j, kk, force)
                 parent = ints[j, 0]
                 if parent >= 0:
-                    _force_vector_to_parent(w, j, force, moved)
-                    force[:] = moved
+                    _put(force, _force_up(w, j, _vec(force)))
                 j = parent
     # armature, viscous and Coulomb friction columns
     for k in range(nv):
@@ -898,7 +960,7 @@ def coriolis(ints, reals, q, v, out):
         _motion_to_world(world, i, w[i, _V : _V + 6], vel[i])
         va = ints[i, 3]
         for k in range(_joint_nv(ints, i)):
-            _joint_column(ints, reals, i, k, col)
+            _put(col, _column(ints, reals, i, k))
             _motion_to_world(world, i, col, cols[va + k])
             dcols[va + k, :] = 0.0
             _add_cross_motion(vel[i], cols[va + k], dcols[va + k])
