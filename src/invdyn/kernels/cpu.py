@@ -374,10 +374,11 @@ def rnea(ints, reals, q, v, a, fext, tau):
 
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
-    """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten)."""
-    status = _check(q, v, a, fext)
-    if status != 0:
-        return status
+    """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten).
+
+    The inputs are checked only when the result is not finite: every entry of q, v, a and f_ext
+    reaches tau through products and sums, so a NaN or infinity among them always shows there.
+    """
     nbody = ints.shape[0]
     _forward_pass(ints, reals, q, v, a, w)
     # f_i = I a_i + v_i x* I v_i - f_ext_i
@@ -392,7 +393,11 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
         if parent >= 0:
             _store(w, parent, _F, _plus(_row(w, parent, _F), _force_up(w, i, _row(w, i, _F))))
     _add_joint_terms(dofs, v, a, tau)
-    return _status_of_result(tau)
+    status = _status_of_result(tau)
+    if status != 0:
+        culprit = _check(q, v, a, fext)
+        return culprit if culprit != 0 else status
+    return 0
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
