@@ -10,7 +10,8 @@ kernels packed by `pack_model` into two arrays, so a call from Python unboxes fe
   row-major (9), joint origin in the parent (3), mass (1), first mass moment ``m c`` (3) and
   rotational inertia about the body origin, row-major (9), all in body coordinates; then
   ``dofs = reals[nbody:]``: armature, viscous and Coulomb friction per degree of freedom in its
-  first three columns, and a last row with gravity and ``nq``.
+  first three columns, and a last row with gravity, ``nq`` and whether any of those terms is
+  non-zero.
 
 Spatial vectors are [angular; linear] (see `invdyn.spatial`). Per-body state lives in a work
 array of shape (nbody + 1, 30), the last row being the world: rotation to the parent (9),
@@ -81,6 +82,7 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray]:
     dofs[:-1, 2] = model.dof_friction
     dofs[-1, :3] = model.gravity
     dofs[-1, 3] = model.nq
+    dofs[-1, 4] = float(np.any(dofs[:-1, :3] != 0.0))
     return (
         np.ascontiguousarray(ints, dtype=np.int64),
         np.ascontiguousarray(np.concatenate([reals, dofs]), dtype=np.float64),
@@ -169,27 +171,6 @@ def _joint_placement(ints, reals, q, i, w):
         w[i, 3 * row + 1] = a0 * j01 + a1 * j11 + a2 * j21
         w[i, 3 * row + 2] = a0 * j02 + a1 * j12 + a2 * j22
         w[i, _P + row] = reals[i, 12 + row] + a0 * px + a1 * py + a2 * pz
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _force_to_parent(w, i, col, parent):
-    """Add body i's spatial force w[i, col:col+6], in parent coordinates, to w[parent, col:]."""
-    # rotate by R, then the moment gains p x (R f)
-    f0, f1, f2 = w[i, col], w[i, col + 1], w[i, col + 2]
-    g0, g1, g2 = w[i, col + 3], w[i, col + 4], w[i, col + 5]
-    rn0 = w[i, 0] * f0 + w[i, 1] * f1 + w[i, 2] * f2
-    rn1 = w[i, 3] * f0 + w[i, 4] * f1 + w[i, 5] * f2
-    rn2 = w[i, 6] * f0 + w[i, 7] * f1 + w[i, 8] * f2
-    rf0 = w[i, 0] * g0 + w[i, 1] * g1 + w[i, 2] * g2
-    rf1 = w[i, 3] * g0 + w[i, 4] * g1 + w[i, 5] * g2
-    rf2 = w[i, 6] * g0 + w[i, 7] * g1 + w[i, 8] * g2
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
-    w[parent, col] += rn0 + p1 * rf2 - p2 * rf1
-    w[parent, col + 1] += rn1 + p2 * rf0 - p0 * rf2
-    w[parent, col + 2] += rn2 + p0 * rf1 - p1 * rf0
-    w[parent, col + 3] += rf0
-    w[parent, col + 4] += rf1
-    w[parent, col + 5] += rf2
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -360,7 +341,9 @@ def _forward_pass(ints, reals, q, v, a, w):
 
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _add_joint_terms(dofs, v, a, tau):
-    """Add armature, viscous and Coulomb friction forces to tau."""
+    """Add armature, viscous and Coulomb friction forces to tau (when the model has any)."""
+    if dofs[dofs.shape[0] - 1, 4] == 0.0:
+        return
     for k in range(tau.shape[0]):
         tau[k] += dofs[k, 0] * a[k] + dofs[k, 1] * v[k] + dofs[k, 2] * np.sign(v[k])
 
@@ -401,26 +384,6 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _joint_column(ints, reals, i, k, out):
-    """Write column k of joint i's motion subspace S (body coordinates) into out (6,)."""
-    jtype = ints[i, 1]
-    for r in range(6):
-        out[r] = 0.0
-    if jtype == REVOLUTE or jtype == CONTINUOUS:
-        for r in range(3):
-            out[r] = reals[i, r]
-    elif jtype == PRISMATIC:
-        for r in range(3):
-            out[3 + r] = reals[i, r]
-    elif jtype == SPHERICAL:
-        out[k] = 1.0
-    elif k < 3:
-        out[3 + k] = 1.0
-    else:
-        out[k - 3] = 1.0
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
 def _joint_nv(ints, i):
     jtype = ints[i, 1]
     if jtype == SPHERICAL:
@@ -428,24 +391,6 @@ def _joint_nv(ints, i):
     if jtype == FREE:
         return 6
     return 1
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _force_vector_to_parent(w, i, f, out):
-    """Write body i's spatial force f (6,) in parent coordinates into out (6,): X^T f."""
-    rn0 = w[i, 0] * f[0] + w[i, 1] * f[1] + w[i, 2] * f[2]
-    rn1 = w[i, 3] * f[0] + w[i, 4] * f[1] + w[i, 5] * f[2]
-    rn2 = w[i, 6] * f[0] + w[i, 7] * f[1] + w[i, 8] * f[2]
-    rf0 = w[i, 0] * f[3] + w[i, 1] * f[4] + w[i, 2] * f[5]
-    rf1 = w[i, 3] * f[3] + w[i, 4] * f[4] + w[i, 5] * f[5]
-    rf2 = w[i, 6] * f[3] + w[i, 7] * f[4] + w[i, 8] * f[5]
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
-    out[0] = rn0 + p1 * rf2 - p2 * rf1
-    out[1] = rn1 + p2 * rf0 - p0 * rf2
-    out[2] = rn2 + p0 * rf1 - p1 * rf0
-    out[3] = rf0
-    out[4] = rf1
-    out[5] = rf2
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -607,20 +552,6 @@ def _force_up(w, i, f):
         rf1,
         rf2,
     )
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _composite_times(comp, i, m, out):
-    """Write the composite inertia comp[i] (m, h, I_o) times the motion m (6,) into out (6,)."""
-    mass = comp[i, 0]
-    h0, h1, h2 = comp[i, 1], comp[i, 2], comp[i, 3]
-    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    out[0] = comp[i, 4] * w0 + comp[i, 5] * w1 + comp[i, 6] * w2 + h1 * u2 - h2 * u1
-    out[1] = comp[i, 7] * w0 + comp[i, 8] * w1 + comp[i, 9] * w2 + h2 * u0 - h0 * u2
-    out[2] = comp[i, 10] * w0 + comp[i, 11] * w1 + comp[i, 12] * w2 + h0 * u1 - h1 * u0
-    out[3] = mass * u0 - (h1 * w2 - h2 * w1)
-    out[4] = mass * u1 - (h2 * w0 - h0 * w2)
-    out[5] = mass * u2 - (h0 * w1 - h1 * w0)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
