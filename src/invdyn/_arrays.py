@@ -37,6 +37,9 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
 def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:
     """Broadcast leading shape of arrays given as name -> (array, number of trailing axes)."""
     leads = {name: a.shape[: a.ndim - core] for name, (a, core) in named.items()}
+    shapes = set(leads.values())
+    if len(shapes) == 1:
+        return shapes.pop()
     try:
         return tuple(np.broadcast_shapes(*leads.values()))
     except ValueError:

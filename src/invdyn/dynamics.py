@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import (
+    F64,
     NO_FORCES,
     as_float_array,
     batch_shape,
@@ -37,6 +38,7 @@ _crba_vector = cpu.crba_vector
 _aba_vector = cpu.aba_vector
 # below this many states a batch runs on the calling thread: waking threads costs more
 _PARALLEL_FROM = 32
+_NO_FORCES_BATCH = NO_FORCES[None]
 
 
 def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:
@@ -209,6 +211,15 @@ def _states(
     names: tuple[str, ...] = _STATE_NAMES,
 ) -> tuple[Array, Array, Array, Array, tuple[int, ...]]:
     """Validate (q, v, x, f_ext) and flatten them to a common batch (B, ...)."""
+    if f_ext is None and _plain_batch(q, model.nq, v, x, model.nv):
+        lead = q.shape[:-1]
+        return (
+            q.reshape(-1, model.nq),
+            v.reshape(-1, model.nv),
+            x.reshape(-1, model.nv),
+            _NO_FORCES_BATCH,
+            lead,
+        )
     q = as_float_array(names[0], q, model.nq)
     v = as_float_array(names[1], v, model.nv)
     x = as_float_array(names[2], x, model.nv)
@@ -221,6 +232,19 @@ def _states(
     if f_ext is None:
         flat.append(NO_FORCES[None])
     return flat[0], flat[1], flat[2], flat[3], lead
+
+
+def _plain_batch(q: object, nq: int, v: object, x: object, nv: int) -> bool:
+    """Whether q (B..., nq), v and x (B..., nv) are writable C-contiguous float64 arrays with one
+    batch shape: the common case, which needs no conversion, broadcast or copy."""
+    if not (isinstance(q, np.ndarray) and isinstance(v, np.ndarray) and isinstance(x, np.ndarray)):
+        return False
+    if q.ndim < 1 or q.shape[-1] != nq or v.shape != (*q.shape[:-1], nv) or x.shape != v.shape:
+        return False
+    return all(
+        a.dtype == F64 and a.flags.c_contiguous and a.flags.writeable and type(a) is np.ndarray
+        for a in (q, v, x)
+    )
 
 
 def _check_aba(model: Model, status: int) -> None:
