@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import warnings
 import zlib
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+import invdyn
 from invdyn.io import robots
 from invdyn.model import Model
 
@@ -29,6 +31,22 @@ SAMPLE_ROBOTS = [
     ("pr2", True),
     ("double_pendulum_continuous", False),
 ]
+
+
+@functools.cache
+def invdyn_and_pinocchio(name: str, floating: bool) -> tuple[Model, object]:
+    """The invdyn model of a built-in robot and Pinocchio's model of the same URDF."""
+    pin = pytest.importorskip("pinocchio")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = invdyn.load(name, floating_base=floating)
+    path = str(robots.robot_path(name))
+    pmodel = (
+        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        if floating
+        else pin.buildModelFromUrdf(path)
+    )
+    return model, pmodel
 
 
 def robot_params(cases: list[tuple[str, bool]]) -> list:

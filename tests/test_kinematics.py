@@ -7,17 +7,14 @@ references follow Pinocchio's ReferenceFrame: "local" (LOCAL), "world" (WORLD) a
 
 from __future__ import annotations
 
-import functools
-import warnings
 import zlib
 
 import numpy as np
 import pytest
 
 import invdyn
-from conftest import SAMPLE_ROBOTS, assert_close, requires_erd, robot_params
+from conftest import SAMPLE_ROBOTS, assert_close, invdyn_and_pinocchio, requires_erd, robot_params
 from invdyn.configuration import integrate, random_configuration
-from invdyn.io import robots
 from invdyn.model import Model
 
 RTOL = 1e-9
@@ -119,21 +116,6 @@ def test_frame_by_name_and_index_agree(rng):
 CASES = robot_params(SAMPLE_ROBOTS)
 
 
-@functools.cache
-def _models(name: str, floating: bool):
-    pin = pytest.importorskip("pinocchio")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", invdyn.ModelWarning)
-        model = invdyn.load(name, floating_base=floating)
-    path = str(robots.robot_path(name))
-    pmodel = (
-        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-        if floating
-        else pin.buildModelFromUrdf(path)
-    )
-    return model, pmodel
-
-
 def _frames_to_check(model: Model, limit: int = 25) -> list[int]:
     """Frames spread over the tree: every one on small robots, `limit` of them on large ones."""
     n = len(model.frame_name)
@@ -144,7 +126,7 @@ def _frames_to_check(model: Model, limit: int = 25) -> list[int]:
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_against_pinocchio(name, floating):
     pin = pytest.importorskip("pinocchio")
-    model, pmodel = _models(name, floating)
+    model, pmodel = invdyn_and_pinocchio(name, floating)
     pdata = pmodel.createData()
     q = random_configuration(model, rng=_rng(name), shape=2)
     pin_refs = {
@@ -174,7 +156,7 @@ def test_against_pinocchio(name, floating):
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_body_placements_against_pinocchio(name, floating):
     pin = pytest.importorskip("pinocchio")
-    model, pmodel = _models(name, floating)
+    model, pmodel = invdyn_and_pinocchio(name, floating)
     pdata = pmodel.createData()
     q = random_configuration(model, rng=_rng(name + "/fk"), shape=3)
     rotations, origins = invdyn.forward_kinematics(model, q)
@@ -191,7 +173,7 @@ def test_body_placements_against_pinocchio(name, floating):
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_jacobian_against_finite_differences(name, floating):
     """Column j of the Jacobian is the frame's velocity along q ⊕ e_j t, by central differences."""
-    model, _ = _models(name, floating)
+    model, _ = invdyn_and_pinocchio(name, floating)
     q = random_configuration(model, rng=_rng(name + "/fd"))
     eps = 1e-6
     steps = np.eye(model.nv) * eps
@@ -215,7 +197,7 @@ def test_jacobian_against_finite_differences(name, floating):
 @pytest.mark.parametrize(("name", "floating"), CASES[:4])
 def test_references_are_related(name, floating):
     """WORLD = LOCAL_WORLD_ALIGNED with the linear part moved to the origin: v_o = v_p - w x p."""
-    model, _ = _models(name, floating)
+    model, _ = invdyn_and_pinocchio(name, floating)
     q = random_configuration(model, rng=_rng(name + "/refs"))
     index = len(model.frame_name) - 1
     rot, pos = invdyn.frame_placement(model, q, index)
@@ -231,7 +213,7 @@ def test_references_are_related(name, floating):
 @requires_erd
 @pytest.mark.parametrize(("name", "floating"), [CASES[0], CASES[2], CASES[-2]])
 def test_batches_equal_single_calls(name, floating):
-    model, _ = _models(name, floating)
+    model, _ = invdyn_and_pinocchio(name, floating)
     q = random_configuration(model, rng=_rng(name + "/batch"), shape=(2, 3))
     frame = model.frame_name[-1]
     rotations, origins = invdyn.forward_kinematics(model, q)

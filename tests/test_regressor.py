@@ -7,17 +7,14 @@ armature, viscous and Coulomb friction columns of every degree of freedom.
 
 from __future__ import annotations
 
-import functools
-import warnings
 import zlib
 
 import numpy as np
 import pytest
 
 import invdyn
-from conftest import SAMPLE_ROBOTS, assert_close, requires_erd, robot_params
+from conftest import SAMPLE_ROBOTS, assert_close, invdyn_and_pinocchio, requires_erd, robot_params
 from invdyn.configuration import random_configuration
-from invdyn.io import robots
 from invdyn.model import Model
 from invdyn.spatial import quaternion_to_matrix
 
@@ -30,21 +27,6 @@ def _rng(seed: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(seed.encode()))
 
 
-@functools.cache
-def _models(name: str, floating: bool):
-    pin = pytest.importorskip("pinocchio")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", invdyn.ModelWarning)
-        model = invdyn.load(name, floating_base=floating)
-    path = str(robots.robot_path(name))
-    pmodel = (
-        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-        if floating
-        else pin.buildModelFromUrdf(path)
-    )
-    return model, pmodel
-
-
 def _states(model: Model, seed: str, n: int):
     rng = _rng(seed)
     q = random_configuration(model, rng=rng, shape=n)
@@ -55,7 +37,7 @@ def _states(model: Model, seed: str, n: int):
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_regressor_matches_pinocchio(name, floating):
     pin = pytest.importorskip("pinocchio")
-    model, pmodel = _models(name, floating)
+    model, pmodel = invdyn_and_pinocchio(name, floating)
     pdata = pmodel.createData()
     q, v, a = _states(model, name, 2)
     nbody = model.nbody
@@ -70,7 +52,7 @@ def test_regressor_matches_pinocchio(name, floating):
 @requires_erd
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_parameters_match_pinocchio(name, floating):
-    model, pmodel = _models(name, floating)
+    model, pmodel = invdyn_and_pinocchio(name, floating)
     params = invdyn.inertial_parameters(model)
     expected = np.concatenate([inertia.toDynamicParameters() for inertia in pmodel.inertias[1:]])
     assert_close(params[: 10 * model.nbody], expected, rtol=RTOL, what=f"{name} parameters")
@@ -131,7 +113,7 @@ def _random_inertias(model: Model, rng: np.random.Generator) -> Model:
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_regressor_is_independent_of_the_parameters(name, floating):
     """rnea of any parameters is the regressor of the original model times those parameters."""
-    model, _ = _models(name, floating)
+    model, _ = invdyn_and_pinocchio(name, floating)
     other = _random_inertias(model, _rng(name + "/params"))
     q, v, a = _states(model, name + "/linear", 2)
     y = invdyn.joint_torque_regressor(model, q, v, a)
