@@ -507,3 +507,21 @@ def _assert_same(actual, expected, *args, **kwargs):
     """Equal up to rounding: single calls, batches and the f_ext path are separately compiled
     kernels, so floating-point contraction may differ in the last bits."""
     np.testing.assert_allclose(actual, expected, *args, rtol=1e-12, atol=1e-12, **kwargs)
+
+
+def test_a_robot_without_moving_joints_gives_empty_results():
+    """A flying base bolted to the world (hector, fixed) has nq = nv = 0: empty, well-shaped."""
+    if not ERD_INSTALLED:
+        pytest.skip("example-robot-data missing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = invdyn.load("hector", floating_base=False)
+    assert (model.nbody, model.nq, model.nv) == (0, 0, 0)
+    assert not model.floating_base and model.jnt_qadr.shape == (0,)
+    empty = np.zeros((3, 0))
+    assert invdyn.rnea(model, empty, empty, empty).shape == (3, 0)
+    assert invdyn.mass_matrix(model, empty).shape == (3, 0, 0)
+    assert invdyn.aba(model, empty, empty, empty).shape == (3, 0)
+    assert invdyn.coriolis(model, empty, empty).shape == (3, 0, 0)
+    assert invdyn.joint_torque_regressor(model, empty, empty, empty).shape == (3, 0, 0)
+    assert invdyn.forward_kinematics(model, empty)[0].shape == (3, 0, 3, 3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -56,9 +57,9 @@ def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
     core_shape = array.shape[array.ndim - core :]
     flags = array.flags
     if array.shape[: array.ndim - core] == lead and flags.writeable and flags.c_contiguous:
-        return array.reshape((-1, *core_shape))
+        return array.reshape((math.prod(lead), *core_shape))
     full = np.array(np.broadcast_to(array, (*lead, *core_shape)), order="C")
-    return full.reshape((-1, *core_shape))
+    return full.reshape((math.prod(lead), *core_shape))
 
 
 def raise_for_status(status: int, names: tuple[str, ...]) -> None:

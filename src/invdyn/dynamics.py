@@ -9,6 +9,8 @@ armature on the diagonal of ``M``.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numpy.typing import NDArray
@@ -108,7 +110,9 @@ def mass_matrix(model: Model, q: Array) -> Array:
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
-    raise_for_status(cpu.crba_batch(ints, reals, q.reshape(-1, model.nq), out), _STATE_NAMES)
+    raise_for_status(
+        cpu.crba_batch(ints, reals, q.reshape(out.shape[0], model.nq), out), _STATE_NAMES
+    )
     return out.reshape((*lead, nv, nv))
 
 
@@ -213,10 +217,11 @@ def _states(
     """Validate (q, v, x, f_ext) and flatten them to a common batch (B, ...)."""
     if f_ext is None and _plain_batch(q, model.nq, v, x, model.nv):
         lead = q.shape[:-1]
+        batch = math.prod(lead)
         return (
-            q.reshape(-1, model.nq),
-            v.reshape(-1, model.nv),
-            x.reshape(-1, model.nv),
+            q.reshape(batch, model.nq),
+            v.reshape(batch, model.nv),
+            x.reshape(batch, model.nv),
             _NO_FORCES_BATCH,
             lead,
         )

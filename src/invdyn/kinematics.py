@@ -34,7 +34,8 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
     raise_for_status(
-        cpu.forward_kinematics_batch(ints, reals, q.reshape(-1, model.nq), world), ("q",)
+        cpu.forward_kinematics_batch(ints, reals, q.reshape(world.shape[0], model.nq), world),
+        ("q",),
     )
     world = world.reshape((*lead, model.nbody, 12))
     return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]

@@ -173,12 +173,12 @@ class Model:
     @cached_property
     def jnt_qadr(self) -> Int:
         """(nbody,) first index of each joint in ``q``."""
-        return _readonly(np.concatenate([[0], np.cumsum(self.jnt_nq)[:-1]]).astype(np.int64))
+        return _readonly((np.cumsum(self.jnt_nq) - self.jnt_nq).astype(np.int64))
 
     @cached_property
     def jnt_vadr(self) -> Int:
         """(nbody,) first index of each joint in ``v``."""
-        return _readonly(np.concatenate([[0], np.cumsum(self.jnt_nv)[:-1]]).astype(np.int64))
+        return _readonly((np.cumsum(self.jnt_nv) - self.jnt_nv).astype(np.int64))
 
     @cached_property
     def dof_body(self) -> Int:
@@ -203,7 +203,7 @@ class Model:
     @property
     def floating_base(self) -> bool:
         """Whether the first joint is a free flyer attached to the world."""
-        return self.nbody > 0 and self.jnt_type[0] == JointType.FREE
+        return bool(self.nbody > 0 and self.jnt_type[0] == JointType.FREE)
 
     @property
     def total_mass(self) -> float:
