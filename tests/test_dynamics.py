@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import ERD_INSTALLED, assert_close
+from conftest import ERD_INSTALLED, SAMPLE_ROBOTS, assert_close
 from invdyn.configuration import integrate, random_configuration
 from invdyn.model import Model
 
@@ -172,21 +172,8 @@ BALL_MJCF = """
 
 # (robot, floating base): arms, quadrupeds and humanoids; kinova and tiago_no_hand have continuous
 # joints, panda, tiago_no_hand and pr2 prismatic ones, pr2 both on a floating base
-ROBOTS = [
-    ("panda", False),
-    ("panda", True),
-    ("ur5", False),
-    ("talos", True),
-    ("solo12", True),
-    ("solo12", False),
-    ("anymal", True),
-    ("g1", True),
-    ("icub", True),
-    ("kinova", False),
-    ("tiago_no_hand", False),
-    ("pr2", True),
-    ("double_pendulum_continuous", False),
-]
+# the shared sample, plus the other base of panda and solo12
+ROBOTS = [*SAMPLE_ROBOTS, ("panda", True), ("solo12", False)]
 CASES = [
     *(
         pytest.param(

@@ -250,12 +250,17 @@ def _unique(items: list[_Named], kind: str, source: str) -> dict[str, _Named]:
     return by_name
 
 
-def _parse_link(element: Element, index: int, source: str) -> _Link:
-    """A <link>: its inertia moved to the link frame, zero when it has no <inertial>."""
+def _name(element: Element, index: int, source: str, kind: str) -> tuple[str, str]:
+    """The element's name and the prefix its errors start with; an unnamed one is an error."""
     name = element.get("name")
     if not name:
-        raise ModelError(f"{source}: link #{index + 1} has no name")
-    where = f"{source}: link {name!r}"
+        raise ModelError(f"{source}: {kind} #{index + 1} has no name")
+    return name, f"{source}: {kind} {name!r}"
+
+
+def _parse_link(element: Element, index: int, source: str) -> _Link:
+    """A <link>: its inertia moved to the link frame, zero when it has no <inertial>."""
+    name, where = _name(element, index, source, "link")
     inertial = element.find("inertial")
     if inertial is None:
         return _Link(name, 0.0, np.zeros(3), np.zeros((3, 3)))
@@ -277,10 +282,7 @@ def _parse_link(element: Element, index: int, source: str) -> _Link:
 
 def _parse_joint(element: Element, index: int, source: str) -> _Joint:
     """A <joint>: type, links, origin, unit axis, limits and dynamics, checked."""
-    name = element.get("name")
-    if not name:
-        raise ModelError(f"{source}: joint #{index + 1} has no name")
-    where = f"{source}: joint {name!r}"
+    name, where = _name(element, index, source, "joint")
     kind = element.get("type")
     if kind is None:
         raise ModelError(f"{where}: has no type attribute")
