@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -36,10 +35,9 @@ _ABA_NAMES = ("q", "v", "tau", "f_ext")
 # bound once: module attribute lookups are a visible share of a single call
 _empty = np.empty
 _rnea_vector = cpu.rnea_vector
+_rnea_matrix = cpu.rnea_matrix
 _crba_vector = cpu.crba_vector
 _aba_vector = cpu.aba_vector
-# below this many states a batch runs on the calling thread: waking threads costs more
-_PARALLEL_FROM = 32
 _NO_FORCES_BATCH = NO_FORCES[None]
 
 
@@ -65,10 +63,17 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
     except AttributeError:
         raise not_a_model(model) from None
     if f_ext is None:
-        # plain float64 vectors take the compiled path directly; anything else is checked below
-        tau = _empty(nv)
+        # plain float64 vectors and matrices take the compiled path directly; anything else is
+        # checked below
         try:
-            status = _rnea_vector(ints, reals, q, v, a, tau) if q.ndim == 1 else -1
+            if q.ndim == 1:
+                tau = _empty(nv)
+                status = _rnea_vector(ints, reals, q, v, a, tau)
+            elif q.ndim == 2:
+                tau = _empty((q.shape[0], nv))
+                status = _rnea_matrix(ints, reals, q, v, a, tau)
+            else:
+                status = -1
         except (TypeError, AttributeError):
             status = -1
         if status == 0:
@@ -76,11 +81,7 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
         raise_for_status(max(status, 0), _STATE_NAMES)
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
-    if q.shape[0] < _PARALLEL_FROM:
-        status = cpu.rnea_batch_serial(ints, reals, q, v, a, forces, tau)
-    else:
-        status = cpu.rnea_batch(ints, reals, q, v, a, forces, tau, 8 * numba.get_num_threads())
-    raise_for_status(status, _STATE_NAMES)
+    raise_for_status(cpu.rnea_states(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
 

@@ -1,7 +1,10 @@
 """Compiled CPU kernels (numba): RNEA, CRBA, ABA, kinematics, regressor and Coriolis matrix.
 
 Every kernel works on one state and writes into arrays its caller allocated; the ``*_batch``
-variants run it over a leading batch axis in parallel on all cores. The model reaches the
+variants run it over a leading batch axis in parallel on all cores. Batched rnea, the hot path
+of learning and control, runs LANES states at a time instead: each block of states is copied
+into lane-minor arrays, so that every per-body step is one loop over the lanes that compiles to
+SIMD instructions. The model reaches the
 kernels packed by `pack_model` into two arrays, so a call from Python unboxes few arguments:
 
 * ``ints`` (nbody, 5): parent, joint type, first index in ``q``, first index in ``v``, and the
@@ -19,10 +22,10 @@ origin in the parent (3), velocity (6), acceleration (6) and force (6), in body 
 A kernel returns a status: 0 when every input was finite, else the position of the first
 non-finite argument (1 for ``q``, ...), or OVERFLOW when finite inputs gave a non-finite result.
 
-The ``*_vector`` kernels serve single calls from Python: they take only C-contiguous float64
-vectors (any other argument raises numba's TypeError at once, without compiling), check the
-sizes themselves and return -1 when one is wrong, so that the caller's checks cost nothing on
-the fast path and the general path explains the error.
+The ``*_vector`` kernels, and ``rnea_matrix`` for a batch, serve calls from Python: they take
+only C-contiguous float64 vectors or matrices (any other argument raises numba's TypeError at
+once, without compiling), check the sizes themselves and return -1 when one is wrong, so that
+the caller's checks cost nothing on the fast path and the general path explains the error.
 """
 
 from __future__ import annotations
@@ -118,6 +121,67 @@ def _status_of_result(x):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
+def _axis_rotation(ux, uy, uz, c, s):
+    """The rotation (9 values, row-major) by the angle of cosine c and sine s about (ux, uy, uz)."""
+    t = 1.0 - c
+    return (
+        c + t * ux * ux,
+        t * ux * uy - s * uz,
+        t * ux * uz + s * uy,
+        t * ux * uy + s * uz,
+        c + t * uy * uy,
+        t * uy * uz - s * ux,
+        t * ux * uz - s * uy,
+        t * uy * uz + s * ux,
+        c + t * uz * uz,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _quaternion_rotation(x, y, z, w):
+    """The rotation (9 values, row-major) of the unit quaternion [x, y, z, w]."""
+    return (
+        1 - 2 * (y * y + z * z),
+        2 * (x * y - z * w),
+        2 * (x * z + y * w),
+        2 * (x * y + z * w),
+        1 - 2 * (x * x + z * z),
+        2 * (y * z - x * w),
+        2 * (x * z - y * w),
+        2 * (y * z + x * w),
+        1 - 2 * (x * x + y * y),
+    )
+
+
+_IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _compose_row(reals, i, row, rj, pj):
+    """Row `row` of body i's placement in its parent (rotation row, origin entry: 4 values) after
+    its joint moved by the rotation rj (9, row-major) and translation pj (3):
+    R = R0 rj, p = p0 + R0 pj."""
+    j00, j01, j02, j10, j11, j12, j20, j21, j22 = rj
+    px, py, pz = pj
+    a0, a1, a2 = reals[i, 3 + 3 * row], reals[i, 4 + 3 * row], reals[i, 5 + 3 * row]
+    return (
+        a0 * j00 + a1 * j10 + a2 * j20,
+        a0 * j01 + a1 * j11 + a2 * j21,
+        a0 * j02 + a1 * j12 + a2 * j22,
+        reals[i, 12 + row] + a0 * px + a1 * py + a2 * pz,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _aligned_row(reals, i, row, ca, cb, c, s):
+    """Columns ca and cb of row `row` of body i's rotation in its parent after a turn of cosine c
+    and sine s about the coordinate axis e_k, with ca = k + 1 and cb = k + 2 (mod 3); column k
+    is the fixed rotation's."""
+    ra, rb = reals[i, 3 + 3 * row + ca], reals[i, 3 + 3 * row + cb]
+    return c * ra + s * rb, c * rb - s * ra
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
 def _joint_placement(ints, reals, q, i, w):
     """Write body i's rotation and origin in its parent into w[i, 0:12]."""
     jtype = ints[i, 1]
@@ -132,7 +196,7 @@ def _joint_placement(ints, reals, q, i, w):
             s = q[qa + 1]
         k = ints[i, 4]
         if k >= 0:
-            # about a coordinate axis e_k: columns a, b of R0 turn by the angle, k stays
+            # columns a, b of the fixed rotation R0 turn by the angle, column k stays
             ca, cb = (k + 1) % 3, (k + 2) % 3
             for row in range(3):
                 ra, rb = reals[i, 3 + 3 * row + ca], reals[i, 3 + 3 * row + cb]
@@ -141,36 +205,23 @@ def _joint_placement(ints, reals, q, i, w):
                 w[i, 3 * row + k] = reals[i, 3 + 3 * row + k]
                 w[i, _P + row] = reals[i, 12 + row]
             return
-        ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
-        t = 1.0 - c
-        j00, j01, j02 = c + t * ux * ux, t * ux * uy - s * uz, t * ux * uz + s * uy
-        j10, j11, j12 = t * ux * uy + s * uz, c + t * uy * uy, t * uy * uz - s * ux
-        j20, j21, j22 = t * ux * uz - s * uy, t * uy * uz + s * ux, c + t * uz * uz
-        px, py, pz = 0.0, 0.0, 0.0
+        rj = _axis_rotation(reals[i, 0], reals[i, 1], reals[i, 2], c, s)
+        pj = (0.0, 0.0, 0.0)
     elif jtype == PRISMATIC:
-        j00, j01, j02 = 1.0, 0.0, 0.0
-        j10, j11, j12 = 0.0, 1.0, 0.0
-        j20, j21, j22 = 0.0, 0.0, 1.0
         d = q[qa]
-        px, py, pz = reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d
+        rj = _IDENTITY
+        pj = (reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d)
+    elif jtype == SPHERICAL:
+        rj = _quaternion_rotation(q[qa], q[qa + 1], q[qa + 2], q[qa + 3])
+        pj = (0.0, 0.0, 0.0)
     else:
-        # quaternion [x, y, z, w], after the translation for a free flyer
-        o = qa + 3 if jtype == FREE else qa
-        x, y, z, ww = q[o], q[o + 1], q[o + 2], q[o + 3]
-        j00, j01, j02 = 1 - 2 * (y * y + z * z), 2 * (x * y - z * ww), 2 * (x * z + y * ww)
-        j10, j11, j12 = 2 * (x * y + z * ww), 1 - 2 * (x * x + z * z), 2 * (y * z - x * ww)
-        j20, j21, j22 = 2 * (x * z - y * ww), 2 * (y * z + x * ww), 1 - 2 * (x * x + y * y)
-        if jtype == FREE:
-            px, py, pz = q[qa], q[qa + 1], q[qa + 2]
-        else:
-            px, py, pz = 0.0, 0.0, 0.0
-    # compose with the fixed joint placement: R = R0 rj, p = p0 + R0 pj
+        # free flyer: translation, then quaternion
+        rj = _quaternion_rotation(q[qa + 3], q[qa + 4], q[qa + 5], q[qa + 6])
+        pj = (q[qa], q[qa + 1], q[qa + 2])
     for row in range(3):
-        a0, a1, a2 = reals[i, 3 + 3 * row], reals[i, 4 + 3 * row], reals[i, 5 + 3 * row]
-        w[i, 3 * row] = a0 * j00 + a1 * j10 + a2 * j20
-        w[i, 3 * row + 1] = a0 * j01 + a1 * j11 + a2 * j21
-        w[i, 3 * row + 2] = a0 * j02 + a1 * j12 + a2 * j22
-        w[i, _P + row] = reals[i, 12 + row] + a0 * px + a1 * py + a2 * pz
+        w[i, 3 * row], w[i, 3 * row + 1], w[i, 3 * row + 2], w[i, _P + row] = _compose_row(
+            reals, i, row, rj, pj
+        )
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -212,16 +263,24 @@ def _joint_force(ints, reals, i, w, col, tau):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _to_child(w, i, m):
-    """X m: the parent's spatial motion m (6 values) in body i's coordinates."""
-    # (R^T ang, R^T (lin + ang x p)), with R and p of body i read from the work array
+def _placement(w, i):
+    """Body i's placement in its parent (12 values: rotation row-major, origin) from w."""
+    return (
+        w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5],
+        w[i, 6], w[i, 7], w[i, 8], w[i, 9], w[i, 10], w[i, 11],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _to_child(placement, m):
+    """X m: the parent's spatial motion m (6 values) in the coordinates of the body at
+    `placement` (12 values) in that parent."""
+    # (R^T ang, R^T (lin + ang x p))
+    r00, r01, r02, r10, r11, r12, r20, r21, r22, p0, p1, p2 = placement
     a0, a1, a2, b0, b1, b2 = m
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
     l0 = b0 + a1 * p2 - a2 * p1
     l1 = b1 + a2 * p0 - a0 * p2
     l2 = b2 + a0 * p1 - a1 * p0
-    r00, r01, r02, r10, r11, r12 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
-    r20, r21, r22 = w[i, 6], w[i, 7], w[i, 8]
     return (
         r00 * a0 + r10 * a1 + r20 * a2,
         r01 * a0 + r11 * a1 + r21 * a2,
@@ -279,23 +338,33 @@ def _cross_motion(v, m):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _inertial_force(reals, i, v, acc):
-    """I a + v x* (I v): body i's inertial force at velocity v and acceleration acc."""
-    mass = reals[i, 15]
-    h0, h1, h2 = reals[i, 16], reals[i, 17], reals[i, 18]
+def _body_inertia(reals, i):
+    """Body i's inertia (13 values): mass, first mass moment (3), inertia about the origin (9)."""
+    return (
+        reals[i, 15], reals[i, 16], reals[i, 17], reals[i, 18], reals[i, 19], reals[i, 20],
+        reals[i, 21], reals[i, 22], reals[i, 23], reals[i, 24], reals[i, 25], reals[i, 26],
+        reals[i, 27],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _inertial_force(inertia, v, acc):
+    """I a + v x* (I v): the inertial force of a body of `inertia` (13 values, `_body_inertia`)
+    at velocity v and acceleration acc."""
+    mass, h0, h1, h2, i00, i01, i02, i10, i11, i12, i20, i21, i22 = inertia
     w0, w1, w2, u0, u1, u2 = v
     b0, b1, b2, c0, c1, c2 = acc
     # momentum I v: n = I_o w + h x u ;  f = mass u - h x w
-    n0 = reals[i, 19] * w0 + reals[i, 20] * w1 + reals[i, 21] * w2 + h1 * u2 - h2 * u1
-    n1 = reals[i, 22] * w0 + reals[i, 23] * w1 + reals[i, 24] * w2 + h2 * u0 - h0 * u2
-    n2 = reals[i, 25] * w0 + reals[i, 26] * w1 + reals[i, 27] * w2 + h0 * u1 - h1 * u0
+    n0 = i00 * w0 + i01 * w1 + i02 * w2 + h1 * u2 - h2 * u1
+    n1 = i10 * w0 + i11 * w1 + i12 * w2 + h2 * u0 - h0 * u2
+    n2 = i20 * w0 + i21 * w1 + i22 * w2 + h0 * u1 - h1 * u0
     f0 = mass * u0 - (h1 * w2 - h2 * w1)
     f1 = mass * u1 - (h2 * w0 - h0 * w2)
     f2 = mass * u2 - (h0 * w1 - h1 * w0)
     # I a
-    m0 = reals[i, 19] * b0 + reals[i, 20] * b1 + reals[i, 21] * b2 + h1 * c2 - h2 * c1
-    m1 = reals[i, 22] * b0 + reals[i, 23] * b1 + reals[i, 24] * b2 + h2 * c0 - h0 * c2
-    m2 = reals[i, 25] * b0 + reals[i, 26] * b1 + reals[i, 27] * b2 + h0 * c1 - h1 * c0
+    m0 = i00 * b0 + i01 * b1 + i02 * b2 + h1 * c2 - h2 * c1
+    m1 = i10 * b0 + i11 * b1 + i12 * b2 + h2 * c0 - h0 * c2
+    m2 = i20 * b0 + i21 * b1 + i22 * b2 + h0 * c1 - h1 * c0
     # plus v x* (I v)
     return (
         m0 + w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1,
@@ -329,14 +398,16 @@ def _forward_pass(ints, reals, q, v, a, w):
         parent = ints[i, 0]  # -1, the last row, is the world
         # v_i = X v_parent + S qd
         joint_velocity = _joint_motion(ints, reals, i, v)
-        vel = _plus(_to_child(w, i, _row(w, parent, _V)), joint_velocity)
+        vel = _plus(_to_child(_placement(w, i), _row(w, parent, _V)), joint_velocity)
         # a_i = X a_parent + S qdd + v_i x S qd
-        acc = _plus(_to_child(w, i, _row(w, parent, _A)), _joint_motion(ints, reals, i, a))
+        acc = _plus(
+            _to_child(_placement(w, i), _row(w, parent, _A)), _joint_motion(ints, reals, i, a)
+        )
         acc = _plus(acc, _cross_motion(vel, joint_velocity))
         # f_i = I a_i + v_i x* I v_i
         _store(w, i, _V, vel)
         _store(w, i, _A, acc)
-        _store(w, i, _F, _inertial_force(reals, i, vel, acc))
+        _store(w, i, _F, _inertial_force(_body_inertia(reals, i), vel, acc))
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -357,11 +428,7 @@ def rnea(ints, reals, q, v, a, fext, tau):
 
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
-    """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten).
-
-    The inputs are checked only when the result is not finite: every entry of q, v, a and f_ext
-    reaches tau through products and sums, so a NaN or infinity among them always shows there.
-    """
+    """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten)."""
     nbody = ints.shape[0]
     _forward_pass(ints, reals, q, v, a, w)
     # f_i = I a_i + v_i x* I v_i - f_ext_i
@@ -374,8 +441,20 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
         _joint_force(ints, reals, i, w, _F, tau)
         parent = ints[i, 0]
         if parent >= 0:
-            _store(w, parent, _F, _plus(_row(w, parent, _F), _force_up(w, i, _row(w, i, _F))))
+            _store(
+                w,
+                parent,
+                _F,
+                _plus(_row(w, parent, _F), _force_up(_placement(w, i), _row(w, i, _F))),
+            )
     _add_joint_terms(dofs, v, a, tau)
+    return _rnea_status(q, v, a, fext, tau)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rnea_status(q, v, a, fext, tau):
+    """The status of an rnea result tau: its inputs are checked only when it is not finite, as
+    every entry of q, v, a and f_ext reaches tau through products and sums."""
     status = _status_of_result(tau)
     if status != 0:
         culprit = _check(q, v, a, fext)
@@ -391,19 +470,6 @@ def _joint_nv(ints, i):
     if jtype == FREE:
         return 6
     return 1
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_vector_to_child(w, i, m, out):
-    """Write the parent's spatial motion m (6,) in body i coordinates into out (6,): X m."""
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
-    l0 = m[3] + m[1] * p2 - m[2] * p1
-    l1 = m[4] + m[2] * p0 - m[0] * p2
-    l2 = m[5] + m[0] * p1 - m[1] * p0
-    for k in range(3):
-        rk0, rk1, rk2 = w[i, k], w[i, 3 + k], w[i, 6 + k]
-        out[k] = rk0 * m[0] + rk1 * m[1] + rk2 * m[2]
-        out[3 + k] = rk0 * l0 + rk1 * l1 + rk2 * l2
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -493,7 +559,7 @@ def crba(ints, reals, q, mass_matrix):
                 parent = ints[j, 0]
                 if parent < 0:
                     break
-                force = _force_up(w, j, force)
+                force = _force_up(_placement(w, j), force)
                 j = parent
     for k in range(nv):
         mass_matrix[k, k] += dofs[k, 0]
@@ -534,16 +600,17 @@ def _composite_product(comp, i, m):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _force_up(w, i, f):
-    """X^T f: body i's spatial force f (6 values) in its parent's coordinates."""
+def _force_up(placement, f):
+    """X^T f: the spatial force f (6 values) of the body at `placement` (12 values) in its
+    parent, in the parent's coordinates."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22, p0, p1, p2 = placement
     n0, n1, n2, g0, g1, g2 = f
-    rn0 = w[i, 0] * n0 + w[i, 1] * n1 + w[i, 2] * n2
-    rn1 = w[i, 3] * n0 + w[i, 4] * n1 + w[i, 5] * n2
-    rn2 = w[i, 6] * n0 + w[i, 7] * n1 + w[i, 8] * n2
-    rf0 = w[i, 0] * g0 + w[i, 1] * g1 + w[i, 2] * g2
-    rf1 = w[i, 3] * g0 + w[i, 4] * g1 + w[i, 5] * g2
-    rf2 = w[i, 6] * g0 + w[i, 7] * g1 + w[i, 8] * g2
-    p0, p1, p2 = w[i, _P], w[i, _P + 1], w[i, _P + 2]
+    rn0 = r00 * n0 + r01 * n1 + r02 * n2
+    rn1 = r10 * n0 + r11 * n1 + r12 * n2
+    rn2 = r20 * n0 + r21 * n1 + r22 * n2
+    rf0 = r00 * g0 + r01 * g1 + r02 * g2
+    rf1 = r10 * g0 + r11 * g1 + r12 * g2
+    rf2 = r20 * g0 + r21 * g1 + r22 * g2
     return (
         rn0 + p1 * rf2 - p2 * rf1,
         rn1 + p2 * rf0 - p0 * rf2,
@@ -609,7 +676,7 @@ def aba(ints, reals, q, v, tau, fext, qdd):
     for i in range(nbody):
         _joint_placement(ints, reals, q, i, w)
         joint_velocity = _joint_motion(ints, reals, i, v)
-        vel = _plus(_to_child(w, i, _row(w, ints[i, 0], _V)), joint_velocity)
+        vel = _plus(_to_child(_placement(w, i), _row(w, ints[i, 0], _V)), joint_velocity)
         _store(w, i, _V, vel)
         _store(w, i, _A, _cross_motion(vel, joint_velocity))
     inertia = np.empty((nbody, 6, 6))
@@ -688,13 +755,13 @@ def aba(ints, reals, q, v, tau, fext, qdd):
             pa[r] = acc
         # fold into the parent: I^A_parent += X^T I^a X ; p^A_parent += X^T p^a
         for c in range(6):
-            _put(moved[:, c], _force_up(w, i, _vec(ia[:, c])))
+            _put(moved[:, c], _force_up(_placement(w, i), _vec(ia[:, c])))
         for r in range(6):
-            _put(ia[r, :], _force_up(w, i, _vec(moved[r, :])))
+            _put(ia[r, :], _force_up(_placement(w, i), _vec(moved[r, :])))
         for r in range(6):
             for c in range(6):
                 inertia[parent, r, c] += ia[r, c]
-        up = _force_up(w, i, _vec(pa))
+        up = _force_up(_placement(w, i), _vec(pa))
         for r in range(6):
             bias[parent, r] += up[r]
     # pass 3 (root to leaves): a' = X a_parent + c ; qdd = D^-1 (u - U^T a') ; a = a' + S qdd
@@ -704,9 +771,9 @@ def aba(ints, reals, q, v, tau, fext, qdd):
         parent = ints[i, 0]
         # body accelerations go to the F columns; the world row holds -gravity in A
         if parent >= 0:
-            _motion_vector_to_child(w, i, w[parent, _F : _F + 6], tmp)
+            _put(tmp, _to_child(_placement(w, i), _row(w, parent, _F)))
         else:
-            _motion_vector_to_child(w, i, w[nbody, _A : _A + 6], tmp)
+            _put(tmp, _to_child(_placement(w, i), _row(w, nbody, _A)))
         for k in range(6):
             w[i, _F + k] = tmp[k] + w[i, _A + k]
         rhs = np.empty(6)
@@ -860,7 +927,7 @@ def regressor(ints, reals, q, v, a, out):
                     out[vj + kk, 10 * i + c] = _project(ints, reals, j, kk, force)
                 parent = ints[j, 0]
                 if parent >= 0:
-                    _put(force, _force_up(w, j, _vec(force)))
+                    _put(force, _force_up(_placement(w, j), _vec(force)))
                 j = parent
     # armature, viscous and Coulomb friction columns
     for k in range(nv):
@@ -995,14 +1062,310 @@ def _composite_matrix(comp, i, out):
             out[3 + a, b] = hx[b][a]
 
 
+# below this many states a batch runs on the calling thread: waking threads costs more
+PARALLEL_FROM = 32
+# at most this many pieces of a batch for the threads to share: even shares on large machines
+CHUNKS = 256
+
+# the batched rnea runs LANES states at a time, each per-body step one loop over the lanes that
+# the compiler turns into SIMD instructions (a multiple of 8 doubles, the widest vectors)
+LANES = 16
+
+# sine and cosine by polynomials (fdlibm's kernels) after Cody-Waite reduction by pi/2: no
+# branches, so a loop over them vectorises; within about 2e-16 of the exact values below
+# _SIN_COS_RANGE, beyond which the library functions take over
+_SIN_COS_RANGE = 1e5
+_TWO_OVER_PI = 6.36619772367581382433e-01
+# pi / 2 in three parts of 33 bits each, so that k times each is exact for |k| < 2**20
+_PIO2 = (1.57079632673412561417e00, 6.07710050630396597660e-11, 2.02226624871116645580e-21)
+_SIN = (
+    -1.66666666666666324348e-01,
+    8.33333333332248946124e-03,
+    -1.98412698298579493134e-04,
+    2.75573137070700676789e-06,
+    -2.50507602534068634195e-08,
+    1.58969099521155010221e-10,
+)
+_COS = (
+    4.16666666666666019037e-02,
+    -1.38888888888741095749e-03,
+    2.48015872894767294178e-05,
+    -2.75573143513906633035e-07,
+    2.08757232129817482790e-09,
+    -1.13596475577881948265e-11,
+)
+
+
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop):
-    """`rnea` of states start..stop in one work array; the worst status."""
-    w = _new_work(ints, dofs)
+def _sin_cos(x):
+    """(sin x, cos x), branch free, for |x| below _SIN_COS_RANGE; NaN for non-finite x."""
+    # x = k pi/2 + r with |r| <= pi/4, then the quadrant k mod 4 picks and signs the kernels
+    k = np.rint(x * _TWO_OVER_PI)
+    r = ((x - k * _PIO2[0]) - k * _PIO2[1]) - k * _PIO2[2]
+    z = r * r
+    s = r + r * z * (
+        _SIN[0] + z * (_SIN[1] + z * (_SIN[2] + z * (_SIN[3] + z * (_SIN[4] + z * _SIN[5]))))
+    )
+    c = (
+        1.0
+        - 0.5 * z
+        + z
+        * z
+        * (_COS[0] + z * (_COS[1] + z * (_COS[2] + z * (_COS[3] + z * (_COS[4] + z * _COS[5])))))
+    )
+    quadrant = np.int64(k) & 3 if np.isfinite(k) else 0
+    sine = c if quadrant & 1 else s
+    cosine = s if quadrant & 1 else c
+    sine = -sine if quadrant & 2 else sine
+    cosine = -cosine if (quadrant + 1) & 2 else cosine
+    return sine, cosine
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_angles(ints, q, cs):
+    """Cosine and sine of each revolute and continuous joint's angle in the lane configurations
+    q (nq, LANES), into cs (2, nbody, LANES)."""
+    for i in range(ints.shape[0]):
+        jtype, qa = ints[i, 1], ints[i, 2]
+        if jtype == REVOLUTE:
+            for lane in range(LANES):
+                cs[1, i, lane], cs[0, i, lane] = _sin_cos(q[qa, lane])
+            for lane in range(LANES):
+                if abs(q[qa, lane]) > _SIN_COS_RANGE:
+                    cs[0, i, lane], cs[1, i, lane] = np.cos(q[qa, lane]), np.sin(q[qa, lane])
+        elif jtype == CONTINUOUS:
+            for lane in range(LANES):
+                cs[0, i, lane], cs[1, i, lane] = q[qa, lane], q[qa + 1, lane]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_row(x, i, col, lane):
+    """The 6 values x[i, col:col+6, lane] of a lane array."""
+    return (
+        x[i, col, lane], x[i, col + 1, lane], x[i, col + 2, lane],
+        x[i, col + 3, lane], x[i, col + 4, lane], x[i, col + 5, lane],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_store(x, i, col, lane, values):
+    """Write `values` to x[i, col:col+len(values), lane]."""
+    for k in range(len(values)):
+        x[i, col + k, lane] = values[k]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_placement(w, i, lane):
+    """`_placement` of body i in one lane of a lane work array."""
+    return (
+        w[i, 0, lane], w[i, 1, lane], w[i, 2, lane], w[i, 3, lane], w[i, 4, lane],
+        w[i, 5, lane], w[i, 6, lane], w[i, 7, lane], w[i, 8, lane], w[i, 9, lane],
+        w[i, 10, lane], w[i, 11, lane],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_compose(reals, i, rj, pj, w, lane):
+    """`_compose_row` of every row into lane `lane` of body i's placement in w."""
+    for row in range(3):
+        (
+            w[i, 3 * row, lane],
+            w[i, 3 * row + 1, lane],
+            w[i, 3 * row + 2, lane],
+            w[i, _P + row, lane],
+        ) = _compose_row(reals, i, row, rj, pj)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_joint_placement(ints, reals, i, q, cs, w):
+    """`_joint_placement` in every lane: q (nq, LANES), cs of `_lane_angles`, w (nbody + 1,
+    WORK_COLUMNS, LANES)."""
+    jtype, qa, k = ints[i, 1], ints[i, 2], ints[i, 4]
+    ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
+    if (jtype == REVOLUTE or jtype == CONTINUOUS) and k >= 0:
+        ca, cb = (k + 1) % 3, (k + 2) % 3
+        for row in range(3):
+            for lane in range(LANES):
+                turned = _aligned_row(reals, i, row, ca, cb, cs[0, i, lane], cs[1, i, lane])
+                w[i, 3 * row + ca, lane], w[i, 3 * row + cb, lane] = turned
+                w[i, 3 * row + k, lane] = reals[i, 3 + 3 * row + k]
+                w[i, _P + row, lane] = reals[i, 12 + row]
+    elif jtype == REVOLUTE or jtype == CONTINUOUS:
+        for lane in range(LANES):
+            rotation = _axis_rotation(ux, uy, uz, cs[0, i, lane], cs[1, i, lane])
+            _lane_compose(reals, i, rotation, (0.0, 0.0, 0.0), w, lane)
+    elif jtype == PRISMATIC:
+        for lane in range(LANES):
+            d = q[qa, lane]
+            _lane_compose(reals, i, _IDENTITY, (ux * d, uy * d, uz * d), w, lane)
+    elif jtype == SPHERICAL:
+        for lane in range(LANES):
+            rotation = _quaternion_rotation(
+                q[qa, lane], q[qa + 1, lane], q[qa + 2, lane], q[qa + 3, lane]
+            )
+            _lane_compose(reals, i, rotation, (0.0, 0.0, 0.0), w, lane)
+    else:
+        for lane in range(LANES):
+            rotation = _quaternion_rotation(
+                q[qa + 3, lane], q[qa + 4, lane], q[qa + 5, lane], q[qa + 6, lane]
+            )
+            origin = (q[qa, lane], q[qa + 1, lane], q[qa + 2, lane])
+            _lane_compose(reals, i, rotation, origin, w, lane)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_joint_motion(ints, reals, i, x, out):
+    """`_joint_motion` in every lane: S x of x (nv, LANES) into out (1, 6, LANES)."""
+    jtype, va = ints[i, 1], ints[i, 3]
+    ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        for lane in range(LANES):
+            d = x[va, lane]
+            _lane_store(out, 0, 0, lane, (ux * d, uy * d, uz * d, 0.0, 0.0, 0.0))
+    elif jtype == PRISMATIC:
+        for lane in range(LANES):
+            d = x[va, lane]
+            _lane_store(out, 0, 0, lane, (0.0, 0.0, 0.0, ux * d, uy * d, uz * d))
+    elif jtype == SPHERICAL:
+        for lane in range(LANES):
+            _lane_store(
+                out, 0, 0, lane, (x[va, lane], x[va + 1, lane], x[va + 2, lane], 0.0, 0.0, 0.0)
+            )
+    else:
+        # free flyer: [linear, angular] in v, [angular; linear] in spatial motion
+        for k in range(3):
+            for lane in range(LANES):
+                out[0, k, lane] = x[va + 3 + k, lane]
+                out[0, 3 + k, lane] = x[va + k, lane]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_joint_force(ints, reals, i, w, tau):
+    """`_joint_force` in every lane: S^T f of body i's force into tau (nv, LANES)."""
+    jtype, va = ints[i, 1], ints[i, 3]
+    ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        for lane in range(LANES):
+            tau[va, lane] = ux * w[i, _F, lane] + uy * w[i, _F + 1, lane] + uz * w[i, _F + 2, lane]
+    elif jtype == PRISMATIC:
+        for lane in range(LANES):
+            tau[va, lane] = (
+                ux * w[i, _F + 3, lane] + uy * w[i, _F + 4, lane] + uz * w[i, _F + 5, lane]
+            )
+    elif jtype == SPHERICAL:
+        for k in range(3):
+            for lane in range(LANES):
+                tau[va + k, lane] = w[i, _F + k, lane]
+    else:
+        for k in range(3):
+            for lane in range(LANES):
+                tau[va + k, lane] = w[i, _F + 3 + k, lane]
+                tau[va + 3 + k, lane] = w[i, _F + k, lane]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_forward_pass(ints, reals, q, v, a, w, angles, scratch):
+    """`_forward_pass` of LANES states at once: q (nq, LANES), v, a (nv, LANES), w (nbody + 1,
+    WORK_COLUMNS, LANES) with its world row set; angles (2, nbody, LANES) and scratch (4, 6,
+    LANES) rewritten.
+
+    Each loop over the lanes reads other arrays than it writes, so that it vectorises.
+    """
+    nbody = ints.shape[0]
+    joint_v, joint_a, parent_v, parent_a = scratch[0:1], scratch[1:2], scratch[2:3], scratch[3:4]
+    _lane_angles(ints, q, angles)
+    # forward: placements, velocities, accelerations and inertial forces
+    for i in range(nbody):
+        _lane_joint_placement(ints, reals, i, q, angles, w)
+        _lane_joint_motion(ints, reals, i, v, joint_v)
+        _lane_joint_motion(ints, reals, i, a, joint_a)
+        parent = ints[i, 0]
+        p = parent if parent >= 0 else nbody
+        for k in range(6):
+            for lane in range(LANES):
+                parent_v[0, k, lane] = w[p, _V + k, lane]
+                parent_a[0, k, lane] = w[p, _A + k, lane]
+        inertia = _body_inertia(reals, i)
+        for lane in range(LANES):
+            placement = _lane_placement(w, i, lane)
+            jv = _lane_row(joint_v, 0, 0, lane)
+            vel = _plus(_to_child(placement, _lane_row(parent_v, 0, 0, lane)), jv)
+            acc = _plus(
+                _to_child(placement, _lane_row(parent_a, 0, 0, lane)),
+                _lane_row(joint_a, 0, 0, lane),
+            )
+            acc = _plus(acc, _cross_motion(vel, jv))
+            _lane_store(w, i, _V, lane, vel)
+            _lane_store(w, i, _A, lane, acc)
+            _lane_store(w, i, _F, lane, _inertial_force(inertia, vel, acc))
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _lane_backward_pass(ints, reals, w, tau, scratch):
+    """The backward pass of `rnea` in every lane: tau_i = S^T f_i, then f_i to the parent;
+    tau (nv, LANES), w and scratch as in `_lane_forward_pass`."""
+    force_up = scratch[0:1]
+    for i in range(ints.shape[0] - 1, -1, -1):
+        _lane_joint_force(ints, reals, i, w, tau)
+        parent = ints[i, 0]
+        if parent < 0:
+            continue
+        for lane in range(LANES):
+            _lane_store(
+                force_up,
+                0,
+                0,
+                lane,
+                _force_up(_lane_placement(w, i, lane), _lane_row(w, i, _F, lane)),
+            )
+        for k in range(6):
+            for lane in range(LANES):
+                w[parent, _F + k, lane] += force_up[0, k, lane]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, start, stop):
+    """`rnea` of states start..stop, LANES at a time; the worst status.
+
+    Each block of states is copied into lane arrays (a short block repeats its last state),
+    run through the lane passes and copied back.
+    """
+    nbody, nq, nv = ints.shape[0], q.shape[1], v.shape[1]
+    # the world row: at rest, accelerating against gravity
+    w = np.empty((nbody + 1, WORK_COLUMNS, LANES))
+    for k in range(WORK_COLUMNS):
+        for lane in range(LANES):
+            w[nbody, k, lane] = -dofs[nv, k - _A - 3] if _A + 3 <= k < _A + 6 else 0.0
+    angles = np.empty((2, nbody, LANES))
+    scratch = np.empty((4, 6, LANES))
+    lane_q, lane_v = np.empty((nq, LANES)), np.empty((nv, LANES))
+    lane_a, lane_tau = np.empty((nv, LANES)), np.empty((nv, LANES))
     status = 0
-    for b in range(start, stop):
-        fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status = max(status, _rnea_in(ints, reals, dofs, q[b], v[b], a[b], fb, tau[b], w))
+    for first in range(start, stop, LANES):
+        count = min(LANES, stop - first)
+        for lane in range(LANES):
+            b = first + min(lane, count - 1)
+            for k in range(nq):
+                lane_q[k, lane] = q[b, k]
+            for k in range(nv):
+                lane_v[k, lane] = v[b, k]
+                lane_a[k, lane] = a[b, k]
+        _lane_forward_pass(ints, reals, lane_q, lane_v, lane_a, w, angles, scratch)
+        # f_i = I a_i + v_i x* I v_i - f_ext_i
+        if fext.shape[1] > 0:
+            for lane in range(count):
+                fb = fext[0] if fext.shape[0] == 1 else fext[first + lane]
+                for i in range(nbody):
+                    for k in range(6):
+                        w[i, _F + k, lane] -= fb[i, k]
+        _lane_backward_pass(ints, reals, w, lane_tau, scratch)
+        for lane in range(count):
+            b = first + lane
+            for k in range(nv):
+                tau[b, k] = lane_tau[k, lane]
+            _add_joint_terms(dofs, v[b], a[b], tau[b])
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status = max(status, _rnea_status(q[b], v[b], a[b], fb, tau[b]))
     return status
 
 
@@ -1010,15 +1373,17 @@ def _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop):
 def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
     """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6).
 
-    The batch runs as `chunks` contiguous pieces in parallel, one work array each.
+    The batch runs as `chunks` contiguous pieces of whole lane blocks in parallel.
     """
     dofs = reals[ints.shape[0] :]
     batch = q.shape[0]
-    chunks = max(1, min(batch, chunks))
+    blocks = (batch + LANES - 1) // LANES
+    chunks = max(1, min(blocks, chunks))
     status = np.zeros(chunks, dtype=np.int64)
     for c in prange(chunks):
-        start, stop = c * batch // chunks, (c + 1) * batch // chunks
-        status[c] = _rnea_range(ints, reals, dofs, q, v, a, fext, tau, start, stop)
+        start = c * blocks // chunks * LANES
+        stop = min(batch, (c + 1) * blocks // chunks * LANES)
+        status[c] = _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, start, stop)
     return status.max()
 
 
@@ -1026,7 +1391,15 @@ def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
 def rnea_batch_serial(ints, reals, q, v, a, fext, tau):
     """`rnea_batch` on the calling thread, for batches too small to share."""
     dofs = reals[ints.shape[0] :]
-    return _rnea_range(ints, reals, dofs, q, v, a, fext, tau, 0, q.shape[0])
+    return _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, 0, q.shape[0])
+
+
+@njit(cache=True)
+def rnea_states(ints, reals, q, v, a, fext, tau):
+    """`rnea_batch` on all cores, or on the calling thread below PARALLEL_FROM states."""
+    if q.shape[0] < PARALLEL_FROM:
+        return rnea_batch_serial(ints, reals, q, v, a, fext, tau)
+    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS)
 
 
 @njit(cache=True, parallel=True)
@@ -1100,6 +1473,20 @@ def rnea_vector(ints, reals, q, v, a, tau):
     if not _sizes_ok(dofs, q, (v, a, tau)):
         return -1
     return rnea(ints, reals, q, v, a, np.zeros((0, 6)), tau)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_MAT}, {_MAT}, {_MAT}, {_MAT})", cache=True)
+def rnea_matrix(ints, reals, q, v, a, tau):
+    """`rnea_states` of a batch q (B, nq), v, a, tau (B, nv) without external forces; -1 when a
+    size is wrong."""
+    dofs = reals[ints.shape[0] :]
+    nv = dofs.shape[0] - 1
+    batch = (q.shape[0], nv)
+    if q.shape[1] != int(dofs[nv, 3]) or v.shape != batch or a.shape != batch:
+        return -1
+    if tau.shape != batch:
+        return -1
+    return rnea_states(ints, reals, q, v, a, np.zeros((1, 0, 6)), tau)
 
 
 @njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
