@@ -1062,7 +1062,7 @@ def _composite_matrix(comp, i, out):
             out[3 + a, b] = hx[b][a]
 
 
-# below this many states a batch runs on the calling thread: waking threads costs more
+# below this many states a batch runs as one piece: sharing it costs more than it saves
 PARALLEL_FROM = 32
 # at most this many pieces of a batch for the threads to share: even shares on large machines
 CHUNKS = 256
@@ -1324,13 +1324,14 @@ def _lane_backward_pass(ints, reals, w, tau, scratch):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, start, stop):
+def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
     """`rnea` of states start..stop, LANES at a time; the worst status.
 
     Each block of states is copied into lane arrays (a short block repeats its last state),
     run through the lane passes and copied back.
     """
     nbody, nq, nv = ints.shape[0], q.shape[1], v.shape[1]
+    dofs = reals[nbody:]
     # the world row: at rest, accelerating against gravity
     w = np.empty((nbody + 1, WORK_COLUMNS, LANES))
     for k in range(WORK_COLUMNS):
@@ -1375,7 +1376,6 @@ def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
 
     The batch runs as `chunks` contiguous pieces of whole lane blocks in parallel.
     """
-    dofs = reals[ints.shape[0] :]
     batch = q.shape[0]
     blocks = (batch + LANES - 1) // LANES
     chunks = max(1, min(blocks, chunks))
@@ -1383,23 +1383,14 @@ def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
     for c in prange(chunks):
         start = c * blocks // chunks * LANES
         stop = min(batch, (c + 1) * blocks // chunks * LANES)
-        status[c] = _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, start, stop)
+        status[c] = _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop)
     return status.max()
 
 
 @njit(cache=True)
-def rnea_batch_serial(ints, reals, q, v, a, fext, tau):
-    """`rnea_batch` on the calling thread, for batches too small to share."""
-    dofs = reals[ints.shape[0] :]
-    return _rnea_lanes(ints, reals, dofs, q, v, a, fext, tau, 0, q.shape[0])
-
-
-@njit(cache=True)
 def rnea_states(ints, reals, q, v, a, fext, tau):
-    """`rnea_batch` on all cores, or on the calling thread below PARALLEL_FROM states."""
-    if q.shape[0] < PARALLEL_FROM:
-        return rnea_batch_serial(ints, reals, q, v, a, fext, tau)
-    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS)
+    """`rnea_batch` in pieces for all cores, or in one piece below PARALLEL_FROM states."""
+    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS if q.shape[0] >= PARALLEL_FROM else 1)
 
 
 @njit(cache=True, parallel=True)
