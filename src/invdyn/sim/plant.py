@@ -1,0 +1,305 @@
+"""The simulated plant: the robot as the simulator runs it, which may differ from the controller's
+model on purpose (an unmodelled payload, wrong masses, extra friction, torque limits, sensor
+noise, control delay).
+
+`Plant` holds these differences as plain numbers, validated when it is built, and
+`plant_model` applies the ones that belong to the rigid-body tree to a `Model`, so that the
+plant's exact dynamics are available to invdyn's algorithms too (for example
+``invdyn.gravity(plant_model(model, plant), q)`` is the torque that holds the plant still).
+Nothing here imports MuJoCo.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from invdyn.errors import InputError
+from invdyn.io.mjcf import combine_inertias
+from invdyn.model import Model
+
+Float = NDArray[np.float64]
+Integrator = Literal["euler", "implicit", "implicitfast", "rk4"]
+
+INTEGRATORS: tuple[str, ...] = ("euler", "implicit", "implicitfast", "rk4")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plant:
+    """How the simulated robot differs from the controller's `Model`, and how it is simulated.
+
+    Per-dof options take a scalar (every dof) or an (nv,) sequence; they are stored as a float
+    or a tuple of floats, and their length is checked against the model when the plant is used.
+
+    Attributes:
+      timestep: physics time step in seconds, > 0.
+      payload: mass in kg of a point load rigidly attached at `payload_frame`, >= 0.
+      payload_frame: name of a frame (`Model.frame_name`) or of a body (`Model.body_name`)
+        that carries the payload; None for the last body of the model (the end of the last
+        chain, the end effector of an arm).
+      payload_offset: (3,) position of the payload in `payload_frame`, in metres.
+      mass_scale: factor on every link's mass and rotational inertia (centres of mass stay),
+        > 0; the payload and the joint armature are not scaled.
+      damping: (nv,) viscous friction added to the model's ``dof_damping``, N m s / rad, >= 0.
+      friction: (nv,) Coulomb friction (MuJoCo ``frictionloss``) added to the model's
+        ``dof_friction``, N m, >= 0.
+      torque_limit: (nv,) bound on the magnitude of the applied joint forces, > 0 or inf;
+        None takes the model's ``dof_effort_limit`` (no bound where that is infinite).
+      sensor_noise: standard deviation of the Gaussian noise on the measured ``q`` (rad, or m
+        for lengths; drawn in the tangent space, so quaternions stay unit) and on the measured
+        ``v`` (rad/s or m/s): one number for both or a pair ``(q_std, v_std)``, stored as the
+        pair.
+      delay: control delay, in control steps: the command computed at step k acts at step
+        ``k + delay``; zero torque acts before the first command arrives.
+      seed: seed of the sensor noise; None for a fresh one on every rollout.
+      joint_limits: enforce the model's finite position limits (MuJoCo's soft limit
+        constraints); False leaves every joint free.
+      integrator: MuJoCo's integrator: ``"euler"`` (semi-implicit), ``"implicit"``,
+        ``"implicitfast"`` or ``"rk4"``.
+    """
+
+    timestep: float = 1e-3
+    payload: float = 0.0
+    payload_frame: str | None = None
+    payload_offset: ArrayLike = (0.0, 0.0, 0.0)
+    mass_scale: float = 1.0
+    damping: ArrayLike = 0.0
+    friction: ArrayLike = 0.0
+    torque_limit: ArrayLike | None = None
+    sensor_noise: ArrayLike = 0.0
+    delay: int = 0
+    seed: int | None = 0
+    joint_limits: bool = True
+    integrator: Integrator = "implicitfast"
+
+    def __post_init__(self) -> None:
+        set_field = object.__setattr__
+        set_field(self, "timestep", _number("timestep", self.timestep, minimum=0.0, open=True))
+        set_field(self, "payload", _number("payload", self.payload, minimum=0.0))
+        if self.payload_frame is not None and not isinstance(self.payload_frame, str):
+            raise InputError(
+                "Plant.payload_frame must be a frame or body name (str) or None, got "
+                f"{type(self.payload_frame).__name__}"
+            )
+        set_field(self, "payload_offset", _vector3("payload_offset", self.payload_offset))
+        set_field(
+            self, "mass_scale", _number("mass_scale", self.mass_scale, minimum=0.0, open=True)
+        )
+        set_field(self, "damping", _per_dof("damping", self.damping))
+        set_field(self, "friction", _per_dof("friction", self.friction))
+        if self.torque_limit is not None:
+            limit = _per_dof("torque_limit", self.torque_limit, allow_inf=True)
+            if np.any(np.asarray(limit) <= 0.0):
+                raise InputError("Plant.torque_limit must be > 0 (or inf) for every dof")
+            set_field(self, "torque_limit", limit)
+        set_field(self, "sensor_noise", _noise(self.sensor_noise))
+        set_field(self, "delay", _count("delay", self.delay))
+        if self.seed is not None:
+            set_field(self, "seed", _count("seed", self.seed))
+        if not isinstance(self.joint_limits, (bool, np.bool_)):
+            raise InputError(
+                f"Plant.joint_limits must be True or False, got {type(self.joint_limits).__name__}"
+            )
+        set_field(self, "joint_limits", bool(self.joint_limits))
+        if self.integrator not in INTEGRATORS:
+            raise InputError(
+                f"Plant.integrator must be one of {', '.join(INTEGRATORS)}, got {self.integrator!r}"
+            )
+
+
+def plant_model(model: Model, plant: Plant) -> Model:
+    """The `Model` of the simulated plant: masses scaled, payload attached, friction added.
+
+    Link masses and inertias are multiplied by ``plant.mass_scale``; then the payload, a point
+    mass, is merged into the body of ``plant.payload_frame`` (parallel axis theorem); the
+    plant's damping and friction are added to the model's. Armature, limits, joints and frames
+    stay as they are.
+
+    Args:
+      model: the controller's robot model.
+      plant: the plant.
+
+    Returns:
+      The validated model of the plant (`model` itself when the plant changes nothing in it).
+
+    Raises:
+      InputError: a per-dof option has the wrong length, or the payload frame is unknown or
+        fixed to the world.
+    """
+    damping = dof_values(model, "damping", plant.damping)
+    friction = dof_values(model, "friction", plant.friction)
+    if (
+        plant.mass_scale == 1.0
+        and plant.payload == 0.0
+        and not damping.any()
+        and not friction.any()
+    ):
+        return model
+    mass = model.body_mass * plant.mass_scale
+    com = np.array(model.body_com)
+    inertia = model.body_inertia * plant.mass_scale
+    if plant.payload > 0.0:
+        body, point = payload_point(model, plant)
+        mass[body], com[body], inertia[body] = combine_inertias(
+            mass[body], com[body], inertia[body], plant.payload, point, np.zeros((3, 3))
+        )
+    return model.replace(
+        body_mass=mass,
+        body_com=com,
+        body_inertia=inertia,
+        dof_damping=model.dof_damping + damping,
+        dof_friction=model.dof_friction + friction,
+    )
+
+
+def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
+    """The body that carries the payload and the payload's position in that body's frame.
+
+    Args:
+      model: the robot.
+      plant: the plant; its ``payload_frame`` names a frame or a body of `model`, None for the
+        last body.
+
+    Returns:
+      The body index and the (3,) position of the payload in the body frame.
+
+    Raises:
+      InputError: the frame is unknown, fixed to the world, or the model has no body.
+    """
+    offset = np.asarray(plant.payload_offset, dtype=np.float64)
+    name = plant.payload_frame
+    if name is None:
+        if model.nbody == 0:
+            raise InputError(f"Plant.payload: model {model.name!r} has no moving body to carry it")
+        return model.nbody - 1, offset
+    if name in model.frame_name:
+        k = model.frame_name.index(name)
+        body = int(model.frame_body[k])
+        if body < 0:
+            raise InputError(
+                f"Plant.payload_frame {name!r} is fixed to the world in {model.name!r}; "
+                "a payload needs a frame on a moving body"
+            )
+        return body, model.frame_pos[k] + model.frame_rot[k] @ offset
+    if name in model.body_name:
+        return model.body_name.index(name), offset
+    close = difflib.get_close_matches(name, [*model.frame_name, *model.body_name], n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise InputError(
+        f"Plant.payload_frame {name!r} is neither a frame nor a body of {model.name!r}{hint}"
+    )
+
+
+def dof_values(model: Model, name: str, value: ArrayLike) -> Float:
+    """(nv,) values of a per-dof plant option, a scalar broadcast to every dof.
+
+    Args:
+      model: the robot.
+      name: the option's name, for the message.
+      value: a scalar or an (nv,) tuple, as `Plant` stores it.
+
+    Returns:
+      (nv,) float array.
+
+    Raises:
+      InputError: `value` is a sequence whose length is not ``model.nv``.
+    """
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim == 0:
+        return np.full(model.nv, float(array))
+    if array.shape != (model.nv,):
+        raise InputError(
+            f"Plant.{name} has shape {array.shape}, expected () or (nv,) = ({model.nv},) "
+            f"for {model.name!r}"
+        )
+    return array
+
+
+def torque_limits(model: Model, plant: Plant) -> Float:
+    """(nv,) bound on the applied joint forces: the plant's, else the model's effort limits.
+
+    Args:
+      model: the robot.
+      plant: the plant.
+
+    Returns:
+      (nv,) positive bounds, inf where unbounded (a model's effort limit of zero or below
+      counts as unknown, as URDFs write ``effort="0"`` for an unspecified one).
+    """
+    if plant.torque_limit is None:
+        limit = np.array(model.dof_effort_limit, dtype=np.float64)
+        return np.where(limit > 0.0, limit, np.inf)
+    return dof_values(model, "torque_limit", plant.torque_limit)
+
+
+# validation of the fields, each error naming the field and what it expects
+
+
+def _number(name: str, value: object, *, minimum: float, open: bool = False) -> float:
+    """`value` as a finite float above `minimum` (strictly if `open`), or `InputError`."""
+    bound = f"{'>' if open else '>='} {minimum:g}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise InputError(f"Plant.{name} must be a number {bound}, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number) or number < minimum or (open and number == minimum):
+        raise InputError(f"Plant.{name} must be a finite number {bound}, got {number}")
+    return number
+
+
+def _array(name: str, value: object, expected: str) -> Float:
+    """`value` as a float array, or `InputError` naming the field and the `expected` shape."""
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"Plant.{name} must be {expected}, got a string")
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"Plant.{name} must be {expected}, got {value!r}") from None
+
+
+def _vector3(name: str, value: object) -> tuple[float, float, float]:
+    """`value` as a finite (3,) tuple, or `InputError`."""
+    array = _array(name, value, "a (3,) vector")
+    if array.shape != (3,):
+        raise InputError(f"Plant.{name} has shape {array.shape}, expected (3,)")
+    if not np.all(np.isfinite(array)):
+        raise InputError(f"Plant.{name} holds a non-finite value: {array.tolist()}")
+    return (float(array[0]), float(array[1]), float(array[2]))
+
+
+def _per_dof(name: str, value: object, *, allow_inf: bool = False) -> float | tuple[float, ...]:
+    """A scalar or (nv,) option as a float or a tuple of floats, each >= 0, or `InputError`."""
+    array = _array(name, value, "a scalar or an (nv,) array")
+    if array.ndim > 1:
+        raise InputError(f"Plant.{name} has shape {array.shape}, expected () or (nv,)")
+    if np.any(np.isnan(array)) or (not allow_inf and not np.all(np.isfinite(array))):
+        raise InputError(f"Plant.{name} holds a non-finite value")
+    if np.any(array < 0.0):
+        raise InputError(f"Plant.{name} must be >= 0, got {array.tolist()}")
+    return float(array) if array.ndim == 0 else tuple(float(x) for x in array)
+
+
+def _noise(value: object) -> tuple[float, float]:
+    """The sensor noise as ``(q_std, v_std)``, each finite and >= 0, or `InputError`."""
+    array = _array("sensor_noise", value, "a scalar or a pair (q_std, v_std)")
+    if array.shape not in ((), (2,)):
+        raise InputError(
+            f"Plant.sensor_noise has shape {array.shape}, expected () or (2,) for (q_std, v_std)"
+        )
+    if not np.all(np.isfinite(array)) or np.any(array < 0.0):
+        raise InputError(f"Plant.sensor_noise must be finite and >= 0, got {array.tolist()}")
+    pair = np.broadcast_to(array, (2,))
+    return (float(pair[0]), float(pair[1]))
+
+
+def _count(name: str, value: object) -> int:
+    """`value` as an integer >= 0, or `InputError`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"Plant.{name} must be an integer >= 0, got {value!r}")
+    if value < 0:
+        raise InputError(f"Plant.{name} must be an integer >= 0, got {value}")
+    return int(value)
