@@ -1,7 +1,8 @@
-"""The ``invdyn`` command line: demo, info, robots and its user errors."""
+"""The ``invdyn`` command line: demo, track, info, robots and its user errors."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,7 @@ import pytest
 
 import invdyn
 from conftest import requires_erd
-from invdyn.cli import demo_trajectory, dof_labels, main
-from invdyn.configuration import difference
+from invdyn.cli import main
 from invdyn.io import robots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -32,27 +32,39 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @requires_erd
-def test_demo_writes_plot_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "demo", "--out", str(tmp_path / "plots"), "--duration", "0.2")
+def test_demo_compares_controllers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo tracks with every controller on the exact model and three with model error,
+    prints their errors per joint and writes plots, CSV logs and metrics."""
+    out_dir = tmp_path / "demo"
+    status, out, err = run(
+        capsys, "demo", "--out", str(out_dir), "--duration", "3", "--no-progress"
+    )
     assert status == 0, err
-    png = tmp_path / "plots" / "torques.png"
-    assert png.read_bytes()[:8] == PNG_MAGIC
-    assert str(png) in out
-    assert "max |tau|" in out and "RMS tau" in out and "rnea:" in out
+    for name in ("pd", "pd_gravity", "computed_torque", "feedforward"):
+        assert name in out
+        assert (out_dir / f"{name}.csv").exists()
+    assert "2 kg payload" in out
     for name in invdyn.load("panda").joint_names:
         assert name in out
+    for png in ("tracking.png", "tracking-payload.png"):
+        assert (out_dir / png).read_bytes()[:8] == PNG_MAGIC
+    metrics = json.loads((out_dir / "metrics.json").read_text())
+    exact = metrics["exact"]["controllers"]
+    assert exact["computed_torque"]["rms_error"] < exact["pd"]["rms_error"] / 20
     # written atomically: no temporary file left behind
-    assert [p.name for p in png.parent.iterdir()] == ["torques.png"]
+    assert not [p for p in out_dir.iterdir() if p.name.startswith(".")]
 
 
 def test_demo_falls_back_without_example_robot_data(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(robots, "is_installed", lambda name: False)
-    status, out, err = run(capsys, "demo", "--out", str(tmp_path), "--duration", "0.1")
+    status, out, err = run(
+        capsys, "demo", "--out", str(tmp_path), "--duration", "0.5", "--no-progress"
+    )
     assert status == 0, err
     assert "double_pendulum" in out and "joint2" in out
-    assert (tmp_path / "torques.png").read_bytes()[:8] == PNG_MAGIC
+    assert (tmp_path / "tracking.png").read_bytes()[:8] == PNG_MAGIC
 
 
 def test_demo_rejects_bad_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,20 +75,94 @@ def test_demo_rejects_bad_duration(tmp_path: Path, capsys: pytest.CaptureFixture
     assert err.startswith("invdyn: error: --duration")
 
 
-@pytest.mark.parametrize("floating_base", [False, True])
-def test_demo_trajectory_is_consistent(floating_base: bool) -> None:
-    """v and a are the derivatives of q (central differences), and q stays within limits."""
-    model = invdyn.load("double_pendulum", floating_base=floating_base)
-    dt = 1e-4
-    times = np.arange(0.0, 1.0, dt)
-    q, v, a = demo_trajectory(model, times, period=1.0)
-    finite_v = difference(model, q[:-2], q[2:]) / (2 * dt)
-    finite_a = (v[2:] - v[:-2]) / (2 * dt)
-    np.testing.assert_allclose(finite_v, v[1:-1], atol=1e-5)
-    np.testing.assert_allclose(finite_a, a[1:-1], atol=1e-4)
-    assert np.all((q >= model.q_lower) & (q <= model.q_upper))
-    assert np.all(np.abs(v) <= model.dof_velocity_limit)
-    assert len(dof_labels(model)) == model.nv
+def test_track_writes_metrics_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One controller: rms_error, max_error and per_joint at the top level of the JSON."""
+    path = tmp_path / "metrics.json"
+    status, out, err = run(
+        capsys,
+        "track",
+        "double_pendulum",
+        "--duration",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+        str(path),
+        "--no-progress",
+    )
+    assert status == 0, err
+    metrics = json.loads(path.read_text())
+    model = invdyn.load("double_pendulum")
+    assert metrics["controller"] == "computed_torque"
+    assert 0 < metrics["rms_error"] < 1e-3
+    assert metrics["rms_error"] <= metrics["max_error"]
+    assert set(metrics["per_joint"]) == set(model.joint_names)
+    assert "RMS error" in out and str(path) in out
+    log = np.loadtxt(tmp_path / "run" / "computed_torque.csv", delimiter=",", skiprows=1)
+    assert log.shape == (1001, 1 + model.nq + 3 * model.nv)
+
+
+def test_track_reads_a_csv_trajectory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = invdyn.load("double_pendulum")
+    times = np.linspace(0.0, 1.0, 5)
+    path = tmp_path / "reference.csv"
+    rows = np.column_stack([times, 0.3 * np.sin(times), 0.2 * times])
+    np.savetxt(path, rows, delimiter=",", header="time," + ",".join(model.joint_names), comments="")
+    status, _, err = run(
+        capsys,
+        "track",
+        "double_pendulum",
+        "--trajectory",
+        str(path),
+        "--controller",
+        "pd_gravity,feedforward",
+        "--out",
+        str(tmp_path / "run"),
+        "--no-progress",
+    )
+    assert status == 0, err
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert set(metrics["controllers"]) == {"pd_gravity", "feedforward"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["track", "no_such_robot"], "unknown robot"),
+        (["track", "double_pendulum", "--controller", "pid"], "unknown controller 'pid'"),
+        (["track", "double_pendulum", "--bandwidth", "nan"], "bandwidth"),
+        (["track", "double_pendulum", "--payload", "-1"], "payload"),
+        (["track", "double_pendulum", "--mass-error", "-1"], "--mass-error"),
+        (["track", "double_pendulum", "--rate", "0"], "control_rate"),
+        (["track", "double_pendulum", "--trajectory", "missing.csv"], "missing.csv"),
+    ],
+)
+def test_track_bad_input(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = run(capsys, *argv, "--out", str(tmp_path), "--no-progress")
+    assert status == 2
+    assert err.startswith("invdyn: error:") and message in err, err
+
+
+def test_track_rejects_bad_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wrong columns and a trajectory outside the joint limits are named."""
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("time,elbow\n0,0\n1,0.1\n")
+    status, _, err = run(
+        capsys, "track", "double_pendulum", "--trajectory", str(wrong), "--out", str(tmp_path)
+    )
+    assert status == 2 and "elbow" in err, err
+    model = invdyn.load("planar_2r")
+    joint = model.joint_names[0]
+    outside = tmp_path / "outside.csv"
+    beyond = model.q_upper[0] + 0.5
+    columns = ",".join(model.joint_names)
+    outside.write_text(f"time,{columns}\n0,0,0\n1,{beyond},0\n")
+    status, _, err = run(
+        capsys, "track", "planar_2r", "--trajectory", str(outside), "--out", str(tmp_path)
+    )
+    assert status == 2 and joint in err and "limit" in err, err
 
 
 @requires_erd

@@ -1,26 +1,29 @@
-"""The ``invdyn`` command: ``demo``, ``info`` and ``robots``.
+"""The ``invdyn`` command: ``demo``, ``track``, ``info`` and ``robots``.
 
 Each subcommand parses its arguments, calls the library and prints; user errors (an unknown
-robot, a malformed description, a missing file) print ``invdyn: error: <message>`` and exit with
-status 2, as argparse does for bad arguments.
+robot, a malformed description, a missing file, an optional extra not installed) print
+``invdyn: error: <message>`` and exit with status 2, as argparse does for bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
-import statistics
 import sys
-import time
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
-from invdyn.configuration import integrate, neutral
+from invdyn.control.computed_torque import CONTROLLERS
+from invdyn.control.tracking import DEFAULT_BANDWIDTH
+from invdyn.control.trajectories import from_csv
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import robots
 from invdyn.model import JointType, Model
@@ -29,8 +32,10 @@ Array = NDArray[np.float64]
 
 DEMO_ROBOT = "panda"
 DEMO_FALLBACK = "double_pendulum"
-DEMO_RATE = 1000.0
-"""Samples per second of the demo trajectory."""
+DEMO_PAYLOAD = 2.0
+"""kg carried by the demo's perturbed plant at the end effector."""
+DEMO_MASS_ERROR = 0.2
+"""The demo's perturbed plant has links this much heavier than the model's."""
 
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 # labels of the velocity coordinates of multi-dof joints, in v order
@@ -50,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader went away (invdyn robots | head): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except (InvdynError, OSError) as error:
+    except (InvdynError, OSError, ImportError) as error:
         print(f"invdyn: error: {_describe(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -67,10 +72,13 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="joint torques along a smooth trajectory: table and plot",
-        description="Compute joint torques with rnea along a built-in smooth trajectory, print "
-        "a summary table and write a plot. Uses the Panda when example-robot-data is installed "
-        f"and the {DEMO_FALLBACK} otherwise; nothing is downloaded.",
+        help="computed-torque control against PD in MuJoCo: tables and plots",
+        description="Track a minimum-jerk move across the workspace in MuJoCo with PD, PD + "
+        "gravity compensation, computed torque and feedforward control, on the exact model and "
+        f"with a {DEMO_PAYLOAD:g} kg unmodelled payload and {100 * DEMO_MASS_ERROR:g} %% mass "
+        "error; print the errors and write plots, CSV logs and metrics. Uses the Panda when "
+        f"example-robot-data is installed and the {DEMO_FALLBACK} otherwise; nothing is "
+        "downloaded.",
     )
     demo.add_argument("--robot", metavar="NAME", help="built-in name or .urdf/.xml path")
     demo.add_argument(
@@ -78,16 +86,85 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         type=Path,
         default=Path("invdyn-demo"),
-        help="directory for torques.png (default: ./invdyn-demo)",
+        help="directory for the plots, CSV logs and metrics.json (default: ./invdyn-demo)",
     )
     demo.add_argument(
         "--duration",
         metavar="S",
         type=float,
-        default=4.0,
-        help="trajectory duration in seconds, one period of motion (default: 4)",
+        default=5.0,
+        help="duration of the move in seconds (default: 5)",
     )
+    demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(command=_demo)
+
+    track = commands.add_parser(
+        "track",
+        help="closed-loop trajectory tracking in MuJoCo: errors, torques, plot, CSV, JSON",
+        description="Simulate a robot in MuJoCo tracking a trajectory under joint-space "
+        "control, print the tracking error and torque use per joint, and write a plot, a CSV "
+        "log per controller and the metrics. The plant may carry an unmodelled payload and "
+        "differ from the controller's model in its masses.",
+    )
+    track.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf/.xml path")
+    track.add_argument(
+        "--trajectory",
+        metavar="SPEC",
+        default="minimum_jerk",
+        help="'minimum_jerk' (a move across the workspace, from 20%% to 80%% of each joint's "
+        "range) or a CSV file with columns time,<joint names> (default: minimum_jerk)",
+    )
+    track.add_argument(
+        "--controller",
+        metavar="NAMES",
+        default="computed_torque",
+        help=f"{', '.join(CONTROLLERS)}, a comma-separated list, or 'all' "
+        "(default: computed_torque)",
+    )
+    track.add_argument(
+        "--duration", metavar="S", type=float, default=5.0, help="minimum_jerk duration (5 s)"
+    )
+    track.add_argument(
+        "--rate", metavar="HZ", type=float, default=1000.0, help="control rate (1000 Hz)"
+    )
+    track.add_argument(
+        "--bandwidth",
+        metavar="RAD_S",
+        type=float,
+        default=DEFAULT_BANDWIDTH,
+        help="closed-loop natural frequency of every controller's critically damped gains "
+        f"(default: {DEFAULT_BANDWIDTH:g} rad/s)",
+    )
+    track.add_argument(
+        "--payload",
+        metavar="KG",
+        type=float,
+        default=0.0,
+        help="unmodelled point mass carried by the plant's end effector (default: 0)",
+    )
+    track.add_argument(
+        "--payload-frame",
+        metavar="NAME",
+        help="frame or body carrying the payload (default: the last revolute joint's body)",
+    )
+    track.add_argument(
+        "--mass-error",
+        metavar="E",
+        type=float,
+        default=0.0,
+        help="the plant's link masses and inertias are (1 + E) times the model's (default: 0)",
+    )
+    track.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("invdyn-track"),
+        help="directory for tracking.png, <controller>.csv and metrics.json "
+        "(default: ./invdyn-track)",
+    )
+    track.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
+    track.add_argument("--no-progress", action="store_true", help="no progress bars")
+    track.set_defaults(command=_track)
 
     info = commands.add_parser(
         "info",
@@ -123,14 +200,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-# demo
+# demo and track
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from invdyn.viz.plots import plot_joint_series, save_figure
+    from invdyn.control.tracking import end_effector, workspace_motion
+    from invdyn.sim import Plant
 
-    if not (math.isfinite(args.duration) and args.duration > 0):
-        raise InputError(f"--duration must be a positive number of seconds, got {args.duration}")
+    _positive_option("--duration", args.duration)
     name = args.robot
     if name is None:
         name = DEMO_ROBOT
@@ -141,102 +218,192 @@ def _demo(args: argparse.Namespace) -> int:
                 f"(pip install example-robot-data for the {DEMO_ROBOT})"
             )
     model = _load(name)
-
-    # one period of motion sampled at DEMO_RATE, torques in one batched call
-    times = np.linspace(0.0, args.duration, max(2, round(args.duration * DEMO_RATE) + 1))
-    q, v, a = demo_trajectory(model, times, period=args.duration)
-    start = time.perf_counter()
-    tau = invdyn.rnea(model, q, v, a)
-    first = time.perf_counter() - start
-    batch = _median_time(lambda: invdyn.rnea(model, q, v, a), repeats=11)
-    q0, v0, a0 = (np.ascontiguousarray(x[0]) for x in (q, v, a))
-    single = _median_time(lambda: invdyn.rnea(model, q0, v0, a0), repeats=201)
-    gravity = invdyn.gravity(model, q)
-
-    labels, units = dof_labels(model), dof_units(model)
-    print(
-        f"{model.name}: nq {model.nq}, nv {model.nv}; {len(times)} samples over "
-        f"{args.duration:g} s, each joint moving through one period of 1 - cos(2 pi t / T)"
+    trajectory = workspace_motion(model, duration=args.duration)
+    plant = Plant(
+        payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
     )
-    print()
-    rows = []
-    for k in range(model.nv):
-        g_mean = float(np.mean(np.abs(gravity[:, k])))
-        rest_mean = float(np.mean(np.abs(tau[:, k] - gravity[:, k])))
-        share = g_mean / (g_mean + rest_mean) if g_mean + rest_mean > 0 else 0.0
-        limit = model.dof_effort_limit[k]
-        rows.append(
-            [
-                labels[k],
-                units[k],
-                f"{np.max(np.abs(tau[:, k])):.3f}",
-                f"{np.sqrt(np.mean(tau[:, k] ** 2)):.3f}",
-                f"{100 * share:.0f}%",
-                f"{limit:g}" if np.isfinite(limit) else "-",
-            ]
+    runs = {
+        "exact": (Plant(), tuple(CONTROLLERS)),
+        "payload": (plant, ("pd_gravity", "computed_torque", "feedforward")),
+    }
+    print(
+        f"{model.name}: a {args.duration:g} s minimum-jerk move across the workspace, 1 kHz "
+        f"control, every controller at {DEFAULT_BANDWIDTH:g} rad/s bandwidth"
+    )
+    metrics = {}
+    for key, (run_plant, controllers) in runs.items():
+        print()
+        if key == "exact":
+            print("exact model (the plant is the controller's model):")
+        else:
+            print(
+                f"model error: a {DEMO_PAYLOAD:g} kg payload at {plant.payload_frame} and "
+                f"{100 * DEMO_MASS_ERROR:g} % heavier links than the controller's model:"
+            )
+        results = _run_tracking(
+            model, trajectory, controllers, plant=run_plant, progress=not args.no_progress
         )
-    _print_table(["joint", "unit", "max |tau|", "RMS tau", "gravity", "limit"], rows)
-    print("gravity: share of mean |tau| due to g(q), mean |g| / (mean |g| + mean |tau - g|)")
-    print()
-    print(
-        f"rnea: {len(times)} samples in one call {1e3 * batch:.3f} ms "
-        f"({1e6 * batch / len(times):.3f} us per sample); single call {1e6 * single:.2f} us; "
-        f"first call {first:.3f} s (includes numba compilation or cache load)"
-    )
-
-    figure = plot_joint_series(
-        times,
-        tau,
-        labels=labels,
-        units=units,
-        title=f"{model.name}: joint torques along the demo trajectory (invdyn.rnea)",
-    )
-    path = save_figure(figure, Path(args.out) / "torques.png")
-    print(f"wrote {path}")
+        _write_tracking(model, results, Path(args.out), suffix="" if key == "exact" else "-payload")
+        metrics[key] = _metrics(model, results, _setup(args, run_plant))
+    _write_json(Path(args.out) / "metrics.json", metrics)
     return 0
 
 
-def demo_trajectory(model: Model, times: Array, *, period: float) -> tuple[Array, Array, Array]:
-    """A smooth periodic motion of every joint, with exact velocities and accelerations.
+def _track(args: argparse.Namespace) -> int:
+    from invdyn.control.tracking import end_effector, workspace_motion
+    from invdyn.sim import Plant
 
-    q(t) = q0 ⊕ s(t) d with s(t) = 1 - cos(2 pi t / T): each revolute or prismatic joint swings
-    between two points inside its limits, and other joints move from neutral along a fixed
-    direction d of their tangent space (a one-parameter subgroup, so v = s'(t) d and
-    a = s''(t) d exactly, also on SO(3) and SE(3)). Amplitudes keep peak speeds within 80% of
-    the velocity limits.
+    controllers = _controller_names(args.controller)
+    model = _load(args.robot)
+    if args.trajectory == "minimum_jerk":
+        _positive_option("--duration", args.duration)
+        trajectory = workspace_motion(model, duration=args.duration)
+    else:
+        trajectory = from_csv(model, args.trajectory)
+    if not (math.isfinite(args.mass_error) and args.mass_error > -1.0):
+        raise InputError(f"--mass-error must be a number above -1, got {args.mass_error}")
+    plant = Plant(
+        payload=args.payload,
+        payload_frame=args.payload_frame or end_effector(model),
+        mass_scale=1.0 + args.mass_error,
+    )
+    results = _run_tracking(
+        model,
+        trajectory,
+        controllers,
+        plant=plant,
+        bandwidth=args.bandwidth,
+        control_rate=args.rate,
+        progress=not args.no_progress,
+    )
+    out = Path(args.out)
+    _write_tracking(model, results, out)
+    metrics = _metrics(model, results, _setup(args, plant))
+    for path in (out / "metrics.json", args.json):
+        if path is not None:
+            print(f"wrote {_write_json(Path(path), metrics)}")
+    return 0
 
-    Args:
-      model: the robot.
-      times: (T,) sample times in seconds.
-      period: T, the period of the motion in seconds.
 
-    Returns:
-      (T, nq) positions, (T, nv) velocities and (T, nv) accelerations.
-    """
-    omega = 2.0 * np.pi / period
-    q0, d = neutral(model), np.zeros(model.nv)
-    for i, jtype in enumerate(model.jnt_type):
-        qs, vs, nv = model.jnt_qadr[i], model.jnt_vadr[i], model.jnt_nv[i]
-        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
-            # a quarter of the range, centred in it; 0.6 rad or 5 cm at most
-            lower, upper = model.q_lower[qs], model.q_upper[qs]
-            cap = 0.6 if jtype == JointType.REVOLUTE else 0.05
-            finite = np.isfinite(lower) and np.isfinite(upper)
-            centre = 0.5 * (lower + upper) if finite else 0.0
-            d[vs] = min(0.25 * (upper - lower), cap) if finite else cap
-            q0[qs] = centre - d[vs]
-        else:
-            # alternate directions, 0.3 rad and 5 cm per axis
-            linear = jtype == JointType.FREE
-            d[vs : vs + nv] = [(0.05 if linear and k < 3 else 0.3) * (-1) ** k for k in range(nv)]
-    # peak speed is d omega
-    speed = np.abs(d) * omega
-    d *= np.minimum(1.0, 0.8 * model.dof_velocity_limit / np.maximum(speed, 1e-300))
-    s = 1.0 - np.cos(omega * times)
-    s_dot = omega * np.sin(omega * times)
-    s_ddot = omega**2 * np.cos(omega * times)
-    q = np.ascontiguousarray(integrate(model, q0, s[:, None] * d))
-    return q, s_dot[:, None] * d, s_ddot[:, None] * d
+def _run_tracking(
+    model: Model,
+    trajectory: Any,
+    controllers: Sequence[str],
+    *,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+    **options: Any,
+) -> dict[str, Any]:
+    """Track with each controller, then print a summary and a per-joint table of each."""
+    from invdyn.control.tracking import compare
+
+    results = compare(model, trajectory, controllers, bandwidth=bandwidth, **options)
+    rows = []
+    for name, result in results.items():
+        torques = [joint.rms_torque for joint in result.joints]
+        saturated = max(joint.saturated for joint in result.joints)
+        rows.append(
+            [
+                name,
+                f"{result.rms_error:.3e}",
+                f"{result.max_error:.3e}",
+                f"{max(torques):.2f}",
+                f"{100 * saturated:.1f}%",
+            ]
+        )
+    _print_table(["controller", "RMS error", "max error", "max RMS effort", "saturated"], rows)
+    units = dof_units(model)
+    for name, result in results.items():
+        print(f"\n  {name}, per joint (errors in rad or m, efforts in N·m or N):")
+        limits = model.dof_effort_limit
+        _print_table(
+            ["joint", "RMS error", "max error", "RMS effort", "max effort", "limit", "saturated"],
+            [
+                [
+                    joint.name,
+                    f"{joint.rms_error:.3e}",
+                    f"{joint.max_error:.3e}",
+                    f"{joint.rms_torque:.3f}",
+                    f"{joint.max_torque:.3f}",
+                    f"{limits[k]:g} {units[k]}" if limits[k] > 0 else "-",
+                    f"{100 * joint.saturated:.1f}%",
+                ]
+                for k, joint in enumerate(result.joints)
+            ],
+        )
+    return results
+
+
+def _write_tracking(model: Model, results: dict[str, Any], out: Path, suffix: str = "") -> None:
+    """The figure and a CSV log per controller, into `out`."""
+    from invdyn.sim import save_csv
+    from invdyn.viz.plots import plot_tracking, save_figure
+
+    figure = plot_tracking(
+        results,
+        labels=dof_labels(model),
+        title=f"{model.name}: tracking in MuJoCo{' with model error' if suffix else ''}",
+    )
+    print(f"wrote {save_figure(figure, out / f'tracking{suffix}.png')}")
+    for name, result in results.items():
+        save_csv(result.rollout, model, out / f"{name}{suffix}.csv")
+    print(f"wrote {', '.join(f'{name}{suffix}.csv' for name in results)} in {out.absolute()}")
+
+
+def _metrics(model: Model, results: dict[str, Any], setup: dict[str, Any]) -> dict[str, Any]:
+    """JSON metrics: one controller's at the top level, several under "controllers"."""
+    entries = {name: result.metrics() for name, result in results.items()}
+    head = {"robot": model.name, "setup": setup}
+    if len(entries) == 1:
+        return {**head, **next(iter(entries.values()))}
+    return {**head, "controllers": entries}
+
+
+def _setup(args: argparse.Namespace, plant: Any) -> dict[str, Any]:
+    """The run's settings, saved with its metrics."""
+    return {
+        "trajectory": str(getattr(args, "trajectory", "minimum_jerk")),
+        "duration": args.duration,
+        "control_rate": getattr(args, "rate", 1000.0),
+        "bandwidth": getattr(args, "bandwidth", DEFAULT_BANDWIDTH),
+        "payload": plant.payload,
+        "payload_frame": plant.payload_frame,
+        "mass_scale": plant.mass_scale,
+    }
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> Path:
+    """Write `data` as JSON atomically (a temporary file, then a rename)."""
+    path = path.absolute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as stream:
+            json.dump(data, stream, indent=2)
+            stream.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _controller_names(spec: str) -> tuple[str, ...]:
+    """`--controller`: a name, a comma-separated list or 'all'."""
+    if spec == "all":
+        return tuple(CONTROLLERS)
+    names = tuple(name.strip() for name in spec.split(",") if name.strip())
+    unknown = [name for name in names if name not in CONTROLLERS]
+    if unknown or not names:
+        raise InputError(
+            f"unknown controller {', '.join(map(repr, unknown)) or repr(spec)}; expected "
+            f"{', '.join(CONTROLLERS)}, a comma-separated list of them, or 'all'"
+        )
+    return names
+
+
+def _positive_option(option: str, value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{option} must be a positive number, got {value}")
 
 
 def dof_labels(model: Model) -> list[str]:
@@ -354,16 +521,6 @@ def _load(name: str, *, floating_base: bool | None = None) -> Model:
         if Path(name).suffix or not str(error).startswith("unknown robot"):
             raise
         raise type(error)(f"{error}; run 'invdyn robots' for the list") from None
-
-
-def _median_time(call: Callable[[], object], *, repeats: int) -> float:
-    """Median wall time of `call` over `repeats` runs, in seconds."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -109,3 +109,65 @@ def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 120)
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def plot_tracking(
+    results: Mapping[str, Any],
+    *,
+    labels: Sequence[str],
+    title: str = "",
+) -> Figure:
+    """Closed-loop tracking runs side by side: one column per controller, and their errors on
+    one log scale.
+
+    Rows: reference (dashed) and actual joint positions; tracking error per joint, on one scale
+    for every controller; applied torque per joint, on one scale; then a panel across all
+    columns with each controller's error norm ``|e(t)|`` on a log scale.
+
+    Args:
+      results: controller name -> `invdyn.control.tracking.TrackingResult`, in column order.
+      labels: (nv,) a name per degree of freedom, for the legend.
+      title: figure title.
+
+    Returns:
+      The matplotlib figure, not attached to pyplot.
+    """
+    from matplotlib.figure import Figure
+
+    if not results:
+        raise InputError("no tracking results to plot")
+    count = len(results)
+    figure = Figure(figsize=(3.6 * count + 1.8, 11.0), layout="constrained")
+    grid = figure.add_gridspec(4, count, height_ratios=(1.0, 1.0, 1.0, 1.1))
+    rows = [[figure.add_subplot(grid[r, c]) for c in range(count)] for r in range(3)]
+    summary = figure.add_subplot(grid[3, :])
+    for r in (1, 2):
+        for ax in rows[r][1:]:
+            ax.sharey(rows[r][0])
+    for c, (name, result) in enumerate(results.items()):
+        run = result.rollout
+        position, error, torque = rows[0][c], rows[1][c], rows[2][c]
+        for k, label in enumerate(labels):
+            (line,) = position.plot(run.time, run.q[:, k], linewidth=1.1, label=label)
+            position.plot(run.time, result.q_ref[:, k], "--", color=line.get_color(), linewidth=0.8)
+            error.plot(run.time, result.error[:, k], color=line.get_color(), linewidth=1.0)
+            torque.plot(run.time, run.tau_applied[:, k], color=line.get_color(), linewidth=1.0)
+        position.set_title(f"{name}\nRMS error {result.rms_error:.2e}, max {result.max_error:.2e}")
+        norm = np.linalg.norm(result.error, axis=1)
+        summary.semilogy(run.time, np.where(norm > 0.0, norm, np.nan), label=name)
+        for ax in (position, error, torque):
+            ax.grid(True, alpha=0.3)
+        torque.set_xlabel("time [s]")
+    rows[0][0].set_ylabel("position [rad, m]\n(dashed: reference)")
+    rows[1][0].set_ylabel("tracking error [rad, m]")
+    rows[2][0].set_ylabel("applied effort [N·m, N]")
+    rows[0][-1].legend(
+        loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False
+    )
+    summary.set_xlabel("time [s]")
+    summary.set_ylabel("|e(t)| over all joints")
+    summary.grid(True, which="both", alpha=0.3)
+    summary.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if title:
+        figure.suptitle(title)
+    return figure

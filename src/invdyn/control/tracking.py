@@ -1,0 +1,252 @@
+"""Closed-loop tracking runs: controllers drive a simulated plant along a reference trajectory.
+
+`track` runs one controller against the plant in MuJoCo (`invdyn.sim.rollout`) and measures the
+tracking error ``e = q_ref ⊖ q`` and the torque it used; `compare` runs several controllers on
+the same trajectory, plant and bandwidth. The gains of every controller come from one bandwidth
+(`gains_for`): in acceleration units for computed torque, scaled by the joint inertia at the
+start of the trajectory for the laws in torque units, so that each closes a critically damped
+loop of the same natural frequency on the nominal robot.
+
+Needs the ``sim`` extra (MuJoCo).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn.configuration import difference, integrate, neutral
+from invdyn.control.computed_torque import CONTROLLERS, Gains, joint_inertia
+from invdyn.control.trajectories import JointTrajectory, Trajectory, minimum_jerk
+from invdyn.errors import InputError
+from invdyn.model import JointType, Model
+
+Float = NDArray[np.float64]
+
+# rad/s, the default closed-loop natural frequency of every controller's gains: at 20 rad/s the
+# PD laws, whose gains are fixed, chatter on the Panda where its shoulder and arm axes align
+DEFAULT_BANDWIDTH = 10.0
+# the workspace motion: each joint from this fraction of its range to one minus it, turning by
+# at most MAX_TURN (rad) about the middle of its range
+WORKSPACE_MARGIN = 0.2
+MAX_TURN = np.pi
+# the move of a joint without finite limits (rad or m), centred on its neutral position
+UNBOUNDED_MOVE = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class JointMetrics:
+    """Tracking error and torque use of one degree of freedom over a run.
+
+    Attributes:
+      name: the degree of freedom's label (the joint name).
+      rms_error: root mean square of the error (rad, or m for prismatic joints).
+      max_error: largest absolute error.
+      rms_torque: root mean square of the applied torque (N m, or N).
+      max_torque: largest absolute applied torque.
+      saturated: fraction of control steps at which the torque limit clipped the command.
+    """
+
+    name: str
+    rms_error: float
+    max_error: float
+    rms_torque: float
+    max_torque: float
+    saturated: float
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TrackingResult:
+    """One controller's run: the rollout, its reference and the metrics.
+
+    Attributes:
+      controller: the controller's name (a key of `CONTROLLERS`).
+      rollout: the simulated run (`invdyn.sim.Rollout`).
+      q_ref: (T, nq) reference positions at the rollout's times.
+      error: (T, nv) tracking error ``q_ref ⊖ q``.
+      rms_error: root mean square of the error over all joints and the whole run.
+      max_error: largest absolute error over all joints and the whole run.
+      joints: per degree of freedom metrics, in v order.
+    """
+
+    controller: str
+    rollout: Any
+    q_ref: Float
+    error: Float
+    rms_error: float
+    max_error: float
+    joints: tuple[JointMetrics, ...]
+
+    def metrics(self) -> dict[str, Any]:
+        """The metrics as plain JSON data: rms_error, max_error and per_joint by name."""
+        return {
+            "controller": self.controller,
+            "rms_error": self.rms_error,
+            "max_error": self.max_error,
+            "per_joint": {
+                joint.name: {
+                    key: value for key, value in dataclasses.asdict(joint).items() if key != "name"
+                }
+                for joint in self.joints
+            },
+        }
+
+
+def workspace_motion(model: Model, *, duration: float = 5.0) -> JointTrajectory:
+    """A minimum-jerk move across the workspace: each joint from 20 % to 80 % of its range.
+
+    A revolute joint turns by at most `MAX_TURN` about the middle of its range; joints without
+    finite limits move by `UNBOUNDED_MOVE` about their neutral position.
+
+    Args:
+      model: the robot (revolute, prismatic and continuous joints).
+      duration: the time of the move in seconds.
+
+    Returns:
+      The trajectory.
+    """
+    start, end = _workspace_ends(model)
+    return minimum_jerk(model, start, end, duration)
+
+
+def end_effector(model: Model) -> str:
+    """The body that carries a payload by default: that of the last revolute or continuous
+    joint (a hand's fingers are prismatic), else the last body."""
+    turning = (JointType.REVOLUTE, JointType.CONTINUOUS)
+    bodies = [i for i in range(model.nbody) if model.jnt_type[i] in turning]
+    return model.body_name[bodies[-1] if bodies else model.nbody - 1]
+
+
+def gains_for(model: Model, controller: str, bandwidth: float, q: Float) -> Gains:
+    """Critically damped gains of bandwidth `bandwidth` (rad/s) for the named controller.
+
+    Computed torque takes them in acceleration units; the other laws in torque units, scaled by
+    the joint inertia ``diag M(q)`` at `q` (nq,).
+    """
+    _check_controller(controller)
+    if controller == "computed_torque":
+        return Gains.critically_damped(bandwidth)
+    return Gains.critically_damped(bandwidth, joint_inertia(model, q))
+
+
+def track(
+    model: Model,
+    trajectory: Trajectory,
+    controller: str,
+    *,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+    plant: Any = None,
+    control_rate: float = 1000.0,
+    progress: bool = False,
+) -> TrackingResult:
+    """Run the named controller on the simulated plant along `trajectory`, and measure it.
+
+    The controller uses `model`; the plant (`invdyn.sim.Plant`) may differ from it on purpose
+    (payload, mass error, friction, noise, delay). The run starts on the trajectory, at its first
+    point and velocity, and lasts its duration.
+
+    Args:
+      model: the controller's model of the robot.
+      trajectory: the reference.
+      controller: a key of `CONTROLLERS`.
+      bandwidth: closed-loop natural frequency of the gains (`gains_for`), rad/s.
+      plant: the simulated plant; None for the exact model.
+      control_rate: controller calls per second.
+      progress: show a progress bar.
+
+    Returns:
+      The run and its metrics.
+    """
+    from invdyn.sim import Plant, rollout, torque_limits
+
+    plant = Plant() if plant is None else plant
+    q_start, v_start, _ = trajectory(0.0)
+    law = CONTROLLERS[controller](
+        model, trajectory, gains_for(model, controller, bandwidth, q_start)
+    )
+    run = rollout(
+        model,
+        law,
+        q0=q_start,
+        v0=v_start,
+        duration=trajectory.duration,
+        control_rate=control_rate,
+        plant=plant,
+        progress=progress,
+    )
+    q_ref, _, _ = trajectory(run.time)
+    error = difference(model, run.q, q_ref)
+    limit = torque_limits(model, plant)
+    return TrackingResult(
+        controller=controller,
+        rollout=run,
+        q_ref=q_ref,
+        error=error,
+        rms_error=float(np.sqrt(np.mean(error**2))),
+        max_error=float(np.max(np.abs(error))),
+        joints=_joint_metrics(model, error, run.tau_command, run.tau_applied, limit),
+    )
+
+
+def compare(
+    model: Model,
+    trajectory: Trajectory,
+    controllers: Sequence[str] = tuple(CONTROLLERS),
+    **options: Any,
+) -> dict[str, TrackingResult]:
+    """`track` each named controller with the same trajectory and options, in order."""
+    for name in controllers:
+        _check_controller(name)
+    return {name: track(model, trajectory, name, **options) for name in controllers}
+
+
+def _workspace_ends(model: Model) -> tuple[Float, Float]:
+    """(nq,) start and end of `workspace_motion`."""
+    lower, upper = model.q_lower, model.q_upper
+    rest = neutral(model)
+    move = np.zeros(model.nv)
+    start_offset = np.zeros(model.nv)
+    for i, jtype in enumerate(model.jnt_type):
+        if jtype not in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS):
+            continue
+        qa, va = model.jnt_qadr[i], model.jnt_vadr[i]
+        if jtype != JointType.CONTINUOUS and np.isfinite(lower[qa]) and np.isfinite(upper[qa]):
+            move[va] = (1.0 - 2.0 * WORKSPACE_MARGIN) * (upper[qa] - lower[qa])
+            if jtype == JointType.REVOLUTE:
+                move[va] = min(move[va], MAX_TURN)
+            start_offset[va] = 0.5 * (lower[qa] + upper[qa] - move[va]) - rest[qa]
+        else:
+            # no finite limits (a continuous joint, say): about the neutral position
+            start_offset[va] = -0.5 * UNBOUNDED_MOVE
+            move[va] = UNBOUNDED_MOVE
+    start = integrate(model, rest, start_offset)
+    return start, integrate(model, start, move)
+
+
+def _joint_metrics(
+    model: Model, error: Float, command: Float, applied: Float, limit: Float
+) -> tuple[JointMetrics, ...]:
+    """Per-dof metrics of a run: error (T, nv), commanded and applied torques (T, nv)."""
+    clipped = np.abs(command) > limit
+    return tuple(
+        JointMetrics(
+            name=name,
+            rms_error=float(np.sqrt(np.mean(error[:, k] ** 2))),
+            max_error=float(np.max(np.abs(error[:, k]))),
+            rms_torque=float(np.sqrt(np.mean(applied[:, k] ** 2))),
+            max_torque=float(np.max(np.abs(applied[:, k]))),
+            saturated=float(np.mean(clipped[:, k])),
+        )
+        for k, name in enumerate(model.joint_names)
+    )
+
+
+def _check_controller(name: str) -> None:
+    if name not in CONTROLLERS:
+        raise InputError(
+            f"unknown controller {name!r}; expected one of {', '.join(sorted(CONTROLLERS))}"
+        )
