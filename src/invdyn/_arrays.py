@@ -88,3 +88,26 @@ def not_a_model(model: Any) -> InputError:
     return InputError(
         f"model must be an invdyn.Model (see invdyn.load), got {type(model).__name__}"
     )
+
+
+def check_real(name: str, x: object, *, minimum: float | None = None) -> float:
+    """`x` as a finite float (at least `minimum` when given), or `InputError` naming `name`."""
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        raise InputError(f"{name} must be a real number, got {x!r}")
+    try:
+        value = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a real number, got {x!r}") from None
+    if not math.isfinite(value):
+        raise InputError(f"{name} must be finite, got {value}")
+    if minimum is not None and value < minimum:
+        raise InputError(f"{name} must be >= {minimum:g}, got {value}")
+    return value
+
+
+def check_positive(name: str, x: object) -> float:
+    """`x` as a finite float > 0, or `InputError` naming `name`."""
+    value = check_real(name, x)
+    if value <= 0.0:
+        raise InputError(f"{name} must be positive, got {value}")
+    return value

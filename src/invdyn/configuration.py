@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from invdyn._arrays import check_real
 from invdyn.errors import InputError
 from invdyn.model import JointType, Model
 from invdyn.spatial import quaternion_to_matrix, skew
@@ -121,7 +122,7 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Floa
       (..., nq) configurations.
     """
     q = check_array("q", q, model.nq)
-    v = check_array("v", v, model.nv) * _check_scalar("dt", dt)
+    v = check_array("v", v, model.nv) * check_real("dt", dt)
     batch = _batch_shape(q=q, v=v)
     q = np.broadcast_to(q, (*batch, model.nq))
     v = np.broadcast_to(v, (*batch, model.nv))
@@ -456,17 +457,6 @@ def _sampling_bounds(model: Model) -> tuple[Float, Float]:
     )
     upper = np.where(finite_upper, upper, np.maximum(width, lower + width))
     return lower, upper
-
-
-def _check_scalar(name: str, x: float) -> float:
-    """`x` as a finite float, or `InputError` naming `name`."""
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a real number, got {x!r}") from None
-    if not np.isfinite(value):
-        raise InputError(f"{name} must be finite, got {value}")
-    return value
 
 
 def _batch_shape(**arrays: Float) -> tuple[int, ...]:

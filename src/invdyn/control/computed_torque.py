@@ -27,9 +27,9 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import as_float_array, not_a_model
+from invdyn._arrays import as_float_array, check_positive, not_a_model
 from invdyn.configuration import difference
-from invdyn.control.trajectories import Trajectory, _finite_array, _positive
+from invdyn.control.trajectories import Trajectory, _finite_array
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import InputError
 from invdyn.model import JointType, Model
@@ -79,7 +79,7 @@ class Gains:
         Returns:
           The gains.
         """
-        omega = _positive("bandwidth", bandwidth)
+        omega = check_positive("bandwidth", bandwidth)
         inertia = _gain("inertia", inertia)
         return cls(kp=inertia * omega**2, kd=2.0 * inertia * omega)
 

@@ -163,6 +163,7 @@ def track(
     """
     from invdyn.sim import Plant, rollout, torque_limits
 
+    _check_controller(controller)
     plant = Plant() if plant is None else plant
     q_start, v_start, _ = trajectory(0.0)
     law = CONTROLLERS[controller](

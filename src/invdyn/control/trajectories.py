@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import not_a_model
+from invdyn._arrays import check_positive, check_real, not_a_model
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.errors import DataError, InputError
 from invdyn.model import JointType, Model
@@ -312,7 +312,7 @@ def quintic(
     _check_joints(model)
     q0 = _finite_array("q0", q0, (model.nq,), ("nq",))
     q1 = _finite_array("q1", q1, (model.nq,), ("nq",))
-    duration = _positive("duration", duration)
+    duration = check_positive("duration", duration)
     curve = QuinticBlend(delta=difference(model, q0, q1), duration=duration)
     return _checked(JointTrajectory(model, q0, curve), check_limits, limit_margin)
 
@@ -424,8 +424,8 @@ def fourier(
     if cos_amplitudes is None:
         cos_amplitudes = np.zeros(shape)
     cos_amplitudes = _finite_array("cos_amplitudes", cos_amplitudes, shape, ("H", "nv"))
-    base_frequency = _positive("base_frequency", base_frequency)
-    duration = 1.0 / base_frequency if duration is None else _positive("duration", duration)
+    base_frequency = check_positive("base_frequency", base_frequency)
+    duration = 1.0 / base_frequency if duration is None else check_positive("duration", duration)
     curve = FourierSeries(sin_amplitudes, cos_amplitudes, base_frequency, duration)
     return _checked(JointTrajectory(model, q_mean, curve), check_limits, limit_margin)
 
@@ -544,7 +544,7 @@ def _csv_times(source: str, times: Float, lines: list[int]) -> None:
 
 def _checked(trajectory: JointTrajectory, check: bool, margin: float) -> JointTrajectory:
     """`trajectory`, after checking it against the model's limits when `check` is set."""
-    margin = _nonnegative("limit_margin", margin)
+    margin = check_real("limit_margin", margin, minimum=0.0)
     if check:
         _enforce_limits(trajectory, margin)
     return trajectory
@@ -681,35 +681,6 @@ def _finite_array(
     if not np.isfinite(array).all():
         raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     return array
-
-
-def _positive(name: str, x: float) -> float:
-    """`x` as a finite positive float, or `InputError` naming it."""
-    value = _real(name, x)
-    if value <= 0.0:
-        raise InputError(f"{name} must be positive, got {value}")
-    return value
-
-
-def _nonnegative(name: str, x: float) -> float:
-    """`x` as a finite float >= 0, or `InputError` naming it."""
-    value = _real(name, x)
-    if value < 0.0:
-        raise InputError(f"{name} must be >= 0, got {value}")
-    return value
-
-
-def _real(name: str, x: float) -> float:
-    """`x` as a finite float, or `InputError` naming it."""
-    if isinstance(x, (bool, np.bool_, str, bytes)):
-        raise InputError(f"{name} must be a real number, got {x!r}")
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a real number, got {x!r}") from None
-    if not math.isfinite(value):
-        raise InputError(f"{name} must be finite, got {value}")
-    return value
 
 
 def _solve_tridiagonal(sub: Float, diag: Float, sup: Float, rhs: Float) -> Float:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
+from invdyn._arrays import check_positive
 from invdyn.configuration import (
     check_array,
     from_mujoco_state,
@@ -156,10 +157,10 @@ def rollout(
     plant = _check_plant(plant)
     if not callable(controller):
         raise InputError(f"controller must be callable, got {type(controller).__name__}")
-    rate = _positive("control_rate", control_rate)
+    rate = check_positive("control_rate", control_rate)
     period = 1.0 / rate
     substeps = _physics_steps(period, plant.timestep)
-    nsteps = math.ceil(_positive("duration", duration) * rate - _PERIOD_TOLERANCE)
+    nsteps = math.ceil(check_positive("duration", duration) * rate - _PERIOD_TOLERANCE)
     q_start = _state("q0", q0, model.nq)
     v_start = np.zeros(model.nv) if v0 is None else _state("v0", v0, model.nv)
 
@@ -288,17 +289,6 @@ def csv_columns(model: Model) -> list[str]:
 
 
 # helpers
-
-
-def _positive(name: str, value: object) -> float:
-    """`value` as a finite float > 0, or `InputError`."""
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number > 0, got {value!r}") from None
-    if not math.isfinite(number) or number <= 0.0:
-        raise InputError(f"{name} must be a finite number > 0, got {number}")
-    return number
 
 
 def _physics_steps(period: float, timestep: float) -> int:
