@@ -145,6 +145,27 @@ def test_track_bad_input(
     assert err.startswith("invdyn: error:") and message in err, err
 
 
+@requires_erd
+def test_track_floating_base_needs_fixed_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = run(capsys, "track", "solo12", "--out", str(tmp_path), "--no-progress")
+    assert status == 2 and "--fixed-base" in err, err
+    status, out, err = run(
+        capsys,
+        "track",
+        "solo12",
+        "--fixed-base",
+        "--duration",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    )
+    assert status == 0, err
+    assert "FL_HAA" in out
+
+
 def test_track_rejects_bad_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Wrong columns and a trajectory outside the joint limits are named."""
     wrong = tmp_path / "wrong.csv"

@@ -226,3 +226,16 @@ def test_nan_gains(pendulum: Model) -> None:
         Gains.critically_damped(np.nan)
     with pytest.raises(invdyn.InputError, match="bandwidth"):
         track(pendulum, trajectory, "pd", bandwidth=np.nan)
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", pytest.param("kinova", marks=requires_erd)])
+def test_workspace_motion_keeps_within_speed_limits(name: str) -> None:
+    """The default move shortens where a joint's velocity limit would be exceeded (the kinova's
+    0.63 rad/s joints over 5 s), and stays inside the position limits."""
+    model = invdyn.load(name)
+    trajectory = workspace_motion(model, duration=5.0)
+    q, v, _ = trajectory(np.linspace(0.0, 5.0, 2001))
+    limit = model.dof_velocity_limit
+    bounded = np.isfinite(limit) & (limit > 0)
+    assert np.all(np.abs(v[:, bounded]) <= 0.8 * limit[bounded] + 1e-9)
+    assert np.all((q >= model.q_lower) & (q <= model.q_upper))

@@ -108,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     track.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf/.xml path")
     track.add_argument(
+        "--fixed-base",
+        action="store_true",
+        help="fix a floating-base robot's root link to the world (joint-space tracking needs a "
+        "fixed base)",
+    )
+    track.add_argument(
         "--trajectory",
         metavar="SPEC",
         default="minimum_jerk",
@@ -254,7 +260,12 @@ def _track(args: argparse.Namespace) -> int:
     from invdyn.sim import Plant
 
     controllers = _controller_names(args.controller)
-    model = _load(args.robot)
+    model = _load(args.robot, floating_base=False if args.fixed_base else None)
+    if model.floating_base:
+        raise InputError(
+            f"{model.name} has a floating base, which joint-space tracking cannot drive; "
+            "pass --fixed-base to bolt its root link to the world"
+        )
     if args.trajectory == "minimum_jerk":
         _positive_option("--duration", args.duration)
         trajectory = workspace_motion(model, duration=args.duration)

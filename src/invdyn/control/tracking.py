@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from invdyn._arrays import check_positive
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.control.computed_torque import CONTROLLERS, Gains, joint_inertia
 from invdyn.control.trajectories import JointTrajectory, Trajectory, minimum_jerk
@@ -34,6 +35,8 @@ DEFAULT_BANDWIDTH = 10.0
 # at most MAX_TURN (rad) about the middle of its range
 WORKSPACE_MARGIN = 0.2
 MAX_TURN = np.pi
+# and reaching at most this share of its velocity limit
+SPEED_SHARE = 0.8
 # the move of a joint without finite limits (rad or m), centred on its neutral position
 UNBOUNDED_MOVE = 1.0
 
@@ -100,7 +103,9 @@ def workspace_motion(model: Model, *, duration: float = 5.0) -> JointTrajectory:
     """A minimum-jerk move across the workspace: each joint from 20 % to 80 % of its range.
 
     A revolute joint turns by at most `MAX_TURN` about the middle of its range; joints without
-    finite limits move by `UNBOUNDED_MOVE` about their neutral position.
+    finite limits move by `UNBOUNDED_MOVE` about their neutral position; and every move is
+    shortened where needed so that its peak speed, ``1.875 move / duration``, stays within
+    `SPEED_SHARE` of the joint's velocity limit.
 
     Args:
       model: the robot (revolute, prismatic and continuous joints).
@@ -109,7 +114,7 @@ def workspace_motion(model: Model, *, duration: float = 5.0) -> JointTrajectory:
     Returns:
       The trajectory.
     """
-    start, end = _workspace_ends(model)
+    start, end = _workspace_ends(model, check_positive("duration", duration))
     return minimum_jerk(model, start, end, duration)
 
 
@@ -205,7 +210,7 @@ def compare(
     return {name: track(model, trajectory, name, **options) for name in controllers}
 
 
-def _workspace_ends(model: Model) -> tuple[Float, Float]:
+def _workspace_ends(model: Model, duration: float) -> tuple[Float, Float]:
     """(nq,) start and end of `workspace_motion`."""
     lower, upper = model.q_lower, model.q_upper
     rest = neutral(model)
@@ -224,6 +229,12 @@ def _workspace_ends(model: Model) -> tuple[Float, Float]:
             # no finite limits (a continuous joint, say): about the neutral position
             start_offset[va] = -0.5 * UNBOUNDED_MOVE
             move[va] = UNBOUNDED_MOVE
+        # a minimum-jerk move peaks at 1.875 move / duration
+        speed = model.dof_velocity_limit[va]
+        if np.isfinite(speed) and speed > 0.0:
+            slower = min(move[va], SPEED_SHARE * speed * duration / 1.875)
+            start_offset[va] += 0.5 * (move[va] - slower)
+            move[va] = slower
     start = integrate(model, rest, start_offset)
     return start, integrate(model, start, move)
 
