@@ -11,6 +11,7 @@ run = rollout(model, lambda t, q, v: invdyn.gravity(model, q), q0=q, duration=1.
 ```
 """
 
+from invdyn.sim.collect import CollectedEpisode, Collection, collect_gym, collect_robot
 from invdyn.sim.mujoco_model import (
     MIN_INERTIA,
     MIN_MASS,
@@ -24,9 +25,13 @@ from invdyn.sim.rollout import Rollout, csv_columns, rollout, save_csv
 __all__ = [
     "MIN_INERTIA",
     "MIN_MASS",
+    "CollectedEpisode",
+    "Collection",
     "Plant",
     "Rollout",
     "build_mujoco",
+    "collect_gym",
+    "collect_robot",
     "csv_columns",
     "dof_addresses",
     "plant_model",

@@ -1,0 +1,233 @@
+"""Checkpoints: a directory of safetensors and JSON files, written atomically, never pickled.
+
+A checkpoint directory holds:
+  ``model.safetensors``: the weights (`InverseDynamicsModel.state_dict`).
+  ``config.json``: the `Config` (`Config.to_json`).
+  ``norm_stats.json``: the normalisation statistics (`NormStats.to_dict`).
+  ``metrics.json``: validation metrics and the training history.
+and, for resuming an unfinished run:
+  ``optimizer.safetensors``: the optimiser's per-parameter state tensors, keyed
+    ``"<parameter index>.<name>"`` (AdamW's ``step``, ``exp_avg``, ``exp_avg_sq``).
+  ``train_state.json``: the epoch reached, the optimiser's parameter groups and the rest of
+    the loop's state (`invdyn.learn.train` reseeds every epoch from the seed and the epoch
+    number, so no random generator state needs saving).
+
+`save_checkpoint` writes into a temporary sibling directory and renames it into place, so a
+reader sees the old checkpoint or the new one, never half of one. `load_checkpoint` raises
+`invdyn.DataError` naming the file that is missing or corrupt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from invdyn.errors import DataError, InvdynError
+from invdyn.learn.config import Config
+from invdyn.learn.models import InverseDynamicsModel, NormStats
+
+MODEL_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+NORM_STATS_FILE = "norm_stats.json"
+METRICS_FILE = "metrics.json"
+OPTIMIZER_FILE = "optimizer.safetensors"
+TRAIN_STATE_FILE = "train_state.json"
+
+
+@dataclasses.dataclass
+class Checkpoint:
+    """A loaded checkpoint.
+
+    Attributes:
+      model: the model, on the requested device, in eval mode.
+      config: the configuration it was trained with.
+      metrics: the contents of ``metrics.json``.
+      train_state: the contents of ``train_state.json``, or None if the checkpoint has none.
+      optimizer_state: a state dict for ``torch.optim.Optimizer.load_state_dict``, or None.
+    """
+
+    model: InverseDynamicsModel
+    config: Config
+    metrics: dict[str, Any]
+    train_state: dict[str, Any] | None = None
+    optimizer_state: dict[str, Any] | None = None
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str],
+    *,
+    model: InverseDynamicsModel,
+    config: Config,
+    metrics: Mapping[str, Any],
+    optimizer: torch.optim.Optimizer | None = None,
+    train_state: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint directory at `path`, replacing any there, atomically.
+
+    Args:
+      path: the checkpoint directory.
+      model: the model; its weights and normalisation statistics are saved.
+      config: the configuration to save as ``config.json``.
+      metrics: JSON-serialisable metrics for ``metrics.json``.
+      optimizer: the optimiser, saved for resuming (with `train_state`).
+      train_state: JSON-serialisable loop state for ``train_state.json``.
+
+    Returns:
+      the checkpoint directory.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
+    tmp.mkdir()
+    try:
+        # weights and statistics
+        weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+        save_file(weights, tmp / MODEL_FILE, metadata={"format": "pt"})
+        _write_json(tmp / CONFIG_FILE, config.to_dict())
+        _write_json(tmp / NORM_STATS_FILE, model.stats.to_dict())
+        _write_json(tmp / METRICS_FILE, dict(metrics))
+        # the optimiser: tensors to safetensors, hyper-parameters to JSON
+        if optimizer is not None or train_state is not None:
+            state = dict(train_state or {})
+            if optimizer is not None:
+                tensors, groups = _split_optimizer_state(optimizer.state_dict())
+                save_file(tensors, tmp / OPTIMIZER_FILE)
+                state["optimizer_param_groups"] = groups
+            _write_json(tmp / TRAIN_STATE_FILE, state)
+        # swap the directories: the old one out of the way, the new one in, the old one deleted
+        old = path.with_name(f".{path.name}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        if path.exists():
+            os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def load_checkpoint(
+    path: str | os.PathLike[str], *, device: str | torch.device = "cpu"
+) -> Checkpoint:
+    """Read a checkpoint directory written by `save_checkpoint`.
+
+    Args:
+      path: the checkpoint directory.
+      device: where to put the model (and the optimiser state).
+
+    Raises:
+      DataError: the directory or one of its files is missing or corrupt (the message names
+        the file).
+    """
+    path = Path(path)
+    old = path.with_name(f".{path.name}.old")
+    # a save interrupted between its two renames leaves only the previous checkpoint
+    if not path.exists() and old.is_dir():
+        path = old
+    if not path.is_dir():
+        raise DataError(f"checkpoint directory {path} does not exist")
+    config = _parse(path / CONFIG_FILE, lambda: Config.from_dict(_read_json(path / CONFIG_FILE)))
+    stats = _parse(
+        path / NORM_STATS_FILE, lambda: NormStats.from_dict(_read_json(path / NORM_STATS_FILE))
+    )
+    metrics = _read_json(path / METRICS_FILE)
+    model = InverseDynamicsModel(config.model, stats)
+    weights = _read_safetensors(path / MODEL_FILE, device="cpu")
+    _parse(path / MODEL_FILE, lambda: model.load_state_dict(weights, strict=True))
+    model.to(device).eval()
+    checkpoint = Checkpoint(model=model, config=config, metrics=metrics)
+    if (path / TRAIN_STATE_FILE).exists():
+        state = _read_json(path / TRAIN_STATE_FILE)
+        groups = state.pop("optimizer_param_groups", None)
+        checkpoint.train_state = state
+        if groups is not None:
+            # on the CPU: load_state_dict moves the moments to their parameters and keeps steps here
+            tensors = _read_safetensors(path / OPTIMIZER_FILE, device="cpu")
+            checkpoint.optimizer_state = _parse(
+                path / OPTIMIZER_FILE, lambda: _join_optimizer_state(tensors, groups)
+            )
+    return checkpoint
+
+
+def load_model(
+    path: str | os.PathLike[str], *, device: str | torch.device = "cpu"
+) -> InverseDynamicsModel:
+    """The model of the checkpoint directory `path` (see `load_checkpoint`)."""
+    return load_checkpoint(path, device=device).model
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, allow_nan=True) + "\n")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise DataError(f"checkpoint file {path} is missing")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"checkpoint file {path} is corrupt: {exc}") from None
+    if not isinstance(data, dict):
+        raise DataError(f"checkpoint file {path} is corrupt: not a JSON object")
+    return data
+
+
+def _read_safetensors(path: Path, *, device: str | torch.device) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise DataError(f"checkpoint file {path} is missing")
+    try:
+        return load_file(path, device=str(device))
+    except Exception as exc:  # safetensors raises its own error type, or OSError
+        raise DataError(f"checkpoint file {path} is corrupt: {exc}") from None
+
+
+def _parse(path: Path, build: Any) -> Any:
+    """`build()`, with any error it raises turned into `DataError` naming `path`."""
+    try:
+        return build()
+    except DataError:
+        raise
+    except (InvdynError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"checkpoint file {path} is corrupt: {exc}") from None
+
+
+def _split_optimizer_state(
+    state_dict: dict[str, Any],
+) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
+    """An optimiser state dict as (tensors for safetensors, parameter groups for JSON)."""
+    tensors = {}
+    for index, state in state_dict["state"].items():
+        for name, value in state.items():
+            if not isinstance(value, torch.Tensor):
+                value = torch.tensor(value, dtype=torch.float64)
+            tensors[f"{index}.{name}"] = value.detach().cpu().contiguous()
+    groups = []
+    for group in state_dict["param_groups"]:
+        groups.append({k: list(v) if isinstance(v, tuple) else v for k, v in group.items()})
+    return tensors, groups
+
+
+def _join_optimizer_state(
+    tensors: Mapping[str, torch.Tensor], groups: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The optimiser state dict of `_split_optimizer_state`'s two parts."""
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        index, name = key.split(".", 1)
+        state.setdefault(int(index), {})[name] = value
+    restored = []
+    for group in groups:
+        if not isinstance(group, dict) or "params" not in group:
+            raise ValueError("optimizer parameter group without params")
+        restored.append({k: tuple(v) if k == "betas" else v for k, v in group.items()})
+    return {"state": state, "param_groups": restored}

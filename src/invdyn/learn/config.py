@@ -1,0 +1,362 @@
+"""Typed, frozen configuration of learned inverse dynamics models and their training.
+
+A `Config` holds a `ModelConfig` (what the network sees and predicts) and a `TrainConfig` (how it
+is fitted), plus the dataset it is trained on. It is saved as ``config.json`` next to every
+checkpoint and read back with `Config.from_json`; unknown keys, wrong types and out-of-range
+values raise `invdyn.InputError` naming the field. `Config.with_overrides` applies
+``"section.field=value"`` strings (the CLI's ``--set`` flags), parsed by the field's type.
+
+Presets (`PRESETS`, `preset`): ``"small"`` (tiny networks, a few epochs: tests and smoke runs)
+and ``"default"`` (a 3x256 MLP regression head).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from invdyn.errors import InputError
+
+HEADS = ("regression", "bins", "mixture")
+LOSSES = ("mse", "l1")
+DECODES = ("mean", "argmax")
+ACTIVATIONS = ("relu", "gelu", "silu", "tanh", "elu")
+SCHEDULES = ("cosine", "constant")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """What an inverse dynamics model sees and predicts, and the form of its output head.
+
+    The model sees the window ``o_{t-context}, ..., o_t, o_{t+horizon}`` of one episode (and the
+    state change ``o_{t+horizon} - o_t``) and predicts the actions that led from ``o_t`` to
+    ``o_{t+horizon}``.
+
+    Attributes:
+      context: number of past observations before ``o_t`` (0: ``o_t`` alone).
+      horizon: steps ``H >= 1`` between the current and the future observation.
+      chunk: predict the ``H`` actions ``a_t .. a_{t+H-1}``; otherwise ``a_t`` only.
+      hidden: widths of the hidden layers of each MLP (empty: a linear model).
+      activation: one of `ACTIVATIONS`.
+      delta: also feed the normalised state change ``o_{t+H} - o_t``.
+      head: ``"regression"`` (point estimate, loss `loss`), ``"bins"`` (per-dimension
+        classification over `n_bins` bins of the normalised range, cross-entropy, as in VPT) or
+        ``"mixture"`` (mixture of `n_components` diagonal Gaussians, negative log-likelihood).
+      loss: ``"mse"`` or ``"l1"``, for the regression head.
+      n_bins: bins per action dimension of the ``"bins"`` head.
+      bin_range: the bins cover ``[-bin_range, bin_range]`` standard deviations; targets
+        outside fall in the end bins.
+      n_components: Gaussians of the ``"mixture"`` head.
+      decode: point prediction of the ``"bins"`` and ``"mixture"`` heads: ``"mean"`` (the
+        expected value) or ``"argmax"`` (the most probable bin / component's mean).
+      ensemble: independently initialised members (deep ensembles); the prediction is their
+        mean and the uncertainty their standard deviation.
+    """
+
+    context: int = 0
+    horizon: int = 1
+    chunk: bool = False
+    hidden: tuple[int, ...] = (256, 256, 256)
+    activation: str = "gelu"
+    delta: bool = True
+    head: str = "regression"
+    loss: str = "mse"
+    n_bins: int = 64
+    bin_range: float = 4.0
+    n_components: int = 5
+    decode: str = "mean"
+    ensemble: int = 1
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+        _check(self.context >= 0, "model.context", "must be >= 0", self.context)
+        _check(self.horizon >= 1, "model.horizon", "must be >= 1", self.horizon)
+        _check(all(h >= 1 for h in self.hidden), "model.hidden", "widths must be >= 1", self.hidden)
+        _check_choice("model.activation", self.activation, ACTIVATIONS)
+        _check_choice("model.head", self.head, HEADS)
+        _check_choice("model.loss", self.loss, LOSSES)
+        _check_choice("model.decode", self.decode, DECODES)
+        _check(self.n_bins >= 2, "model.n_bins", "must be >= 2", self.n_bins)
+        _check(self.bin_range > 0, "model.bin_range", "must be > 0", self.bin_range)
+        _check(self.n_components >= 1, "model.n_components", "must be >= 1", self.n_components)
+        _check(self.ensemble >= 1, "model.ensemble", "must be >= 1", self.ensemble)
+
+    @property
+    def n_steps(self) -> int:
+        """Actions predicted per window: `horizon` when chunked, else 1."""
+        return self.horizon if self.chunk else 1
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """How a model is fitted.
+
+    Attributes:
+      epochs: passes over the training windows.
+      batch_size: windows per optimiser step.
+      lr: peak learning rate of AdamW.
+      weight_decay: AdamW's decoupled weight decay.
+      schedule: ``"cosine"`` (decay to 0 over the run) or ``"constant"``.
+      grad_clip: largest global gradient norm (0: no clipping).
+      seed: seeds the split, the initialisation and every epoch's shuffle.
+      val_fraction: share of the episodes held out for validation (whole episodes).
+      device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+      checkpoint_every: epochs between checkpoints (one is always written at the end).
+      num_threads: CPU threads for torch (0: torch's default).
+    """
+
+    epochs: int = 100
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    schedule: str = "cosine"
+    grad_clip: float = 1.0
+    seed: int = 0
+    val_fraction: float = 0.1
+    device: str = "auto"
+    checkpoint_every: int = 10
+    num_threads: int = 0
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+        _check(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
+        _check(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
+        _check(self.lr > 0, "train.lr", "must be > 0", self.lr)
+        _check(self.weight_decay >= 0, "train.weight_decay", "must be >= 0", self.weight_decay)
+        _check_choice("train.schedule", self.schedule, SCHEDULES)
+        _check(self.grad_clip >= 0, "train.grad_clip", "must be >= 0", self.grad_clip)
+        _check(self.seed >= 0, "train.seed", "must be >= 0", self.seed)
+        _check(
+            0 <= self.val_fraction < 1, "train.val_fraction", "must be in [0, 1)", self.val_fraction
+        )
+        device_ok = self.device in ("auto", "cpu", "cuda") or (
+            self.device.startswith("cuda:") and self.device[5:].isdigit()
+        )
+        _check(device_ok, "train.device", "must be auto, cpu, cuda or cuda:N", self.device)
+        every = self.checkpoint_every
+        _check(every >= 1, "train.checkpoint_every", "must be >= 1", every)
+        _check(self.num_threads >= 0, "train.num_threads", "must be >= 0", self.num_threads)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A model, its training, and the dataset it is trained on.
+
+    Attributes:
+      model: the network.
+      train: the fitting.
+      dataset: path or name of the dataset (informative; `train` takes episodes in memory).
+    """
+
+    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    dataset: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, ModelConfig):
+            raise InputError(f"model must be a ModelConfig, got {type(self.model).__name__}")
+        if not isinstance(self.train, TrainConfig):
+            raise InputError(f"train must be a TrainConfig, got {type(self.train).__name__}")
+        if not isinstance(self.dataset, str):
+            raise InputError(f"dataset must be a str, got {self.dataset!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as plain JSON types (tuples become lists)."""
+        return {
+            "model": _section_dict(self.model),
+            "train": _section_dict(self.train),
+            "dataset": self.dataset,
+        }
+
+    def to_json(self) -> str:
+        """The configuration as indented JSON text (`from_json` reads it back exactly)."""
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        """A configuration from `to_dict`'s form; missing fields take their defaults.
+
+        Raises:
+          InputError: an unknown key, or a value of the wrong type or out of range.
+        """
+        if not isinstance(data, Mapping):
+            raise InputError(f"a config must be a JSON object, got {type(data).__name__}")
+        _check_keys("config", data, ("model", "train", "dataset"))
+        model = _section_from_dict(ModelConfig, "model", data.get("model", {}))
+        train = _section_from_dict(TrainConfig, "train", data.get("train", {}))
+        dataset = data.get("dataset", "")
+        if not isinstance(dataset, str):
+            raise InputError(f"dataset must be a string, got {dataset!r}")
+        return cls(model=model, train=train, dataset=dataset)
+
+    @classmethod
+    def from_json(cls, text: str) -> Config:
+        """A configuration from `to_json`'s text.
+
+        Raises:
+          InputError: the text is not JSON, or as in `from_dict`.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"config is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def with_overrides(self, overrides: Iterable[str]) -> Config:
+        """This configuration with ``"key=value"`` overrides applied in order.
+
+        A key is ``section.field`` (``model.horizon=4``, ``train.lr=3e-4``), ``dataset``, or a
+        bare field name that only one section has (``horizon=4``). Values are parsed by the
+        field's type: ints, floats, ``true``/``false``, strings, and comma-separated ints for
+        tuples (``model.hidden=128,128``; empty for none).
+
+        Raises:
+          InputError: a malformed override, an unknown or ambiguous key, or a bad value.
+        """
+        data = self.to_dict()
+        for item in overrides:
+            if not isinstance(item, str) or "=" not in item:
+                raise InputError(f"an override must be 'key=value', got {item!r}")
+            key, text = (part.strip() for part in item.split("=", 1))
+            if key == "dataset":
+                data["dataset"] = text
+                continue
+            section, name = _resolve_key(key)
+            default = _FIELD_DEFAULTS[section][name]
+            data[section][name] = _parse(text, default, f"{section}.{name}")
+        return Config.from_dict(data)
+
+
+def _check(ok: bool, name: str, message: str, value: Any) -> None:
+    if not ok:
+        raise InputError(f"{name} {message}, got {value!r}")
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def _check_keys(where: str, data: Mapping[str, Any], known: Iterable[str]) -> None:
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise InputError(f"unknown key(s) in {where}: {unknown}; known: {sorted(known)}")
+
+
+def _section_name(obj: Any) -> str:
+    return "model" if isinstance(obj, ModelConfig) else "train"
+
+
+def _check_types(obj: Any) -> None:
+    # every field must have the type of its default; ints are accepted for floats and
+    # lists for tuples, and stored converted (the dataclass is frozen, hence object.__setattr__)
+    section = _section_name(obj)
+    for field in dataclasses.fields(obj):
+        default = _FIELD_DEFAULTS[section][field.name]
+        value = _coerce(getattr(obj, field.name), default, f"{section}.{field.name}")
+        object.__setattr__(obj, field.name, value)
+
+
+def _coerce(value: Any, default: Any, name: str) -> Any:
+    """`value` as the type of `default`, or `InputError` naming the field `name`."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        kind = "a bool"
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        kind = "an int"
+    elif isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        kind = "a number"
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        kind = "a string"
+    else:
+        if isinstance(value, list | tuple) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            return tuple(value)
+        kind = "a list of ints"
+    raise InputError(f"{name} must be {kind}, got {value!r}")
+
+
+def _parse(text: str, default: Any, name: str) -> Any:
+    """Override text `text` as the type of `default`, or `InputError` naming `name`."""
+    try:
+        if isinstance(default, bool):
+            lowered = text.lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(text)
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+        if isinstance(default, str):
+            return text
+        inner = text.strip().strip("()[]").strip()
+        return tuple(int(part) for part in inner.split(",") if part.strip()) if inner else ()
+    except ValueError:
+        raise InputError(f"{name}: cannot parse {text!r} as {type(default).__name__}") from None
+
+
+def _resolve_key(key: str) -> tuple[str, str]:
+    """The (section, field) an override key names."""
+    if "." in key:
+        section, name = key.split(".", 1)
+        if section not in _FIELD_DEFAULTS or name not in _FIELD_DEFAULTS[section]:
+            raise InputError(f"unknown config key {key!r}")
+        return section, name
+    owners = [section for section, fields in _FIELD_DEFAULTS.items() if key in fields]
+    if len(owners) != 1:
+        raise InputError(f"unknown config key {key!r}; use section.field (model.* or train.*)")
+    return owners[0], key
+
+
+def _section_dict(obj: Any) -> dict[str, Any]:
+    out = {}
+    for field in dataclasses.fields(obj):
+        value = getattr(obj, field.name)
+        out[field.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _section_from_dict(cls: type[Any], section: str, data: Any) -> Any:
+    if not isinstance(data, Mapping):
+        raise InputError(f"{section} must be a JSON object, got {type(data).__name__}")
+    _check_keys(section, data, _FIELD_DEFAULTS[section])
+    return cls(**data)
+
+
+_FIELD_DEFAULTS: dict[str, dict[str, Any]] = {
+    "model": {f.name: f.default for f in dataclasses.fields(ModelConfig)},
+    "train": {f.name: f.default for f in dataclasses.fields(TrainConfig)},
+}
+
+# named starting points; `Config.with_overrides` adjusts them
+PRESETS: dict[str, Config] = {
+    "small": Config(
+        model=ModelConfig(hidden=(64, 64)),
+        train=TrainConfig(epochs=20, batch_size=64, lr=3e-3, checkpoint_every=5),
+    ),
+    "default": Config(),
+}
+
+
+def preset(name: str) -> Config:
+    """The preset configuration called `name` (a key of `PRESETS`).
+
+    Raises:
+      InputError: no preset has that name.
+    """
+    if name not in PRESETS:
+        raise InputError(f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
+    return PRESETS[name]

@@ -1,0 +1,1589 @@
+"""Datasets on disk: the LeRobot v3 layout, and readers for the tables and files users have.
+
+A dataset is a directory in LeRobot's ``v3.0`` layout, so that LeRobot reads what invdyn writes
+and invdyn reads the state and action of what LeRobot writes (videos are not read)::
+
+    meta/info.json                                  fps, features (dtype, shape, names), counts
+    meta/stats.json                                 min, max, mean, std, count, q01 ... q99
+    meta/tasks.parquet                              task (the pandas index), task_index
+    meta/episodes/chunk-000/file-000.parquet        one row per episode: length, data file,
+                                                    dataset_from_index, dataset_to_index, stats
+    data/chunk-{chunk:03d}/file-{file:03d}.parquet  one row per frame: observation.state,
+                                                    action, timestamp, frame_index,
+                                                    episode_index, index, task_index
+
+Frames of several episodes share a data file; a new file starts when the next episode would
+take the current one past `Layout.file_size_mb` (uncompressed), and a new chunk directory after
+`Layout.chunks_size` files. An episode never spans two files.
+
+Precision: LeRobot stores float32. invdyn keeps the dtype it is given, float32 or float64 (any
+other numbers become float64), and records it in ``info.json``'s features, because the exact
+joint forces of an analytic model, or the small differences between two models, do not survive
+float32 (7 significant digits). A dataset written from float64 arrays reads back bit for bit.
+
+`write_dataset` is atomic: it writes a temporary sibling directory, syncs it to disk and renames
+it into place, so that a reader sees the old dataset or the new one, never a mix.
+`read_dataset` checks everything it reads (files, columns, counts, indices, finiteness) and
+raises `DataError` naming the file and the problem rather than return wrong data.
+
+pyarrow (and h5py, for `read_robomimic` and `read_minari`) load only when a function needs them:
+``pip install 'invdyn[learn]'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from invdyn._arrays import check_positive
+from invdyn.errors import DataError, InputError
+from invdyn.learn.keys import (
+    ACTION,
+    EPISODE_INDEX,
+    FRAME_INDEX,
+    INDEX,
+    OBS_STATE,
+    TASK_INDEX,
+    TIMESTAMP,
+)
+
+Float = NDArray[np.floating[Any]]
+Int = NDArray[np.int64]
+
+CODEBASE_VERSION = "v3.0"
+INFO_PATH = "meta/info.json"
+STATS_PATH = "meta/stats.json"
+TASKS_PATH = "meta/tasks.parquet"
+EPISODES_DIR = "meta/episodes"
+DATA_DIR = "data"
+CHUNK_FILE_PATTERN = "chunk-{chunk_index:03d}/file-{file_index:03d}"
+DATA_PATH = DATA_DIR + "/" + CHUNK_FILE_PATTERN + ".parquet"
+EPISODES_PATH = EPISODES_DIR + "/" + CHUNK_FILE_PATTERN + ".parquet"
+VIDEO_PATH = "videos/{video_key}/" + CHUNK_FILE_PATTERN + ".mp4"
+
+# LeRobot's defaults, written to info.json
+_VIDEO_FILE_SIZE_MB = 500
+# statistics of every feature, as LeRobot computes them
+_QUANTILES = {"q01": 0.01, "q10": 0.10, "q50": 0.50, "q90": 0.90, "q99": 0.99}
+# bookkeeping columns of every frame, int64
+_INDEX_COLUMNS = (FRAME_INDEX, EPISODE_INDEX, INDEX, TASK_INDEX)
+_INFO_FIELDS = (
+    "codebase_version",
+    "fps",
+    "total_episodes",
+    "total_frames",
+    "data_path",
+    "features",
+)
+_EPISODE_COLUMNS = (
+    "episode_index",
+    "tasks",
+    "length",
+    "data/chunk_index",
+    "data/file_index",
+    "dataset_from_index",
+    "dataset_to_index",
+)
+
+
+def _pyarrow() -> tuple[ModuleType, ModuleType]:
+    """The ``pyarrow`` and ``pyarrow.parquet`` modules, or an ImportError saying how to install."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError as error:
+        raise ImportError("invdyn.learn.data needs pyarrow: pip install 'invdyn[learn]'") from error
+    return pyarrow, pyarrow.parquet
+
+
+def _h5py() -> ModuleType:
+    """The ``h5py`` module, or an ImportError saying how to install it."""
+    try:
+        import h5py
+    except ImportError as error:
+        raise ImportError("reading HDF5 files needs h5py: pip install 'invdyn[learn]'") from error
+    return h5py
+
+
+# episodes and datasets
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Episode:
+    """One trajectory: a state and (unless the data is action-free) an action per frame.
+
+    Arrays are stored read-only, in float32 when given float32 and in float64 otherwise.
+
+    Attributes:
+      state: (T, n_state) observed state of each frame (``observation.state``).
+      action: (T, n_action) action of each frame (``action``), or None for action-free data.
+      timestamp: (T,) time of each frame in seconds, strictly increasing.
+      task: what the episode does, in words ("" for none).
+
+    Raises:
+      DataError: a field of the wrong shape, not numbers, not finite, or timestamps that do
+        not increase; the message names the field.
+    """
+
+    state: Float
+    action: Float | None
+    timestamp: Float
+    task: str = ""
+
+    def __post_init__(self) -> None:
+        state = _float_field("Episode.state", self.state, ndim=2)
+        count = state.shape[0]
+        if count == 0 or state.shape[1] == 0:
+            raise DataError(f"Episode.state has shape {state.shape}, expected (T, n) with T, n > 0")
+        object.__setattr__(self, "state", state)
+        if self.action is not None:
+            action = _float_field("Episode.action", self.action, ndim=2)
+            if action.shape[0] != count or action.shape[1] == 0:
+                raise DataError(
+                    f"Episode.action has shape {action.shape}, expected ({count}, n) as state"
+                )
+            object.__setattr__(self, "action", action)
+        timestamp = _float_field("Episode.timestamp", self.timestamp, ndim=1)
+        if timestamp.shape != (count,):
+            raise DataError(
+                f"Episode.timestamp has shape {timestamp.shape}, expected ({count},) as state"
+            )
+        steps = np.diff(timestamp)
+        if np.any(steps <= 0):
+            bad = int(np.flatnonzero(steps <= 0)[0]) + 1
+            raise DataError(
+                f"Episode.timestamp must increase strictly, but timestamp[{bad}] = "
+                f"{timestamp[bad]} follows {timestamp[bad - 1]}"
+            )
+        object.__setattr__(self, "timestamp", timestamp)
+        if not isinstance(self.task, str):
+            raise DataError(f"Episode.task must be a string, got {type(self.task).__name__}")
+
+    def __len__(self) -> int:
+        return int(self.state.shape[0])
+
+
+def _float_field(name: str, value: ArrayLike, *, ndim: int) -> Float:
+    """`value` as a read-only float32 or float64 array of `ndim` dimensions, finite."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as error:
+        raise DataError(f"{name} must be an array of numbers: {error}") from None
+    if array.dtype.kind not in "biuf":
+        raise DataError(f"{name} must be an array of numbers, got dtype {array.dtype}")
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
+    array = np.array(array, dtype=dtype)
+    if array.ndim != ndim:
+        expected = "(T,)" if ndim == 1 else "(T, n)"
+        raise DataError(f"{name} has shape {array.shape}, expected {expected}")
+    finite = np.isfinite(array)
+    if not np.all(finite):
+        where = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise DataError(f"{name} holds a non-finite value at {where}: {array[where]}")
+    array.setflags(write=False)
+    return array
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetInfo:
+    """What ``meta/info.json`` says about a dataset.
+
+    Attributes:
+      fps: frames per second.
+      state_names: name of each entry of the state.
+      action_names: name of each entry of the action, or None for action-free data.
+      source: the robot or simulator the data comes from (LeRobot's ``robot_type``).
+      total_episodes: number of episodes.
+      total_frames: number of frames, all episodes together.
+      tasks: the task of each ``task_index``.
+      state_dtype: dtype of the state on disk, "float32" or "float64".
+      action_dtype: dtype of the action on disk, or None for action-free data.
+      codebase_version: LeRobot's format version, "v3.0".
+    """
+
+    fps: float
+    state_names: tuple[str, ...]
+    action_names: tuple[str, ...] | None
+    source: str = ""
+    total_episodes: int = 0
+    total_frames: int = 0
+    tasks: tuple[str, ...] = ()
+    state_dtype: str = "float64"
+    action_dtype: str | None = None
+    codebase_version: str = CODEBASE_VERSION
+
+    @property
+    def n_state(self) -> int:
+        """Size of the state."""
+        return len(self.state_names)
+
+    @property
+    def n_action(self) -> int:
+        """Size of the action, 0 for action-free data."""
+        return 0 if self.action_names is None else len(self.action_names)
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """How `write_dataset` splits frames into files, as LeRobot's chunks and files.
+
+    Attributes:
+      chunks_size: data files per ``chunk-NNN`` directory, >= 1.
+      file_size_mb: a data file takes no further episode once that episode would take it past
+        this many megabytes (uncompressed; one episode may exceed it alone), > 0.
+    """
+
+    chunks_size: int = 1000
+    file_size_mb: float = 100.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.chunks_size, bool) or not isinstance(self.chunks_size, int):
+            raise InputError(f"Layout.chunks_size must be an integer, got {self.chunks_size!r}")
+        if self.chunks_size < 1:
+            raise InputError(f"Layout.chunks_size must be >= 1, got {self.chunks_size}")
+        check_positive("Layout.file_size_mb", self.file_size_mb)
+
+
+class Arrays(NamedTuple):
+    """All frames of a dataset, episode after episode.
+
+    Attributes:
+      state: (N, n_state) state of every frame.
+      action: (N, n_action) action of every frame, or None for action-free data.
+      episode_index: (N,) episode of every frame.
+    """
+
+    state: Float
+    action: Float | None
+    episode_index: Int
+
+
+class Dataset:
+    """A dataset read by `read_dataset`: its info, statistics and episodes, held in memory.
+
+    ``len(dataset)`` is the number of episodes; iterating gives them in order.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        info: DatasetInfo,
+        stats: dict[str, dict[str, np.ndarray]],
+        frames: dict[str, np.ndarray],
+        starts: Int,
+        episode_tasks: tuple[str, ...],
+    ) -> None:
+        self.path = path
+        self.info = info
+        self.stats = stats
+        self._frames = frames
+        self._starts = starts
+        self._tasks = episode_tasks
+
+    def __len__(self) -> int:
+        return self.info.total_episodes
+
+    def __iter__(self) -> Iterator[Episode]:
+        return (self.episode(i) for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        info = self.info
+        return (
+            f"Dataset({str(self.path)!r}, episodes={info.total_episodes}, "
+            f"frames={info.total_frames}, n_state={info.n_state}, n_action={info.n_action})"
+        )
+
+    def episode(self, i: int) -> Episode:
+        """Episode `i` (negative counts from the end)."""
+        count = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise InputError(f"episode index must be an integer, got {i!r}")
+        if not -count <= i < count:
+            raise IndexError(f"episode {i} out of range: the dataset has {count} episodes")
+        i = int(i) % count
+        rows = slice(int(self._starts[i]), int(self._starts[i + 1]))
+        action = self._frames.get(ACTION)
+        return Episode(
+            state=self._frames[OBS_STATE][rows],
+            action=None if action is None else action[rows],
+            timestamp=self._frames[TIMESTAMP][rows],
+            task=self._tasks[i],
+        )
+
+    def arrays(self) -> Arrays:
+        """All frames: state, action and episode index, as read-only arrays."""
+        return Arrays(
+            state=self._frames[OBS_STATE],
+            action=self._frames.get(ACTION),
+            episode_index=self._frames[EPISODE_INDEX],
+        )
+
+
+# writing
+
+
+def write_dataset(
+    path: str | os.PathLike[str],
+    episodes: Iterable[Episode],
+    *,
+    fps: float,
+    state_names: Sequence[str],
+    action_names: Sequence[str] | None = None,
+    source: str = "",
+    overwrite: bool = False,
+    layout: Layout | None = None,
+) -> Path:
+    """Write episodes as a LeRobot v3 dataset directory, atomically.
+
+    The files are written into a temporary sibling directory, synced to disk and renamed into
+    place; an existing dataset is replaced only after the new one is complete, and nothing
+    is left behind when writing fails. See the module docstring for the layout.
+
+    Args:
+      path: the dataset directory to create.
+      episodes: the episodes, at least one; all with actions or all without. Each feature is
+        stored in float32 when every episode gives float32, and in float64 otherwise.
+      fps: frames per second, > 0 (LeRobot expects the timestamps to be about k / fps).
+      state_names: name of each entry of the state, ``n_state`` distinct strings.
+      action_names: name of each entry of the action; None when the episodes have no action.
+      source: the robot or simulator the data comes from (LeRobot's ``robot_type``).
+      overwrite: replace an existing dataset (a directory holding ``meta/info.json``).
+      layout: how to split frames into files; None for `Layout()` (LeRobot's defaults).
+
+    Returns:
+      The dataset directory.
+
+    Raises:
+      InputError: bad arguments: no episodes, names that do not match the arrays, episodes
+        with and without actions mixed.
+      FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
+        dataset.
+    """
+    pa, pq = _pyarrow()
+    target = Path(path)
+    layout = Layout() if layout is None else layout
+    if not isinstance(layout, Layout):
+        raise InputError(f"layout must be an invdyn.learn.data.Layout, got {layout!r}")
+    episodes = list(episodes)
+    for k, episode in enumerate(episodes):
+        if not isinstance(episode, Episode):
+            raise InputError(f"episodes[{k}] must be an Episode, got {type(episode).__name__}")
+    if not episodes:
+        raise InputError("episodes is empty: a dataset needs at least one episode")
+    rate = _rate(fps)
+    if not isinstance(source, str):
+        raise InputError(f"source must be a string, got {type(source).__name__}")
+    states = _names("state_names", state_names)
+    has_action = episodes[0].action is not None
+    actions = None if action_names is None else _names("action_names", action_names)
+    for k, episode in enumerate(episodes):
+        if episode.state.shape[1] != len(states):
+            raise InputError(
+                f"episodes[{k}].state has {episode.state.shape[1]} entries per frame, but "
+                f"state_names has {len(states)}"
+            )
+        if (episode.action is not None) != has_action:
+            raise InputError(
+                f"episodes[{k}] {'has' if episode.action is not None else 'has no'} action, "
+                f"unlike episodes[0]: all episodes need actions, or none"
+            )
+        if episode.action is not None:
+            if actions is None:
+                raise InputError("the episodes have actions: give their action_names")
+            if episode.action.shape[1] != len(actions):
+                raise InputError(
+                    f"episodes[{k}].action has {episode.action.shape[1]} entries per frame, "
+                    f"but action_names has {len(actions)}"
+                )
+    if actions is not None and not has_action:
+        raise InputError("action_names given, but the episodes have no action")
+    _check_target(target, overwrite=overwrite)
+
+    # the tables, in memory, before touching the disk
+    tables = _tables(pa, episodes, states, actions, fps=rate, source=source, layout=layout)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        for relative, content in tables.items():
+            file = staging / relative
+            file.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, (dict, list)):
+                _write_json(file, content)
+            else:
+                _write_parquet(pq, file, content)
+        _sync_directories(staging)
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _names(name: str, value: Sequence[str]) -> tuple[str, ...]:
+    """`value` as a non-empty tuple of distinct non-empty strings, or `InputError`."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InputError(f"{name} must be a sequence of strings, got {value!r}")
+    names = tuple(value)
+    if not names:
+        raise InputError(f"{name} is empty")
+    for entry in names:
+        if not isinstance(entry, str) or not entry:
+            raise InputError(f"{name} must hold non-empty strings, got {entry!r}")
+    if len(set(names)) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"{name} repeats {', '.join(repeated)}")
+    return names
+
+
+def _check_target(target: Path, *, overwrite: bool) -> None:
+    """`FileExistsError` unless `target` is absent, an empty directory, or a dataset to replace."""
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
+        return
+    if not overwrite:
+        raise FileExistsError(
+            f"{target} exists and is not empty; pass overwrite=True to replace a dataset"
+        )
+    if target.is_symlink() or not (target / INFO_PATH).is_file():
+        raise FileExistsError(f"{target} is not a dataset (no {INFO_PATH}); refusing to replace it")
+
+
+def _tables(
+    pa: ModuleType,
+    episodes: list[Episode],
+    states: tuple[str, ...],
+    actions: tuple[str, ...] | None,
+    *,
+    fps: float,
+    source: str,
+    layout: Layout,
+) -> dict[str, Any]:
+    """Every file of the dataset: relative path -> parquet table or JSON content."""
+    state_dtype = np.result_type(*(e.state.dtype for e in episodes))
+    action_dtypes = [e.action.dtype for e in episodes if e.action is not None]
+    action_dtype = np.result_type(*action_dtypes) if action_dtypes else None
+    time_dtype = np.result_type(*(e.timestamp.dtype for e in episodes))
+    tasks = list(dict.fromkeys(e.task for e in episodes))
+    task_of = {task: i for i, task in enumerate(tasks)}
+    lengths = np.array([len(e) for e in episodes], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+
+    # every frame, concatenated
+    frames: dict[str, np.ndarray] = {
+        OBS_STATE: np.concatenate([e.state for e in episodes]).astype(state_dtype, copy=False)
+    }
+    if actions is not None:
+        stacked = np.concatenate([e.action for e in episodes if e.action is not None])
+        frames[ACTION] = stacked.astype(action_dtype, copy=False)
+    frames[TIMESTAMP] = np.concatenate([e.timestamp for e in episodes]).astype(time_dtype)
+    frames[FRAME_INDEX] = np.concatenate([np.arange(n, dtype=np.int64) for n in lengths])
+    frames[EPISODE_INDEX] = np.repeat(np.arange(len(episodes), dtype=np.int64), lengths)
+    frames[INDEX] = np.arange(int(ends[-1]), dtype=np.int64)
+    frames[TASK_INDEX] = np.repeat(
+        np.array([task_of[e.task] for e in episodes], dtype=np.int64), lengths
+    )
+
+    # episodes into files: a new file when the next episode would pass the size budget
+    frame_bytes = sum(a.itemsize * (a.size // max(a.shape[0], 1)) for a in frames.values())
+    budget = layout.file_size_mb * 1024 * 1024
+    file_of = np.empty(len(episodes), dtype=np.int64)
+    current, used = 0, 0.0
+    for k, n in enumerate(lengths):
+        size = float(n) * frame_bytes
+        if used > 0 and used + size > budget:
+            current, used = current + 1, 0.0
+        file_of[k] = current
+        used += size
+    chunk_of, index_of = np.divmod(file_of, layout.chunks_size)
+
+    files: dict[str, Any] = {}
+    for f in range(int(file_of[-1]) + 1):
+        members = np.flatnonzero(file_of == f)
+        rows = slice(int(starts[members[0]]), int(ends[members[-1]]))
+        first = int(members[0])
+        relative = DATA_PATH.format(chunk_index=chunk_of[first], file_index=index_of[first])
+        files[relative] = _frame_table(pa, {key: a[rows] for key, a in frames.items()})
+
+    # per-episode metadata, with per-episode statistics
+    columns: dict[str, Any] = {
+        "episode_index": pa.array(np.arange(len(episodes), dtype=np.int64)),
+        "tasks": pa.array([[e.task] for e in episodes], type=pa.list_(pa.string())),
+        "length": pa.array(lengths),
+        "data/chunk_index": pa.array(chunk_of),
+        "data/file_index": pa.array(index_of),
+        "dataset_from_index": pa.array(starts),
+        "dataset_to_index": pa.array(ends),
+    }
+    per_episode = [
+        {key: _statistics(a[s:t]) for key, a in frames.items()}
+        for s, t in zip(starts.tolist(), ends.tolist())
+    ]
+    for key in frames:
+        for stat in per_episode[0][key]:
+            kind = pa.int64() if stat == "count" else pa.float64()
+            values = [entry[key][stat] for entry in per_episode]
+            columns[f"stats/{key}/{stat}"] = pa.array(values, type=pa.list_(kind))
+    zeros = np.zeros(len(episodes), dtype=np.int64)
+    columns["meta/episodes/chunk_index"] = pa.array(zeros)
+    columns["meta/episodes/file_index"] = pa.array(zeros)
+    files[EPISODES_PATH.format(chunk_index=0, file_index=0)] = pa.table(columns)
+
+    # tasks, written as pandas writes a frame indexed by task (LeRobot reads it with pandas)
+    files[TASKS_PATH] = _tasks_table(pa, tasks)
+    files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()}
+
+    def feature(array: np.ndarray, names: Sequence[str] | None) -> dict[str, Any]:
+        width = 1 if array.ndim == 1 else array.shape[1]
+        return {
+            "dtype": str(array.dtype),
+            "shape": [width],
+            "names": None if names is None else list(names),
+        }
+
+    features = {OBS_STATE: feature(frames[OBS_STATE], states)}
+    if actions is not None:
+        features[ACTION] = feature(frames[ACTION], actions)
+    for key in (TIMESTAMP, *_INDEX_COLUMNS):
+        features[key] = feature(frames[key], None)
+    files[INFO_PATH] = {
+        "codebase_version": CODEBASE_VERSION,
+        "robot_type": source,
+        "total_episodes": len(episodes),
+        "total_frames": int(ends[-1]),
+        "total_tasks": len(tasks),
+        "chunks_size": layout.chunks_size,
+        "data_files_size_in_mb": _plain_number(layout.file_size_mb),
+        "video_files_size_in_mb": _VIDEO_FILE_SIZE_MB,
+        "fps": _plain_number(fps),
+        "splits": {"train": f"0:{len(episodes)}"},
+        "data_path": DATA_PATH,
+        "video_path": None,
+        "features": features,
+    }
+    return files
+
+
+def _plain_number(value: float) -> int | float:
+    """`value` as an int when it is a whole number (as LeRobot writes fps and sizes)."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def _frame_table(pa: ModuleType, frames: dict[str, np.ndarray]) -> Any:
+    """A parquet table of frames: vectors as fixed-size lists, scalars as plain columns."""
+    columns = {}
+    for key, array in frames.items():
+        if array.ndim == 2:
+            flat = pa.array(np.ascontiguousarray(array).reshape(-1))
+            columns[key] = pa.FixedSizeListArray.from_arrays(flat, array.shape[1])
+        else:
+            columns[key] = pa.array(array)
+    return pa.table(columns)
+
+
+def _tasks_table(pa: ModuleType, tasks: list[str]) -> Any:
+    """``meta/tasks.parquet``: task_index, with the task as the pandas index (as LeRobot)."""
+    table = pa.table(
+        {
+            "task_index": pa.array(np.arange(len(tasks), dtype=np.int64)),
+            "task": pa.array(tasks, type=pa.string()),
+        }
+    )
+    pandas_metadata = {
+        "index_columns": ["task"],
+        "column_indexes": [
+            {
+                "name": None,
+                "field_name": None,
+                "pandas_type": "unicode",
+                "numpy_type": "object",
+                "metadata": {"encoding": "UTF-8"},
+            }
+        ],
+        "columns": [
+            {
+                "name": "task_index",
+                "field_name": "task_index",
+                "pandas_type": "int64",
+                "numpy_type": "int64",
+                "metadata": None,
+            },
+            {
+                "name": "task",
+                "field_name": "task",
+                "pandas_type": "unicode",
+                "numpy_type": "object",
+                "metadata": None,
+            },
+        ],
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": "2.2.3",
+    }
+    return table.replace_schema_metadata({b"pandas": json.dumps(pandas_metadata).encode()})
+
+
+def _statistics(array: np.ndarray) -> dict[str, list[float] | list[int]]:
+    """min, max, mean, std (population), count and quantiles of (T,) or (T, n) `array`."""
+    values = np.asarray(array, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    stats: dict[str, list[float] | list[int]] = {
+        "min": values.min(axis=0).tolist(),
+        "max": values.max(axis=0).tolist(),
+        "mean": values.mean(axis=0).tolist(),
+        "std": values.std(axis=0).tolist(),
+        "count": [int(values.shape[0])],
+    }
+    quantiles = np.quantile(values, list(_QUANTILES.values()), axis=0)
+    for name, row in zip(_QUANTILES, quantiles):
+        stats[name] = row.tolist()
+    return stats
+
+
+def _write_json(file: Path, content: Any) -> None:
+    """Write `content` as indented JSON and sync it to disk."""
+    with open(file, "w", encoding="utf-8") as stream:
+        json.dump(content, stream, indent=4, ensure_ascii=False)
+        stream.write("\n")
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _write_parquet(pq: ModuleType, file: Path, table: Any) -> None:
+    """Write `table` as a parquet file and sync it to disk."""
+    with open(file, "wb") as stream:
+        pq.write_table(table, stream)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _sync_directories(root: Path) -> None:
+    """Sync every directory under `root`, and `root`, so that the file names are on disk."""
+    for directory, _, _ in os.walk(root, topdown=False):
+        _sync_directory(Path(directory))
+
+
+def _sync_directory(directory: Path) -> None:
+    """Sync one directory's entries to disk (where the platform allows it)."""
+    try:
+        handle = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Move the complete `staging` directory to `target`, replacing what is there."""
+    if target.is_dir() and not any(target.iterdir()):
+        target.rmdir()
+    if not target.exists():
+        os.rename(staging, target)
+        _sync_directory(target.parent)
+        return
+    # set the old dataset aside, move the new one in, and only then delete the old one
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    aside.rmdir()
+    os.rename(target, aside)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    _sync_directory(target.parent)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+# reading
+
+
+def read_dataset(path: str | os.PathLike[str]) -> Dataset:
+    """Read a LeRobot v3 dataset directory (state and action; videos are not read).
+
+    Every file is checked before anything is returned: see the raised errors.
+
+    Args:
+      path: the dataset directory.
+
+    Returns:
+      The dataset, held in memory.
+
+    Raises:
+      DataError: naming the file and the problem: a missing directory or meta file,
+        ``info.json`` that is not JSON or lacks a field, an unsupported ``codebase_version``,
+        a truncated or corrupt parquet file, a missing column, counts that disagree between
+        ``info.json``, the episodes metadata and the data files, frame or episode indices that
+        are not contiguous, timestamps that do not increase, vectors of the wrong length, or a
+        value that is null, NaN or infinite.
+    """
+    pa, pq = _pyarrow()
+    root = Path(path)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such dataset directory")
+    info_json = _read_info(root)
+    features = info_json["features"]
+    fps = _info_number(root, info_json, "fps", positive=True)
+    total_frames = int(_info_number(root, info_json, "total_frames"))
+    total_episodes = int(_info_number(root, info_json, "total_episodes"))
+    source = info_json.get("robot_type") or ""
+    state_feature = _vector_feature(root, features, OBS_STATE)
+    action_feature = _vector_feature(root, features, ACTION) if ACTION in features else None
+    data_path = info_json["data_path"]
+    if not isinstance(data_path, str):
+        raise DataError(f"{root / INFO_PATH}: data_path must be a string, got {data_path!r}")
+
+    # tasks, episodes, statistics
+    tasks = _read_tasks(pa, pq, root)
+    if "total_tasks" in info_json and info_json["total_tasks"] != len(tasks):
+        raise DataError(
+            f"{root / INFO_PATH}: total_tasks is {info_json['total_tasks']}, but "
+            f"{TASKS_PATH} lists {len(tasks)} tasks"
+        )
+    episodes = _read_episodes(pa, pq, root)
+    lengths = episodes["length"]
+    if len(lengths) != total_episodes:
+        raise DataError(
+            f"{root / INFO_PATH}: total_episodes is {total_episodes}, but {EPISODES_DIR} "
+            f"describes {len(lengths)} episodes"
+        )
+    if int(lengths.sum()) != total_frames:
+        raise DataError(
+            f"{root / INFO_PATH}: total_frames is {total_frames}, but the episodes in "
+            f"{EPISODES_DIR} hold {int(lengths.sum())} frames"
+        )
+
+    # frames, file by file in the order the episodes use them
+    keys = [OBS_STATE] + ([ACTION] if action_feature else []) + [TIMESTAMP, *_INDEX_COLUMNS]
+    widths = {OBS_STATE: state_feature[0]}
+    if action_feature:
+        widths[ACTION] = action_feature[0]
+    files = list(
+        dict.fromkeys(
+            zip(episodes["data/chunk_index"].tolist(), episodes["data/file_index"].tolist())
+        )
+    )
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    offset = 0
+    for chunk, index in files:
+        relative = _format_path(root, data_path, chunk, index)
+        members = np.flatnonzero(
+            (episodes["data/chunk_index"] == chunk) & (episodes["data/file_index"] == index)
+        )
+        expected = int(lengths[members].sum())
+        first = int(episodes["dataset_from_index"][members[0]])
+        if first != offset or members[-1] - members[0] + 1 != len(members):
+            raise DataError(
+                f"{root / EPISODES_DIR}: the episodes of {relative} are not contiguous or not in "
+                f"file order (episode {int(members[0])} starts at frame {first}, expected {offset})"
+            )
+        table = _read_parquet(pa, pq, root / relative, keys)
+        if table.num_rows != expected:
+            raise DataError(
+                f"{root / relative}: holds {table.num_rows} frames, but {EPISODES_DIR} puts "
+                f"{expected} frames of episodes {int(members[0])}..{int(members[-1])} in it"
+            )
+        for key in keys:
+            parts[key].append(_column(pa, root / relative, table, key, widths.get(key)))
+        offset += expected
+    _check_unreferenced(root, data_path, files)
+    frames = {key: np.concatenate(parts[key]) for key in keys}
+
+    # dtypes as info.json declares them, then every index and value checked
+    frames[OBS_STATE] = frames[OBS_STATE].astype(state_feature[1], copy=False)
+    if action_feature:
+        frames[ACTION] = frames[ACTION].astype(action_feature[1], copy=False)
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    _check_frames(root, frames, lengths, starts, len(tasks))
+    for array in frames.values():
+        array.setflags(write=False)
+
+    stats = _read_stats(
+        root,
+        {OBS_STATE: state_feature[0]} | ({ACTION: action_feature[0]} if action_feature else {}),
+    )
+    episode_tasks = tuple(tasks[int(frames[TASK_INDEX][s])] for s in starts[:-1])
+    info = DatasetInfo(
+        fps=float(fps),
+        state_names=state_feature[2],
+        action_names=action_feature[2] if action_feature else None,
+        source=str(source),
+        total_episodes=total_episodes,
+        total_frames=total_frames,
+        tasks=tuple(tasks),
+        state_dtype=str(frames[OBS_STATE].dtype),
+        action_dtype=str(frames[ACTION].dtype) if action_feature else None,
+        codebase_version=str(info_json["codebase_version"]),
+    )
+    return Dataset(root, info, stats, frames, starts, episode_tasks)
+
+
+def _read_json(root: Path, relative: str) -> Any:
+    """The JSON content of `root / relative`, or `DataError` naming the file."""
+    file = root / relative
+    if not file.is_file():
+        raise DataError(f"{file}: missing (is {root} a LeRobot v3 dataset?)")
+    try:
+        with open(file, encoding="utf-8") as stream:
+            return json.load(stream)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(f"{file}: not valid JSON: {error}") from None
+
+
+def _read_info(root: Path) -> dict[str, Any]:
+    """``meta/info.json``, with its required fields present and a supported version."""
+    info = _read_json(root, INFO_PATH)
+    file = root / INFO_PATH
+    if not isinstance(info, dict):
+        raise DataError(f"{file}: expected a JSON object, got {type(info).__name__}")
+    missing = [key for key in _INFO_FIELDS if key not in info]
+    if missing:
+        raise DataError(f"{file}: missing field(s) {', '.join(missing)}")
+    version = info["codebase_version"]
+    if not isinstance(version, str) or not re.fullmatch(r"v3\.\d+", version):
+        raise DataError(
+            f"{file}: unsupported codebase_version {version!r}; invdyn reads LeRobot v3.x "
+            f"datasets (convert older ones with LeRobot's convert_dataset_v21_to_v30)"
+        )
+    if not isinstance(info["features"], dict):
+        raise DataError(f"{file}: features must be an object, got {info['features']!r}")
+    return info
+
+
+def _info_number(root: Path, info: dict[str, Any], key: str, *, positive: bool = False) -> float:
+    """A number field of info.json: a whole number >= 0, or a positive real for `positive`."""
+    value = info[key]
+    file = root / INFO_PATH
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataError(f"{file}: {key} must be a number, got {value!r}")
+    if positive and not value > 0:
+        raise DataError(f"{file}: {key} must be positive, got {value!r}")
+    if not positive and (value < 0 or not float(value).is_integer()):
+        raise DataError(f"{file}: {key} must be a whole number >= 0, got {value!r}")
+    return float(value)
+
+
+def _vector_feature(
+    root: Path, features: dict[str, Any], key: str
+) -> tuple[int, np.dtype[Any], tuple[str, ...]]:
+    """(width, dtype, names) of a vector feature of info.json."""
+    file = root / INFO_PATH
+    if key not in features:
+        raise DataError(f"{file}: features has no {key!r}")
+    feature = features[key]
+    if not isinstance(feature, dict) or "dtype" not in feature or "shape" not in feature:
+        raise DataError(f"{file}: features[{key!r}] needs dtype and shape, got {feature!r}")
+    shape = feature["shape"]
+    if (
+        not isinstance(shape, list)
+        or len(shape) != 1
+        or isinstance(shape[0], bool)
+        or not isinstance(shape[0], int)
+        or shape[0] < 1
+    ):
+        raise DataError(f"{file}: features[{key!r}].shape must be [n] with n >= 1, got {shape!r}")
+    try:
+        dtype = np.dtype(feature["dtype"])
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in "biuf":
+        raise DataError(f"{file}: features[{key!r}].dtype {feature['dtype']!r} is not numeric")
+    if dtype != np.float32:
+        dtype = np.dtype(np.float64)
+    width = int(shape[0])
+    names = feature.get("names")
+    # LeRobot also writes names as {"motors": [...]}
+    if isinstance(names, dict) and len(names) == 1:
+        names = next(iter(names.values()))
+    if isinstance(names, list) and len(names) == width and all(isinstance(n, str) for n in names):
+        return width, dtype, tuple(names)
+    if names is not None and not isinstance(names, dict):
+        raise DataError(f"{file}: features[{key!r}].names must list {width} strings, got {names!r}")
+    return width, dtype, tuple(f"{key}.{i}" for i in range(width))
+
+
+def _read_parquet(pa: ModuleType, pq: ModuleType, file: Path, columns: list[str]) -> Any:
+    """The given columns of a parquet file, or `DataError` naming the file and the problem."""
+    if not file.is_file():
+        raise DataError(f"{file}: missing")
+    try:
+        schema = pq.read_schema(file)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise DataError(f"{file}: missing column(s) {', '.join(missing)}")
+    try:
+        return pq.read_table(file, columns=columns)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: corrupt parquet file: {error}") from None
+
+
+def _column(pa: ModuleType, file: Path, table: Any, key: str, width: int | None) -> np.ndarray:
+    """(N,) or (N, width) numpy values of a column, or `DataError` for nulls or wrong sizes."""
+    column = table.column(key).combine_chunks()
+    if column.null_count:
+        raise DataError(f"{file}: column {key} holds {column.null_count} null value(s)")
+    if width is None:
+        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            raise DataError(f"{file}: column {key} has type {column.type}, expected numbers")
+        return np.asarray(column.to_numpy(zero_copy_only=False))
+    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)) and not (
+        pa.types.is_fixed_size_list(column.type)
+    ):
+        raise DataError(f"{file}: column {key} has type {column.type}, expected a list of {width}")
+    sizes = column.value_lengths().to_numpy(zero_copy_only=False)
+    if np.any(sizes != width):
+        row = int(np.flatnonzero(sizes != width)[0])
+        raise DataError(
+            f"{file}: column {key} has {int(sizes[row])} values in row {row}, expected {width} "
+            f"as info.json says"
+        )
+    values = column.flatten()
+    if values.null_count:
+        raise DataError(f"{file}: column {key} holds {values.null_count} null value(s)")
+    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+        raise DataError(f"{file}: column {key} holds {values.type}, expected numbers")
+    return np.asarray(values.to_numpy(zero_copy_only=False)).reshape(len(column), width)
+
+
+def _read_tasks(pa: ModuleType, pq: ModuleType, root: Path) -> list[str]:
+    """Task strings by task_index, from ``meta/tasks.parquet``."""
+    file = root / TASKS_PATH
+    if not file.is_file():
+        raise DataError(f"{file}: missing (is {root} a LeRobot v3 dataset?)")
+    try:
+        schema = pq.read_schema(file)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
+    # the task is pandas' index: a column named "task", or unnamed
+    name = next((n for n in ("task", "__index_level_0__") if n in schema.names), None)
+    if name is None or TASK_INDEX not in schema.names:
+        raise DataError(f"{file}: needs columns task and task_index, has {schema.names}")
+    table = _read_parquet(pa, pq, file, [name, TASK_INDEX])
+    texts = table.column(name).to_pylist()
+    indices = table.column(TASK_INDEX).to_pylist()
+    if sorted(i for i in indices if isinstance(i, int)) != list(range(len(indices))):
+        raise DataError(f"{file}: task_index must number the tasks 0..{len(indices) - 1}")
+    if not all(isinstance(t, str) for t in texts):
+        raise DataError(f"{file}: every task must be a string")
+    tasks = [""] * len(texts)
+    for index, text in zip(indices, texts):
+        tasks[index] = text
+    return tasks
+
+
+def _read_episodes(pa: ModuleType, pq: ModuleType, root: Path) -> dict[str, np.ndarray]:
+    """The episodes metadata (without statistics), checked to be contiguous."""
+    directory = root / EPISODES_DIR
+    files = sorted(directory.glob("chunk-*/file-*.parquet"))
+    if not files:
+        raise DataError(f"{directory}: missing, or holds no chunk-*/file-*.parquet")
+    columns = [c for c in _EPISODE_COLUMNS if c != "tasks"]
+    tables = [_read_parquet(pa, pq, file, columns) for file in files]
+    episodes: dict[str, np.ndarray] = {}
+    for key in columns:
+        parts = []
+        for file, table in zip(files, tables):
+            column = table.column(key)
+            if column.null_count or not pa.types.is_integer(column.type):
+                raise DataError(f"{file}: column {key} must hold integers without nulls")
+            parts.append(np.asarray(column.to_numpy(), dtype=np.int64))
+        episodes[key] = np.concatenate(parts)
+    where = f"{directory}/*/*.parquet"
+    count = len(episodes["episode_index"])
+    if not np.array_equal(episodes["episode_index"], np.arange(count)):
+        raise DataError(f"{where}: episode_index must run 0, 1, ..., {count - 1} in file order")
+    lengths = episodes["length"]
+    if np.any(lengths < 1):
+        bad = int(np.flatnonzero(lengths < 1)[0])
+        raise DataError(f"{where}: episode {bad} has length {int(lengths[bad])}")
+    ends = np.cumsum(lengths)
+    if not (
+        np.array_equal(episodes["dataset_from_index"], ends - lengths)
+        and np.array_equal(episodes["dataset_to_index"], ends)
+    ):
+        bad = int(
+            np.flatnonzero(
+                (episodes["dataset_from_index"] != ends - lengths)
+                | (episodes["dataset_to_index"] != ends)
+            )[0]
+        )
+        raise DataError(
+            f"{where}: episode {bad} spans frames {int(episodes['dataset_from_index'][bad])}.."
+            f"{int(episodes['dataset_to_index'][bad])}, but the lengths before it put it at "
+            f"{int(ends[bad] - lengths[bad])}..{int(ends[bad])}"
+        )
+    return episodes
+
+
+def _read_stats(root: Path, widths: dict[str, int]) -> dict[str, dict[str, np.ndarray]]:
+    """``meta/stats.json`` as feature -> statistic -> array, with finite min, max, mean and
+    std of the right sizes for the vector features of `widths`."""
+    content = _read_json(root, STATS_PATH)
+    file = root / STATS_PATH
+    if not isinstance(content, dict):
+        raise DataError(f"{file}: expected a JSON object, got {type(content).__name__}")
+    stats: dict[str, dict[str, np.ndarray]] = {}
+    for key, entry in content.items():
+        if not isinstance(entry, dict):
+            raise DataError(f"{file}: {key} must map statistics to values, got {entry!r}")
+        stats[key] = {}
+        for stat, value in entry.items():
+            try:
+                stats[key][stat] = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise DataError(f"{file}: {key}.{stat} is not numbers: {value!r}") from None
+    for key, width in widths.items():
+        for stat in ("min", "max", "mean", "std"):
+            value = stats.get(key, {}).get(stat)
+            if value is None:
+                raise DataError(f"{file}: no {stat} of {key}")
+            if value.shape != (width,) or not np.all(np.isfinite(value)):
+                raise DataError(
+                    f"{file}: {stat} of {key} must be {width} finite numbers, got {value.tolist()}"
+                )
+    return stats
+
+
+def _format_path(root: Path, template: str, chunk: int, index: int) -> str:
+    """A data file path from info.json's template, or `DataError` for a bad template."""
+    try:
+        return template.format(chunk_index=chunk, file_index=index)
+    except (KeyError, IndexError, ValueError) as error:
+        raise DataError(f"{root / INFO_PATH}: bad data_path {template!r}: {error}") from None
+
+
+def _check_unreferenced(root: Path, template: str, files: list[tuple[int, int]]) -> None:
+    """`DataError` if the data directory holds a file no episode uses (LeRobot would read it)."""
+    if template != DATA_PATH:
+        return
+    used = {root / _format_path(root, template, c, f) for c, f in files}
+    extra = sorted(p for p in (root / DATA_DIR).glob("*/*.parquet") if p not in used)
+    if extra:
+        raise DataError(f"{extra[0]}: a data file that no episode in {EPISODES_DIR} refers to")
+
+
+def _check_frames(
+    root: Path, frames: dict[str, np.ndarray], lengths: Int, starts: Int, n_tasks: int
+) -> None:
+    """`DataError` unless indices are contiguous, values finite and timestamps increasing."""
+    where = root / DATA_DIR
+    total = int(starts[-1])
+    episode = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    expected = {
+        INDEX: np.arange(total, dtype=np.int64),
+        EPISODE_INDEX: episode,
+        FRAME_INDEX: np.arange(total, dtype=np.int64) - np.repeat(starts[:-1], lengths),
+    }
+    for key, values in expected.items():
+        found = frames[key]
+        if not np.array_equal(found, values):
+            row = int(np.flatnonzero(found != values)[0])
+            raise DataError(
+                f"{where}: {key} is not contiguous: frame {row} (episode {int(episode[row])}) "
+                f"has {key} {found[row]}, expected {int(values[row])}"
+            )
+        frames[key] = values
+    task = frames[TASK_INDEX]
+    if np.any((task < 0) | (task >= n_tasks)):
+        row = int(np.flatnonzero((task < 0) | (task >= n_tasks))[0])
+        raise DataError(
+            f"{where}: frame {row} has task_index {task[row]}, but {TASKS_PATH} has {n_tasks}"
+        )
+    frames[TASK_INDEX] = task.astype(np.int64)
+    for key in (OBS_STATE, ACTION, TIMESTAMP):
+        if key not in frames:
+            continue
+        finite = np.isfinite(frames[key])
+        if not np.all(finite):
+            row = int(np.argwhere(~finite)[0][0])
+            raise DataError(
+                f"{where}: {key} of frame {row} (episode {int(episode[row])}, frame "
+                f"{row - int(starts[episode[row]])}) is not finite: {frames[key][row]}"
+            )
+    frames[TIMESTAMP] = frames[TIMESTAMP].astype(
+        np.float32 if frames[TIMESTAMP].dtype == np.float32 else np.float64, copy=False
+    )
+    steps = np.diff(frames[TIMESTAMP])
+    inside = np.ones(max(total - 1, 0), dtype=bool)
+    inside[starts[1:-1] - 1] = False
+    bad = np.flatnonzero(inside & (steps <= 0))
+    if bad.size:
+        row = int(bad[0]) + 1
+        raise DataError(
+            f"{where}: timestamps of episode {int(episode[row])} do not increase at frame "
+            f"{row - int(starts[episode[row]])}"
+        )
+
+
+# other formats
+
+
+def read_table(
+    path: str | os.PathLike[str], *, inputs: Sequence[str], targets: Sequence[str]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Input and target arrays from a table with named columns: CSV, NPZ or parquet.
+
+    A name selects the column of that name, or else every column named ``<name>.<anything>``
+    in file order (so ``"q"`` selects ``q.joint1, q.joint2`` of an `invdyn.sim.save_csv` file).
+    An NPZ array, or a parquet list column, of shape (N, k) counts as k columns.
+
+    Args:
+      path: a ``.csv`` file (a header row, then one row per sample), ``.npz`` or ``.parquet``.
+      inputs: names of the input columns, in order.
+      targets: names of the target columns, in order.
+
+    Returns:
+      (N, n_inputs) inputs and (N, n_targets) targets, float64.
+
+    Raises:
+      InputError: empty or repeated names.
+      DataError: an unknown format, an unreadable file, a missing column (the message lists
+        the file's columns), or a cell that is empty, not a number or not finite (the message
+        names the column and the row).
+    """
+    file = Path(path)
+    wanted = {"inputs": _names("inputs", inputs), "targets": _names("targets", targets)}
+    both = set(wanted["inputs"]) & set(wanted["targets"])
+    if both:
+        raise InputError(f"{', '.join(sorted(both))} both an input and a target")
+    if not file.is_file():
+        raise DataError(f"{file}: no such file")
+    suffix = file.suffix.lower()
+    if suffix == ".csv":
+        columns = _csv_columns(file)
+    elif suffix == ".npz":
+        columns = _npz_columns(file)
+    elif suffix in (".parquet", ".pq"):
+        columns = _parquet_columns(file)
+    else:
+        raise DataError(f"{file}: unknown table format {suffix!r}; use .csv, .npz or .parquet")
+    lengths = {name: len(column.values) for name, column in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise DataError(f"{file}: columns have different lengths: {lengths}")
+    out = []
+    for names in wanted.values():
+        blocks = [_select(file, columns, name) for name in names]
+        out.append(np.concatenate(blocks, axis=1))
+    return out[0], out[1]
+
+
+class _Column(NamedTuple):
+    """A column read from a table: its values, and where to find a bad cell."""
+
+    values: Any  # (N,) or (N, k) numbers, or a list of raw cells
+    describe: Any  # row -> "line 7" or "row 5"
+
+
+def _select(file: Path, columns: dict[str, Any], name: str) -> NDArray[np.float64]:
+    """(N, k) float64 values of the column(s) `name`, checked finite."""
+    if name in columns:
+        chosen = [name]
+    else:
+        chosen = [c for c in columns if c.startswith(name + ".")]
+    if not chosen:
+        listed = ", ".join(list(columns)[:40]) + (", ..." if len(columns) > 40 else "")
+        raise DataError(f"{file}: no column {name!r} (nor {name}.*); columns: {listed}")
+    blocks = []
+    for column in chosen:
+        values, row_name = columns[column]
+        array = _numbers(file, column, values, row_name)
+        blocks.append(array.reshape(len(array), -1))
+    return np.concatenate(blocks, axis=1)
+
+
+def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.float64]:
+    """`values` as float64, or `DataError` naming the first cell that is not a finite number."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        array = values.astype(np.float64)
+    else:
+        cells = list(values)
+        array = np.empty(len(cells))
+        for row, cell in enumerate(cells):
+            try:
+                array[row] = float(cell)
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"{file}: column {column!r}, {row_name(row)}: {cell!r} is not a number"
+                ) from None
+    finite = np.isfinite(array)
+    if not np.all(finite):
+        row = int(np.argwhere(~finite)[0][0])
+        raise DataError(f"{file}: column {column!r}, {row_name(row)}: not finite ({array[row]})")
+    return array
+
+
+def _csv_columns(file: Path) -> dict[str, _Column]:
+    """Columns of a CSV file with a header row."""
+    pa, _ = _pyarrow()
+    import pyarrow.csv as pacsv
+
+    try:
+        table = pacsv.read_csv(file)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: not a readable CSV file: {error}") from None
+
+    def line(row: int) -> str:
+        return f"line {row + 2}"
+
+    columns = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)) and (
+            column.null_count == 0
+        ):
+            values: Any = np.asarray(column.to_numpy())
+        else:
+            # strings, or numbers with empty (null) cells: check cell by cell
+            values = ["" if v is None else v for v in column.to_pylist()]
+        columns[name] = _Column(values, line)
+    return columns
+
+
+def _npz_columns(file: Path) -> dict[str, _Column]:
+    """Arrays of an NPZ file, each (N,) or (N, k)."""
+    try:
+        with np.load(file, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, EOFError) as error:
+        raise DataError(f"{file}: not a readable NPZ file: {error}") from None
+    except Exception as error:  # zipfile.BadZipFile and friends
+        raise DataError(f"{file}: not a readable NPZ file: {error}") from None
+
+    def row(i: int) -> str:
+        return f"row {i}"
+
+    columns = {}
+    for name, array in arrays.items():
+        if array.ndim not in (1, 2) or array.dtype.kind not in "biuf":
+            raise DataError(
+                f"{file}: array {name!r} has shape {array.shape} and dtype {array.dtype}; "
+                f"expected (N,) or (N, k) numbers"
+            )
+        columns[name] = _Column(array, row)
+    return columns
+
+
+def _parquet_columns(file: Path) -> dict[str, _Column]:
+    """Columns of a parquet file: numbers, or lists of k numbers as (N, k)."""
+    pa, pq = _pyarrow()
+    try:
+        table = pq.read_table(file)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
+
+    def row(i: int) -> str:
+        return f"row {i}"
+
+    columns = {}
+    for name in table.column_names:
+        column = table.column(name).combine_chunks()
+        kind = column.type
+        if (
+            pa.types.is_list(kind)
+            or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)
+        ):
+            sizes = column.value_lengths().to_numpy(zero_copy_only=False)
+            flat = column.flatten()
+            if column.null_count or flat.null_count or len(set(sizes.tolist())) > 1:
+                raise DataError(f"{file}: list column {name!r} has nulls or rows of unequal size")
+            if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
+                continue
+            width = int(sizes[0]) if len(sizes) else 0
+            values: Any = np.asarray(flat.to_numpy(zero_copy_only=False)).reshape(-1, width)
+        elif (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and not column.null_count:
+            values = np.asarray(column.to_numpy(zero_copy_only=False))
+        else:
+            values = ["" if v is None else v for v in column.to_pylist()]
+        columns[name] = _Column(values, row)
+    return columns
+
+
+def read_robomimic(
+    path: str | os.PathLike[str],
+    *,
+    obs_keys: Sequence[str] | None = None,
+    filter_key: str | None = None,
+    fps: float = 20.0,
+) -> list[Episode]:
+    """Episodes of a robomimic HDF5 file: ``data/demo_N/obs/<key>`` and ``data/demo_N/actions``.
+
+    The state of a frame is the observations `obs_keys` concatenated in that order, each
+    flattened (a (T,) observation gives one entry). robomimic stores no times: frame k is at
+    ``k / fps``. The task is the ``env_name`` of ``data``'s ``env_args`` attribute.
+
+    Args:
+      path: the ``.hdf5`` file.
+      obs_keys: observations that make the state; None for every low-dimensional one (not
+        images), sorted by name.
+      filter_key: read only the demos listed in ``mask/<filter_key>`` ("train", "valid", ...).
+      fps: control rate of the demos (robosuite's default is 20 Hz).
+
+    Returns:
+      One episode per demo, in the order of N.
+
+    Raises:
+      DataError: an unreadable file, a missing group or dataset, an image among `obs_keys`,
+        lengths that disagree, or values that are not finite; the message names the demo.
+    """
+    rate = _rate(fps)
+    h5py = _h5py()
+    file = Path(path)
+    with _open_hdf5(h5py, file) as handle:
+        data = handle.get("data")
+        if not isinstance(data, h5py.Group):
+            raise DataError(f"{file}: no 'data' group (not a robomimic file)")
+        demos = _numbered(data.keys(), "demo")
+        if filter_key is not None:
+            mask = handle.get(f"mask/{filter_key}")
+            if not isinstance(mask, h5py.Dataset):
+                raise DataError(f"{file}: no filter key mask/{filter_key}")
+            listed = {_text(name) for name in mask[()]}
+            demos = [d for d in demos if d in listed]
+            unknown = listed - set(demos)
+            if unknown:
+                raise DataError(f"{file}: mask/{filter_key} lists unknown demos {sorted(unknown)}")
+        if not demos:
+            raise DataError(f"{file}: no demo_N group in 'data'")
+        task = _env_name(data.attrs.get("env_args"))
+        keys = list(obs_keys) if obs_keys is not None else _low_dim_keys(h5py, file, data[demos[0]])
+        if not keys:
+            raise DataError(f"{file}: {demos[0]} has no low-dimensional observation")
+        episodes = []
+        for demo in demos:
+            where = f"{file}: data/{demo}"
+            group = data[demo]
+            actions = _dataset(h5py, group, "actions", where)
+            count = actions.shape[0]
+            obs = group.get("obs")
+            if not isinstance(obs, h5py.Group):
+                raise DataError(f"{where}: no 'obs' group (extract observations first)")
+            blocks = []
+            for key in keys:
+                values = _dataset(h5py, obs, key, f"{where}/obs")
+                if values.ndim > 2:
+                    raise DataError(
+                        f"{where}/obs/{key}: shape {values.shape} is not low-dimensional"
+                    )
+                if values.shape[0] != count:
+                    raise DataError(
+                        f"{where}/obs/{key}: {values.shape[0]} frames, but actions has {count}"
+                    )
+                blocks.append(values.reshape(count, -1))
+            samples = group.attrs.get("num_samples")
+            if samples is not None and int(samples) != count:
+                raise DataError(f"{where}: num_samples is {int(samples)}, but actions has {count}")
+            episodes.append(
+                _episode(
+                    where, np.concatenate(blocks, axis=1), actions.reshape(count, -1), rate, task
+                )
+            )
+    return episodes
+
+
+def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episode]:
+    """Episodes of a Minari dataset, or of a D4RL-style HDF5 file.
+
+    Minari (``data/main_data.hdf5``): groups ``episode_N`` with ``observations`` (T + 1
+    frames: the last, after the last action, is dropped) and ``actions`` (T); a dictionary
+    observation (a group) is flattened, its keys sorted. D4RL: flat ``observations``,
+    ``actions``, and ``terminals`` / ``timeouts`` that end an episode at their true entries.
+    Neither stores times: frame k is at ``k / fps``.
+
+    Args:
+      path: the ``.hdf5`` file, or a Minari dataset directory holding ``data/main_data.hdf5``.
+      fps: steps per second of the environment (1 makes timestamps count steps).
+
+    Returns:
+      The episodes in order (Minari: by N).
+
+    Raises:
+      DataError: an unreadable file, neither layout, lengths that disagree, an empty episode,
+        or values that are not finite; the message names the episode.
+    """
+    rate = _rate(fps)
+    h5py = _h5py()
+    file = Path(path)
+    if file.is_dir():
+        candidates = [file / "data" / "main_data.hdf5", file / "main_data.hdf5"]
+        file = next((c for c in candidates if c.is_file()), candidates[0])
+    with _open_hdf5(h5py, file) as handle:
+        names = _numbered(handle.keys(), "episode")
+        task = _text(handle.attrs.get("dataset_id", ""))
+        if names:
+            episodes = []
+            for name in names:
+                where = f"{file}: {name}"
+                group = handle[name]
+                actions = _flattened(h5py, group, "actions", where)
+                observations = _flattened(h5py, group, "observations", where)
+                count = actions.shape[0]
+                if observations.shape[0] == count + 1:
+                    observations = observations[:count]
+                elif observations.shape[0] != count:
+                    raise DataError(
+                        f"{where}: {observations.shape[0]} observations for {count} actions "
+                        f"(expected {count + 1})"
+                    )
+                steps = group.attrs.get("total_steps")
+                if steps is not None and int(steps) != count:
+                    raise DataError(
+                        f"{where}: total_steps is {int(steps)}, but actions has {count}"
+                    )
+                episodes.append(_episode(where, observations, actions, rate, task))
+            return episodes
+        if "observations" in handle and "actions" in handle:
+            return _d4rl(h5py, handle, file, rate)
+    raise DataError(f"{file}: neither Minari (episode_N groups) nor D4RL (observations, actions)")
+
+
+def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> list[Episode]:
+    """Episodes of a D4RL file, split after each true terminal or timeout."""
+    where = str(file)
+    observations = _flattened(h5py, handle, "observations", where)
+    actions = _flattened(h5py, handle, "actions", where)
+    count = observations.shape[0]
+    if actions.shape[0] != count:
+        raise DataError(f"{file}: {count} observations but {actions.shape[0]} actions")
+    ends = np.zeros(count, dtype=bool)
+    for key in ("terminals", "timeouts"):
+        if key in handle:
+            flags = _dataset(h5py, handle, key, where).reshape(-1)
+            if flags.shape[0] != count:
+                raise DataError(f"{file}: {key} has {flags.shape[0]} entries, expected {count}")
+            ends |= flags.astype(bool)
+    stops = np.flatnonzero(ends) + 1
+    if not stops.size or stops[-1] != count:
+        stops = np.append(stops, count)
+    episodes = []
+    start = 0
+    for k, stop in enumerate(stops.tolist()):
+        episodes.append(
+            _episode(
+                f"{file}: episode {k} (rows {start}..{stop})",
+                observations[start:stop],
+                actions[start:stop],
+                rate,
+                "",
+            )
+        )
+        start = stop
+    return episodes
+
+
+def _rate(fps: float) -> float:
+    """`fps` as a positive finite float, or `InputError`."""
+    rate = check_positive("fps", fps)
+    if not math.isfinite(rate):
+        raise InputError(f"fps must be finite, got {fps!r}")
+    return rate
+
+
+def _open_hdf5(h5py: ModuleType, file: Path) -> Any:
+    """An open, read-only HDF5 file, or `DataError`."""
+    if not file.is_file():
+        raise DataError(f"{file}: no such file")
+    try:
+        return h5py.File(file, "r")
+    except OSError as error:
+        raise DataError(f"{file}: not a readable HDF5 file: {error}") from None
+
+
+def _numbered(names: Iterable[str], prefix: str) -> list[str]:
+    """Names ``<prefix>_N``, sorted by N."""
+    pattern = re.compile(rf"{prefix}_(\d+)")
+    found = [(int(m.group(1)), n) for n in names if (m := pattern.fullmatch(n))]
+    return [n for _, n in sorted(found)]
+
+
+def _text(value: Any) -> str:
+    """An HDF5 attribute or cell as a string."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _text(value[()])
+    return str(value)
+
+
+def _env_name(env_args: Any) -> str:
+    """``env_name`` of robomimic's JSON ``env_args`` attribute, or ""."""
+    if env_args is None:
+        return ""
+    try:
+        parsed = json.loads(_text(env_args))
+    except json.JSONDecodeError:
+        return ""
+    return str(parsed.get("env_name", "")) if isinstance(parsed, dict) else ""
+
+
+def _low_dim_keys(h5py: ModuleType, file: Path, demo: Any) -> list[str]:
+    """Sorted names of the numeric observations of `demo` with at most two dimensions."""
+    obs = demo.get("obs")
+    if not isinstance(obs, h5py.Group):
+        raise DataError(f"{file}: {demo.name} has no 'obs' group (extract observations first)")
+    return sorted(
+        key
+        for key, item in obs.items()
+        if isinstance(item, h5py.Dataset) and item.ndim <= 2 and item.dtype.kind in "biuf"
+    )
+
+
+def _dataset(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
+    """The numeric dataset `key` of `group`, read into memory, or `DataError`."""
+    item = group.get(key)
+    if not isinstance(item, h5py.Dataset):
+        raise DataError(f"{where}: no dataset {key!r}")
+    if item.dtype.kind not in "biuf" or item.ndim == 0:
+        raise DataError(f"{where}/{key}: dtype {item.dtype}, shape {item.shape} is not numbers")
+    return np.asarray(item[()])
+
+
+def _flattened(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
+    """(T, n) dataset `key`, or a group of datasets (a dictionary space) concatenated."""
+    item = group.get(key)
+    if isinstance(item, h5py.Group):
+        leaves: list[np.ndarray] = []
+        for name in sorted(item.keys()):
+            leaves.append(_flattened(h5py, item, name, f"{where}/{key}"))
+        if not leaves:
+            raise DataError(f"{where}/{key}: an empty group")
+        sizes = {leaf.shape[0] for leaf in leaves}
+        if len(sizes) > 1:
+            raise DataError(f"{where}/{key}: entries of different lengths {sorted(sizes)}")
+        return np.concatenate(leaves, axis=1)
+    values = _dataset(h5py, group, key, where)
+    return values.reshape(values.shape[0], -1)
+
+
+def _episode(where: str, state: np.ndarray, action: np.ndarray, rate: float, task: str) -> Episode:
+    """An `Episode` with timestamps k / rate, or `DataError` naming `where`."""
+    if state.shape[0] == 0:
+        raise DataError(f"{where}: an empty episode")
+    try:
+        return Episode(
+            state=state,
+            action=action,
+            timestamp=np.arange(state.shape[0], dtype=np.float64) / rate,
+            task=task,
+        )
+    except DataError as error:
+        raise DataError(f"{where}: {error}") from None

@@ -1,0 +1,429 @@
+"""Learned inverse dynamics models: windows of episodes in, the actions between them out.
+
+An inverse dynamics model (IDM) sees the observations ``o_{t-C}, ..., o_t`` and ``o_{t+H}`` of
+one episode (context ``C``, horizon ``H``) and predicts the action ``a_t``, or with ``chunk``
+the actions ``a_t, ..., a_{t+H-1}``, that took the system from ``o_t`` to ``o_{t+H}``.
+
+Episodes are consumed in memory: any sequence whose items have ``state`` (T, n_state) and
+``action`` (T, n_action) attributes, are mappings with ``"observation.state"`` and ``"action"``
+(or ``"state"`` and ``"action"``) keys, or are plain ``(state, action)`` pairs.
+
+Windows never cross an episode boundary: an episode of length ``T`` gives the windows
+``t = C, ..., T - H - 1``. States, state changes and actions are normalised by statistics of
+the training split (`NormStats`), held by the model and saved with it; batches are in
+physical units, so `InverseDynamicsModel.predict` takes raw observations and returns raw
+actions.
+
+A batch is a mapping with (LeRobot's keys):
+  ``"observation.state"``: (B, C + 2, n_state), the window ``o_{t-C}, ..., o_t, o_{t+H}``.
+  ``"action"``: (B, n_action), or (B, H, n_action) when chunked; targets, for `loss` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from numpy.typing import NDArray
+from torch import Tensor, nn
+
+from invdyn.errors import InputError
+from invdyn.learn.config import ModelConfig
+from invdyn.learn.keys import ACTION, OBS_STATE
+
+Float = NDArray[np.float64]
+Int = NDArray[np.int64]
+# standard deviations below this are treated as 1 (a constant feature is only centred)
+STD_FLOOR = 1e-8
+# log standard deviations of the mixture head are clamped to this range (normalised units)
+LOG_STD_MIN, LOG_STD_MAX = -7.0, 3.0
+_ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "silu": nn.SiLU,
+    "tanh": nn.Tanh,
+    "elu": nn.ELU,
+}
+
+
+def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
+    """The (state, action) arrays of each episode, checked once.
+
+    Args:
+      episodes: items with ``state``/``action`` attributes (`invdyn.learn.data.Episode`, or a
+        `Dataset` of them), mappings with ``"observation.state"`` (or ``"state"``) and
+        ``"action"``, or ``(state, action)`` pairs.
+
+    Returns:
+      one ``((T, n_state), (T, n_action))`` pair of float64 arrays per episode.
+
+    Raises:
+      InputError: no episodes, a missing field, wrong shapes, sizes that differ between
+        episodes, or non-finite values.
+    """
+    if isinstance(episodes, Mapping | str | bytes):
+        raise InputError(f"episodes must be a sequence of episodes, got {type(episodes).__name__}")
+    episodes = list(episodes)
+    if not episodes:
+        raise InputError("episodes must be a non-empty sequence of episodes")
+    out: list[tuple[Float, Float]] = []
+    for i, episode in enumerate(episodes):
+        if isinstance(episode, Mapping):
+            state = episode.get(OBS_STATE, episode.get("state"))
+            action = episode.get(ACTION)
+        elif isinstance(episode, tuple) and len(episode) == 2:
+            state, action = episode
+        else:
+            state = getattr(episode, "state", None)
+            action = getattr(episode, "action", None)
+        if state is None or action is None:
+            raise InputError(f"episode {i} has no state or no action (action-free data)")
+        arrays = []
+        for name, x in (("state", state), ("action", action)):
+            if isinstance(x, Tensor):
+                x = x.detach().cpu().numpy()
+            try:
+                a = np.asarray(x, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"episode {i} {name} must be an array of numbers: {exc}") from None
+            if a.ndim != 2:
+                raise InputError(f"episode {i} {name} must have shape (T, n), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise InputError(f"episode {i} {name} has non-finite values")
+            arrays.append(a)
+        state, action = arrays
+        if state.shape[0] != action.shape[0]:
+            raise InputError(
+                f"episode {i}: state has {state.shape[0]} steps but action has {action.shape[0]}"
+            )
+        if out and (state.shape[1], action.shape[1]) != (out[0][0].shape[1], out[0][1].shape[1]):
+            raise InputError(
+                f"episode {i} has n_state, n_action = {state.shape[1]}, {action.shape[1]}; "
+                f"episode 0 has {out[0][0].shape[1]}, {out[0][1].shape[1]}"
+            )
+        out.append((state, action))
+    return out
+
+
+def window_starts(lengths: Sequence[int], *, context: int, horizon: int) -> tuple[Int, Int]:
+    """Every time ``t`` whose window ``t - context .. t + horizon`` lies inside its episode.
+
+    Args:
+      lengths: (n_episodes,) the steps of each episode, laid end to end.
+      context: past observations before ``o_t``.
+      horizon: steps to the future observation.
+
+    Returns:
+      (N,) indices of ``t`` into the concatenated episodes, and (N,) the episode of each.
+    """
+    lengths_a = np.asarray(lengths, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths_a)[:-1]])
+    # an episode of T steps has windows at t = context .. T - horizon - 1
+    counts = np.maximum(lengths_a - horizon - context, 0)
+    total = int(counts.sum())
+    episode = np.repeat(np.arange(len(lengths_a), dtype=np.int64), counts)
+    # position of each window within its episode's run of windows
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    within = np.arange(total, dtype=np.int64) - first[episode]
+    return offsets[episode] + context + within, episode
+
+
+@dataclasses.dataclass(frozen=True)
+class Windows:
+    """The windows of a set of episodes, as indices into their concatenated arrays.
+
+    Attributes:
+      states: (n_steps, n_state) every state of the episodes, end to end.
+      actions: (n_steps, n_action) every action.
+      obs_index: (N, C + 2) rows of `states` of each window: ``t - C .. t`` and ``t + H``.
+      action_index: (N, n_out) rows of `actions` of each target: ``t .. t + n_out - 1``.
+      episode: (N,) the episode of each window.
+      chunk: targets are (n_out, n_action) chunks rather than single actions.
+    """
+
+    states: Float
+    actions: Float
+    obs_index: Int
+    action_index: Int
+    episode: Int
+    chunk: bool
+
+    def __len__(self) -> int:
+        return int(self.obs_index.shape[0])
+
+    def batch(self, rows: Any = slice(None)) -> dict[str, Float]:
+        """The batch of windows `rows`, in physical units (see the module docstring)."""
+        action = self.actions[self.action_index[rows]]
+        return {
+            OBS_STATE: self.states[self.obs_index[rows]],
+            ACTION: action if self.chunk else action[:, 0],
+        }
+
+
+def make_windows(episodes: Sequence[tuple[Float, Float]], config: ModelConfig) -> Windows:
+    """The windows of `config` over `episodes` (pairs from `episode_arrays`)."""
+    lengths = [s.shape[0] for s, _ in episodes]
+    t, episode = window_starts(lengths, context=config.context, horizon=config.horizon)
+    # observation offsets -C .. 0 and H; action offsets 0 .. n_out - 1
+    obs_offsets = np.append(np.arange(-config.context, 1), config.horizon)
+    action_offsets = np.arange(config.n_steps)
+    return Windows(
+        states=np.concatenate([s for s, _ in episodes]),
+        actions=np.concatenate([a for _, a in episodes]),
+        obs_index=t[:, None] + obs_offsets,
+        action_index=t[:, None] + action_offsets,
+        episode=episode,
+        chunk=config.chunk,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class NormStats:
+    """Means and standard deviations used to normalise a model's inputs and targets.
+
+    Attributes:
+      state_mean, state_std: (n_state,) of the states.
+      delta_mean, delta_std: (n_state,) of the state changes ``o_{t+H} - o_t``.
+      action_mean, action_std: (n_action,) of the actions.
+    """
+
+    state_mean: Float
+    state_std: Float
+    delta_mean: Float
+    delta_std: Float
+    action_mean: Float
+    action_std: Float
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """The statistics as JSON lists (floats round-trip exactly)."""
+        return {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NormStats:
+        """Statistics from `to_dict`'s form.
+
+        Raises:
+          InputError: a missing or unknown key, wrong lengths, or non-positive deviations.
+        """
+        names = [f.name for f in dataclasses.fields(cls)]
+        if not isinstance(data, Mapping) or set(data) != set(names):
+            got = sorted(data) if isinstance(data, Mapping) else type(data).__name__
+            raise InputError(f"norm stats need exactly the keys {names}, got {got}")
+        try:
+            arrays = {name: np.asarray(data[name], dtype=np.float64) for name in names}
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"norm stats must be lists of numbers: {exc}") from None
+        n_state, n_action = arrays["state_mean"].shape, arrays["action_mean"].shape
+        for name, a in arrays.items():
+            expected = n_action if name.startswith("action") else n_state
+            if a.ndim != 1 or a.shape != expected or not np.all(np.isfinite(a)):
+                raise InputError(f"norm stats {name} must be {expected} finite numbers")
+            if name.endswith("std") and not np.all(a > 0):
+                raise InputError(f"norm stats {name} must be positive")
+        return cls(**arrays)
+
+
+def compute_norm_stats(windows: Windows) -> NormStats:
+    """Normalisation statistics of `windows` (pass the training split only)."""
+    if len(windows) == 0:
+        raise InputError("no windows to compute normalisation statistics from")
+    delta = windows.states[windows.obs_index[:, -1]] - windows.states[windows.obs_index[:, -2]]
+    # every state and action of the episodes counts, window or not
+    return NormStats(
+        state_mean=windows.states.mean(axis=0),
+        state_std=_std(windows.states),
+        delta_mean=delta.mean(axis=0),
+        delta_std=_std(delta),
+        action_mean=windows.actions.mean(axis=0),
+        action_std=_std(windows.actions),
+    )
+
+
+def _std(x: Float) -> Float:
+    std = x.std(axis=0)
+    return np.where(std > STD_FLOOR, std, 1.0)
+
+
+def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for width in hidden:
+        layers += [nn.Linear(n_in, width), _ACTIVATIONS[activation]()]
+        n_in = width
+    layers.append(nn.Linear(n_in, n_out))
+    return nn.Sequential(*layers)
+
+
+class InverseDynamicsModel(nn.Module):
+    """An MLP inverse dynamics model, or a deep ensemble of them, with normalisation built in.
+
+    Args:
+      config: the architecture and head.
+      stats: normalisation statistics of the training split; they fix ``n_state`` and
+        ``n_action``.
+
+    Every member maps the normalised window (and state change) to its head's outputs; members
+    are initialised independently from torch's current random state and trained on the same
+    batches (the mean of their losses), as in deep ensembles (Lakshminarayanan et al. 2017).
+    """
+
+    def __init__(self, config: ModelConfig, stats: NormStats) -> None:
+        super().__init__()
+        self.config = config
+        self.stats = stats
+        self.n_state = int(stats.state_mean.shape[0])
+        self.n_action = int(stats.action_mean.shape[0])
+        # D: the predicted numbers, n_out steps of n_action each
+        self.n_out = config.n_steps
+        dim = self.n_out * self.n_action
+        n_in = (config.context + 2 + int(config.delta)) * self.n_state
+        if config.head == "regression":
+            n_head = dim
+        elif config.head == "bins":
+            n_head = dim * config.n_bins
+        else:
+            n_head = config.n_components * (1 + 2 * dim)
+        self.members = nn.ModuleList(
+            _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
+        )
+        # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
+        # saved as norm_stats.json, not in the weights
+        for f in dataclasses.fields(stats):
+            value = torch.as_tensor(getattr(stats, f.name), dtype=torch.float32)
+            self.register_buffer(f.name, value, persistent=False)
+        half = config.bin_range
+        width = 2 * half / config.n_bins
+        centres = torch.linspace(-half + width / 2, half - width / 2, config.n_bins)
+        self.register_buffer("bin_centres", centres, persistent=False)
+
+    def _buffer(self, name: str) -> Tensor:
+        value = getattr(self, name)
+        assert isinstance(value, Tensor)
+        return value
+
+    def _observations(self, batch: Mapping[str, Any]) -> Tensor:
+        obs = batch.get(OBS_STATE)
+        if obs is None:
+            raise InputError(f"batch has no {OBS_STATE!r}")
+        obs = torch.as_tensor(obs, dtype=torch.float32, device=self._buffer("state_mean").device)
+        expected = (self.config.context + 2, self.n_state)
+        if obs.ndim != 3 or tuple(obs.shape[1:]) != expected:
+            raise InputError(
+                f"{OBS_STATE} must have shape (B, {expected[0]}, {expected[1]}), "
+                f"got {tuple(obs.shape)}"
+            )
+        return obs
+
+    def features(self, obs: Tensor) -> Tensor:
+        """(B, n_in) normalised network input of (B, C + 2, n_state) observation windows."""
+        x = (obs - self._buffer("state_mean")) / self._buffer("state_std")
+        parts = [x.flatten(1)]
+        if self.config.delta:
+            delta = obs[:, -1] - obs[:, -2]
+            parts.append((delta - self._buffer("delta_mean")) / self._buffer("delta_std"))
+        return torch.cat(parts, dim=1)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        """(E, B, n_head) raw head outputs of each ensemble member for (B, C + 2, n_state)."""
+        x = self.features(obs)
+        return torch.stack([member(x) for member in self.members])
+
+    def _decode(self, out: Tensor) -> Tensor:
+        """(E, B, D) normalised point predictions of (E, B, n_head) head outputs."""
+        config = self.config
+        if config.head == "regression":
+            return out
+        if config.head == "bins":
+            logits = out.unflatten(-1, (-1, config.n_bins))
+            centres = self._buffer("bin_centres")
+            if config.decode == "argmax":
+                return centres[logits.argmax(-1)]
+            return logits.softmax(-1) @ centres
+        logit, mean, _ = self._mixture(out)
+        if config.decode == "argmax":
+            best = logit.argmax(-1, keepdim=True)
+            return mean.gather(-2, best[..., None].expand(*best.shape, mean.shape[-1]))[..., 0, :]
+        return (logit.softmax(-1)[..., None] * mean).sum(-2)
+
+    def _mixture(self, out: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Logits (..., K), means (..., K, D) and log deviations (..., K, D) of a mixture."""
+        k = self.config.n_components
+        dim = self.n_out * self.n_action
+        logit, mean, log_std = out.split([k, k * dim, k * dim], dim=-1)
+        mean = mean.unflatten(-1, (k, dim))
+        log_std = log_std.unflatten(-1, (k, dim)).clamp(LOG_STD_MIN, LOG_STD_MAX)
+        return logit, mean, log_std
+
+    def _denormalise(self, y: Tensor) -> Tensor:
+        """(..., n_out, n_action) physical actions of (..., D) normalised ones."""
+        y = y.unflatten(-1, (self.n_out, self.n_action))
+        return y * self._buffer("action_std") + self._buffer("action_mean")
+
+    def loss(self, batch: Mapping[str, Any]) -> tuple[Tensor, dict[str, float]]:
+        """The training loss of a batch, and metrics to log.
+
+        Returns:
+          the scalar loss (mean over members and windows; per dimension for the mixture's
+          negative log-likelihood), and ``{"loss", "mse"}`` where ``mse`` is the mean squared
+          error of the point prediction in normalised units.
+        """
+        obs = self._observations(batch)
+        target = batch.get(ACTION)
+        if target is None:
+            raise InputError(f"batch has no {ACTION!r}")
+        target = torch.as_tensor(target, dtype=torch.float32, device=obs.device)
+        expected = (obs.shape[0], self.n_out, self.n_action)
+        if tuple(target.shape) != (expected if self.config.chunk else (expected[0], expected[2])):
+            raise InputError(f"{ACTION} must have shape {expected}, got {tuple(target.shape)}")
+        # (B, D) normalised targets
+        y = ((target - self._buffer("action_mean")) / self._buffer("action_std")).reshape(
+            obs.shape[0], -1
+        )
+        out = self(obs)
+        config = self.config
+        if config.head == "regression":
+            error = out - y
+            loss = error.square().mean() if config.loss == "mse" else error.abs().mean()
+        elif config.head == "bins":
+            logits = out.unflatten(-1, (-1, config.n_bins))
+            # bin of each normalised target, the end bins catching everything outside the range
+            scaled = (y + config.bin_range) / (2 * config.bin_range) * config.n_bins
+            labels = scaled.floor().long().clamp(0, config.n_bins - 1)
+            labels = labels.expand(out.shape[0], *labels.shape)
+            loss = F.cross_entropy(logits.reshape(-1, config.n_bins), labels.reshape(-1))
+        else:
+            logit, mean, log_std = self._mixture(out)
+            z = (y[:, None, :] - mean) * torch.exp(-log_std)
+            # log N(y; mean_k, diag std_k^2) summed over dimensions, per component
+            log_prob = (-0.5 * z.square() - log_std).sum(-1) - 0.5 * y.shape[-1] * math.log(
+                2 * math.pi
+            )
+            nll = -torch.logsumexp(logit.log_softmax(-1) + log_prob, dim=-1)
+            loss = nll.mean() / y.shape[-1]
+        with torch.no_grad():
+            mse = (self._decode(out.detach()).mean(0) - y).square().mean()
+        return loss, {"loss": float(loss.detach()), "mse": float(mse)}
+
+    @torch.no_grad()
+    def predict_with_uncertainty(self, batch: Mapping[str, Any]) -> tuple[Tensor, Tensor]:
+        """Actions and their epistemic uncertainty for a batch of windows.
+
+        Returns:
+          the mean of the members' predictions and their standard deviation (zero for a single
+          model), each (B, n_action), or (B, H, n_action) when chunked, in physical units.
+        """
+        obs = self._observations(batch)
+        actions = self._denormalise(self._decode(self(obs)))
+        mean = actions.mean(0)
+        std = actions.std(0, unbiased=False)
+        if not self.config.chunk:
+            mean, std = mean[:, 0], std[:, 0]
+        return mean, std
+
+    def predict(self, batch: Mapping[str, Any]) -> Tensor:
+        """Actions for a batch of windows: (B, n_action), or (B, H, n_action) when chunked."""
+        return self.predict_with_uncertainty(batch)[0]

@@ -1,0 +1,385 @@
+"""Training and evaluation of inverse dynamics models: a plain, seeded, resumable PyTorch loop.
+
+`train` splits the episodes into training and validation sets (whole episodes, drawn by the
+seed), computes the normalisation statistics on the training split, and fits an
+`InverseDynamicsModel` with AdamW under a cosine or constant learning rate. It writes a
+checkpoint (`invdyn.learn.checkpoint`) to ``out_dir/checkpoint`` every
+``checkpoint_every`` epochs and at the end, with the validation metrics of `evaluate`.
+
+Runs are reproducible: the split and the initialisation come from the seed, each epoch's
+shuffle from ``(seed, epoch)``, and torch runs with deterministic algorithms. A run that finds
+a checkpoint of an unfinished run with the same configuration and data in ``out_dir``
+continues from it, and on the CPU ends with exactly the weights of an uninterrupted run.
+
+`evaluate` measures a model on episodes: per action dimension the coefficient of
+determination ``R^2``, the normalised mean squared error (MSE over the target's variance, so
+``R^2 = 1 - NMSE``) and the mean absolute error, and their means over the dimensions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from invdyn.errors import InputError
+from invdyn.learn.checkpoint import load_checkpoint, save_checkpoint
+from invdyn.learn.config import Config
+from invdyn.learn.keys import ACTION, OBS_STATE
+from invdyn.learn.models import (
+    Float,
+    InverseDynamicsModel,
+    Windows,
+    compute_norm_stats,
+    episode_arrays,
+    make_windows,
+)
+
+CHECKPOINT_DIR = "checkpoint"
+# windows per forward pass when evaluating
+EVAL_BATCH = 8192
+# config fields that may change between an interrupted run and its resumption
+_RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every")
+
+Callback = Callable[[int, dict[str, float]], None]
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """The outcome of `train`.
+
+    Attributes:
+      model: the trained model, in eval mode, on the training device.
+      metrics: `evaluate`'s metrics on the validation episodes (empty without any).
+      history: one dict per epoch: ``epoch``, ``lr``, ``train_loss``, ``train_mse`` and, with
+        validation episodes, ``val_loss`` and ``val_mse`` (losses in normalised units).
+      checkpoint: the final checkpoint directory.
+      train_episodes: indices of the training episodes.
+      val_episodes: indices of the validation episodes.
+      resumed_from: the epoch the run continued from, or None for a fresh run.
+    """
+
+    model: InverseDynamicsModel
+    metrics: dict[str, float]
+    history: list[dict[str, float]]
+    checkpoint: Path
+    train_episodes: list[int]
+    val_episodes: list[int]
+    resumed_from: int | None = None
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a `TrainConfig.device` name (``"auto"``: CUDA if present)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"device {name!r} requested but CUDA is not available")
+    return torch.device(name)
+
+
+def split_episodes(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """Indices of the training and validation episodes, a seeded split of whole episodes.
+
+    At least one episode is held out when `val_fraction` > 0 and at least one is kept for
+    training; a single episode is all training.
+    """
+    n_val = 0 if val_fraction == 0 else min(max(1, round(val_fraction * n)), n - 1)
+    order = np.random.default_rng(seed).permutation(n)
+    return sorted(order[n_val:].tolist()), sorted(order[:n_val].tolist())
+
+
+def train(
+    episodes: Iterable[Any],
+    config: Config,
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    resume: bool = True,
+    callback: Callback | None = None,
+) -> TrainResult:
+    """Fit an inverse dynamics model to episodes, checkpointing into `out_dir`.
+
+    Args:
+      episodes: the episodes (see `invdyn.learn.models.episode_arrays` for the forms taken).
+      config: the model and its training.
+      out_dir: the run directory; the checkpoint is ``out_dir/checkpoint``.
+      progress: show a progress bar.
+      resume: continue from the checkpoint in `out_dir` if it is of an unfinished run with this
+        configuration and data (a finished one is returned as is); False starts afresh and
+        overwrites it.
+      callback: called as ``callback(epoch, history_entry)`` after every epoch (and its
+        checkpoint, if any); an exception it raises stops training.
+
+    Raises:
+      InputError: bad episodes, no training windows, or `out_dir` holds a checkpoint of a
+        different configuration or dataset (pass ``resume=False`` to overwrite it).
+      DataError: the checkpoint to resume from is corrupt.
+    """
+    if not isinstance(config, Config):
+        raise InputError(f"config must be a Config, got {type(config).__name__}")
+    tc = config.train
+    arrays = episode_arrays(episodes)
+    train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
+    train_w = make_windows([arrays[i] for i in train_idx], config.model)
+    val_w = make_windows([arrays[i] for i in val_idx], config.model) if val_idx else None
+    if len(train_w) == 0:
+        raise InputError(
+            "no training windows: episodes need more than context + horizon = "
+            f"{config.model.context + config.model.horizon} steps"
+        )
+    if val_w is not None and len(val_w) == 0:
+        val_w = None
+    device = resolve_device(tc.device)
+    if device.type == "cuda":
+        # deterministic cuBLAS needs a fixed workspace, set before its first use in the process
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    ckpt_dir = Path(out_dir) / CHECKPOINT_DIR
+    identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
+
+    # a previous run in out_dir: check it is this run, return it if finished
+    previous = None
+    if resume and (ckpt_dir.exists() or ckpt_dir.with_name(f".{ckpt_dir.name}.old").exists()):
+        previous = load_checkpoint(ckpt_dir, device=device)
+        state = previous.train_state or {}
+        if state.get("identity") != identity:
+            raise InputError(
+                f"{ckpt_dir} holds a checkpoint of another configuration or dataset; "
+                "use another out_dir or resume=False"
+            )
+        if state.get("epoch") == tc.epochs:
+            return TrainResult(
+                model=previous.model,
+                metrics=previous.metrics.get("validation", {}),
+                history=previous.metrics.get("history", []),
+                checkpoint=ckpt_dir,
+                train_episodes=train_idx,
+                val_episodes=val_idx,
+                resumed_from=tc.epochs,
+            )
+
+    with _deterministic(tc.num_threads):
+        # the model: from the checkpoint, or initialised from the seed with stats of the train split
+        if previous is not None:
+            model = previous.model
+            history: list[dict[str, float]] = list(previous.metrics.get("history", []))
+            start = int((previous.train_state or {})["epoch"])
+        else:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(tc.seed)
+                model = InverseDynamicsModel(config.model, compute_norm_stats(train_w))
+            history, start = [], 0
+        model.to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
+        if previous is not None and previous.optimizer_state is not None:
+            optimizer.load_state_dict(previous.optimizer_state)
+
+        data = _DeviceWindows(train_w, device)
+        n_batches = math.ceil(len(train_w) / tc.batch_size)
+        total = tc.epochs * n_batches
+        bar = tqdm(total=total, initial=start * n_batches, disable=not progress, unit="batch")
+        metrics: dict[str, float] = {}
+        try:
+            for epoch in range(start, tc.epochs):
+                bar.set_description(f"epoch {epoch + 1}/{tc.epochs}")
+                model.train()
+                # this epoch's shuffle depends on (seed, epoch) only, so resuming replays it
+                generator = torch.Generator().manual_seed(_epoch_seed(tc.seed, epoch))
+                order = torch.randperm(len(train_w), generator=generator).to(device)
+                sums = {"loss": 0.0, "mse": 0.0}
+                lr = tc.lr
+                for b in range(n_batches):
+                    lr = _learning_rate(tc.lr, tc.schedule, epoch * n_batches + b, total)
+                    for group in optimizer.param_groups:
+                        group["lr"] = lr
+                    rows = order[b * tc.batch_size : (b + 1) * tc.batch_size]
+                    loss, batch_metrics = model.loss(data.batch(rows))
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    if tc.grad_clip > 0:
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+                    optimizer.step()
+                    for key in sums:
+                        sums[key] += batch_metrics[key] * len(rows)
+                    bar.update(1)
+                entry = {"epoch": float(epoch + 1), "lr": lr}
+                entry |= {f"train_{k}": v / len(train_w) for k, v in sums.items()}
+                if val_w is not None:
+                    entry |= {f"val_{k}": v for k, v in _validation_loss(model, val_w).items()}
+                history.append(entry)
+                bar.set_postfix({k: f"{v:.4g}" for k, v in entry.items() if "_" in k})
+
+                # checkpoint every `checkpoint_every` epochs and at the end
+                done = epoch + 1 == tc.epochs
+                if done or (epoch + 1) % tc.checkpoint_every == 0:
+                    metrics = _evaluate_windows(model, val_w) if val_w is not None else {}
+                    save_checkpoint(
+                        ckpt_dir,
+                        model=model,
+                        config=config,
+                        metrics={"epoch": epoch + 1, "validation": metrics, "history": history},
+                        optimizer=optimizer,
+                        train_state={
+                            "epoch": epoch + 1,
+                            "finished": done,
+                            "identity": identity,
+                            "train_episodes": train_idx,
+                            "val_episodes": val_idx,
+                        },
+                    )
+                if callback is not None:
+                    callback(epoch + 1, entry)
+        finally:
+            bar.close()
+    model.eval()
+    return TrainResult(
+        model=model,
+        metrics=metrics,
+        history=history,
+        checkpoint=ckpt_dir,
+        train_episodes=train_idx,
+        val_episodes=val_idx,
+        resumed_from=start if previous is not None else None,
+    )
+
+
+def evaluate(
+    model: InverseDynamicsModel, episodes: Iterable[Any], *, batch_size: int = EVAL_BATCH
+) -> dict[str, float]:
+    """Accuracy of `model` on the windows of `episodes`.
+
+    Returns:
+      ``r2/<j>``, ``nmse/<j>``, ``mae/<j>`` for each action dimension ``j`` (chunked
+      predictions pool the ``H`` steps), their means ``r2_mean``, ``nmse_mean``, ``mae_mean``
+      (over dimensions whose target varies), ``n_windows`` and, for ensembles,
+      ``uncertainty_mean`` (the mean standard deviation across members).
+
+    Raises:
+      InputError: bad episodes, or none long enough for a window.
+    """
+    windows = make_windows(episode_arrays(episodes), model.config)
+    if len(windows) == 0:
+        raise InputError("no windows: the episodes are shorter than context + horizon + 1")
+    return _evaluate_windows(model, windows, batch_size=batch_size)
+
+
+def _evaluate_windows(
+    model: InverseDynamicsModel, windows: Windows, *, batch_size: int = EVAL_BATCH
+) -> dict[str, float]:
+    was_training = model.training
+    model.eval()
+    means, stds = [], []
+    for start in range(0, len(windows), batch_size):
+        batch = windows.batch(slice(start, start + batch_size))
+        mean, std = model.predict_with_uncertainty({OBS_STATE: batch[OBS_STATE]})
+        means.append(mean.double().cpu().numpy())
+        stds.append(std.double().cpu().numpy())
+    model.train(was_training)
+    n_action = model.n_action
+    prediction = np.concatenate(means).reshape(-1, n_action)
+    target = windows.batch()[ACTION].reshape(-1, n_action)
+    error = prediction - target
+    mse = np.mean(error**2, axis=0)
+    mae = np.mean(np.abs(error), axis=0)
+    variance = target.var(axis=0)
+    # a constant target has no R^2: NaN, left out of the means
+    varies = variance > 1e-12
+    nmse = np.where(varies, mse / np.where(varies, variance, 1.0), np.nan)
+    r2 = 1.0 - nmse
+    out: dict[str, float] = {
+        "r2_mean": _mean(r2, varies),
+        "nmse_mean": _mean(nmse, varies),
+        "mae_mean": float(mae.mean()),
+        "n_windows": float(len(windows)),
+    }
+    if model.config.ensemble > 1:
+        out["uncertainty_mean"] = float(np.concatenate(stds).mean())
+    for j in range(n_action):
+        out |= {f"r2/{j}": float(r2[j]), f"nmse/{j}": float(nmse[j]), f"mae/{j}": float(mae[j])}
+    return out
+
+
+def _mean(x: Float, mask: np.ndarray) -> float:
+    return float(x[mask].mean()) if mask.any() else math.nan
+
+
+@torch.no_grad()
+def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str, float]:
+    """Training loss and normalised MSE on `windows`, averaged over windows."""
+    sums = {"loss": 0.0, "mse": 0.0}
+    for start in range(0, len(windows), EVAL_BATCH):
+        rows = slice(start, start + EVAL_BATCH)
+        _, metrics = model.loss(windows.batch(rows))
+        n = len(windows.obs_index[rows])
+        for key in sums:
+            sums[key] += metrics[key] * n
+    return {k: v / len(windows) for k, v in sums.items()}
+
+
+class _DeviceWindows:
+    """Windows with their arrays on the training device; batches gathered there."""
+
+    def __init__(self, windows: Windows, device: torch.device) -> None:
+        self.states = torch.as_tensor(windows.states, dtype=torch.float32, device=device)
+        self.actions = torch.as_tensor(windows.actions, dtype=torch.float32, device=device)
+        self.obs_index = torch.as_tensor(windows.obs_index, device=device)
+        self.action_index = torch.as_tensor(windows.action_index, device=device)
+        self.chunk = windows.chunk
+
+    def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
+        action = self.actions[self.action_index[rows]]
+        return {
+            OBS_STATE: self.states[self.obs_index[rows]],
+            ACTION: action if self.chunk else action[:, 0],
+        }
+
+
+def _learning_rate(peak: float, schedule: str, step: int, total: int) -> float:
+    if schedule == "constant":
+        return peak
+    return peak * 0.5 * (1.0 + math.cos(math.pi * step / total))
+
+
+def _epoch_seed(seed: int, epoch: int) -> int:
+    return int(np.random.SeedSequence([seed, epoch]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def _resume_key(config: Config) -> dict[str, Any]:
+    data = config.to_dict()
+    for name in _RESUMABLE_CHANGES:
+        del data["train"][name]
+    return data
+
+
+def _fingerprint(arrays: Sequence[tuple[Float, Float]]) -> str:
+    """A hash of the episodes, so that a run resumes only on the data it started with."""
+    digest = hashlib.sha256()
+    for state, action in arrays:
+        for a in (state, action):
+            digest.update(str(a.shape).encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _deterministic(num_threads: int) -> Iterator[None]:
+    """Deterministic torch algorithms (and `num_threads` CPU threads) inside the block."""
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    threads = torch.get_num_threads()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if num_threads:
+        torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+        torch.set_num_threads(threads)

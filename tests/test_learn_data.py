@@ -1,0 +1,627 @@
+"""Datasets on disk: LeRobot v3 round trips, atomic writes, corruption, and foreign formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from invdyn.errors import DataError, InputError
+from invdyn.learn import data, keys
+from invdyn.learn.data import Episode, Layout, read_dataset, write_dataset
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+STATE_NAMES = ["q0", "q1", "v0", "v1"]
+ACTION_NAMES = ["tau0", "tau1"]
+DATA_FILE = "data/chunk-000/file-000.parquet"
+EPISODES_FILE = "meta/episodes/chunk-000/file-000.parquet"
+
+
+def episodes(
+    count: int = 3, *, dtype: type = np.float64, actions: bool = True, seed: int = 0
+) -> list[Episode]:
+    """`count` random episodes of different lengths, two tasks."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        length = 5 + 3 * k
+        out.append(
+            Episode(
+                state=rng.normal(size=(length, 4)).astype(dtype),
+                action=rng.normal(size=(length, 2)).astype(dtype) if actions else None,
+                timestamp=(np.arange(length) / 100.0).astype(dtype),
+                task=f"task {k % 2}",
+            )
+        )
+    return out
+
+
+def write(path: Path, items: list[Episode] | None = None, **options: object) -> Path:
+    """Write `items` (default: three episodes with actions) with the test names."""
+    items = episodes() if items is None else items
+    options = {
+        "fps": 100,
+        "state_names": STATE_NAMES,
+        "action_names": ACTION_NAMES if items[0].action is not None else None,
+        **options,
+    }
+    return write_dataset(path, items, **options)  # type: ignore[arg-type]
+
+
+def assert_same(read: list[Episode], written: list[Episode]) -> None:
+    """Episodes equal bit for bit, with the same dtypes."""
+    assert len(read) == len(written)
+    for a, b in zip(read, written):
+        assert a.state.dtype == b.state.dtype
+        np.testing.assert_array_equal(a.state, b.state)
+        if b.action is None:
+            assert a.action is None
+        else:
+            assert a.action is not None and a.action.dtype == b.action.dtype
+            np.testing.assert_array_equal(a.action, b.action)
+        np.testing.assert_array_equal(a.timestamp, b.timestamp)
+        assert a.task == b.task
+
+
+# round trips
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_round_trip_is_exact_and_keeps_the_dtype(tmp_path: Path, dtype: type) -> None:
+    written = episodes(dtype=dtype)
+    path = write(tmp_path / "ds", written, source="panda")
+    dataset = read_dataset(path)
+    assert_same(list(dataset), written)
+    info = dataset.info
+    assert (info.total_episodes, info.total_frames) == (3, 5 + 8 + 11)
+    assert info.state_names == tuple(STATE_NAMES) and info.action_names == tuple(ACTION_NAMES)
+    assert info.state_dtype == np.dtype(dtype).name == info.action_dtype
+    assert (info.fps, info.source, info.tasks) == (100.0, "panda", ("task 0", "task 1"))
+    assert (info.n_state, info.n_action) == (4, 2)
+    assert len(dataset) == 3
+    assert_same([dataset.episode(-1)], written[-1:])
+    with pytest.raises(IndexError):
+        dataset.episode(3)
+
+
+def test_files_follow_lerobot_v3(tmp_path: Path) -> None:
+    written = episodes()
+    path = write(tmp_path / "ds", written)
+    info = json.loads((path / "meta/info.json").read_text())
+    assert info["codebase_version"] == "v3.0"
+    assert info["data_path"] == "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+    assert info["splits"] == {"train": "0:3"} and info["total_tasks"] == 2
+    assert info["features"][keys.OBS_STATE] == {
+        "dtype": "float64",
+        "shape": [4],
+        "names": STATE_NAMES,
+    }
+    assert set(info["features"]) == {
+        keys.OBS_STATE,
+        keys.ACTION,
+        keys.TIMESTAMP,
+        keys.FRAME_INDEX,
+        keys.EPISODE_INDEX,
+        keys.INDEX,
+        keys.TASK_INDEX,
+    }
+    # frames: vectors as lists, bookkeeping columns as integers
+    table = pq.read_table(path / DATA_FILE)
+    assert table.column_names == list(info["features"])
+    assert table.column(keys.INDEX).to_pylist() == list(range(24))
+    # episodes metadata, with per-episode statistics
+    meta = pq.read_table(path / EPISODES_FILE).to_pydict()
+    assert meta["length"] == [5, 8, 11] and meta["tasks"] == [["task 0"], ["task 1"], ["task 0"]]
+    assert meta["dataset_from_index"] == [0, 5, 13] and meta["dataset_to_index"] == [5, 13, 24]
+    action = np.concatenate([e.action for e in written if e.action is not None])
+    np.testing.assert_allclose(meta["stats/action/mean"][1], action[5:13].mean(axis=0))
+    assert meta["stats/observation.state/count"] == [[5], [8], [11]]
+    # global statistics
+    stats = json.loads((path / "meta/stats.json").read_text())
+    state = np.concatenate([e.state for e in written])
+    for name, value in [("mean", state.mean(0)), ("std", state.std(0)), ("min", state.min(0))]:
+        np.testing.assert_allclose(stats[keys.OBS_STATE][name], value)
+    np.testing.assert_allclose(stats[keys.OBS_STATE]["q99"], np.quantile(state, 0.99, axis=0))
+    assert stats[keys.ACTION]["count"] == [24]
+    np.testing.assert_allclose(read_dataset(path).stats[keys.OBS_STATE]["max"], state.max(0))
+    # tasks: the task is pandas' index, as LeRobot writes it
+    tasks = pq.read_table(path / "meta/tasks.parquet")
+    assert tasks.to_pydict() == {"task_index": [0, 1], "task": ["task 0", "task 1"]}
+    assert json.loads(tasks.schema.metadata[b"pandas"])["index_columns"] == ["task"]
+
+
+def test_several_files_and_chunks(tmp_path: Path) -> None:
+    written = episodes(5)
+    # 4 + 2 + 1 + 4 values of 8 bytes a frame, about 5 frames to a file of 400 bytes
+    path = write(tmp_path / "ds", written, layout=Layout(chunks_size=2, file_size_mb=4e-4))
+    found = sorted(p.relative_to(path).as_posix() for p in path.glob("data/*/*.parquet"))
+    assert found == [
+        "data/chunk-000/file-000.parquet",
+        "data/chunk-000/file-001.parquet",
+        "data/chunk-001/file-000.parquet",
+        "data/chunk-001/file-001.parquet",
+        "data/chunk-002/file-000.parquet",
+    ]
+    meta = pq.read_table(path / EPISODES_FILE).to_pydict()
+    assert meta["data/chunk_index"] == [0, 0, 1, 1, 2] and meta["data/file_index"] == [
+        0,
+        1,
+        0,
+        1,
+        0,
+    ]
+    dataset = read_dataset(path)
+    assert_same(list(dataset), written)
+    state, action, episode = dataset.arrays()
+    np.testing.assert_array_equal(state, np.concatenate([e.state for e in written]))
+    assert action is not None
+    np.testing.assert_array_equal(action, np.concatenate([e.action for e in written]))
+    np.testing.assert_array_equal(episode, np.repeat(np.arange(5), [len(e) for e in written]))
+
+
+def test_action_free_episodes(tmp_path: Path) -> None:
+    written = episodes(actions=False)
+    dataset = read_dataset(write(tmp_path / "ds", written))
+    assert_same(list(dataset), written)
+    assert dataset.info.action_names is None and dataset.info.n_action == 0
+    assert dataset.arrays().action is None
+    features = json.loads((tmp_path / "ds/meta/info.json").read_text())["features"]
+    assert keys.ACTION not in features
+
+
+def test_reads_lerobot_variants(tmp_path: Path) -> None:
+    """Names as {"motors": [...]}, variable-size lists, a video feature, an unnamed task index."""
+    written = episodes(2, dtype=np.float32)
+    path = write(tmp_path / "ds", written)
+    info = json.loads((path / "meta/info.json").read_text())
+    info["features"][keys.OBS_STATE]["names"] = {"motors": STATE_NAMES}
+    info["features"][keys.ACTION]["names"] = None
+    info["features"]["observation.images.top"] = {"dtype": "video", "shape": [8, 8, 3]}
+    (path / "meta/info.json").write_text(json.dumps(info))
+    table = pq.read_table(path / DATA_FILE)
+    for name in (keys.OBS_STATE, keys.ACTION):
+        column = table.column(name).cast(pa.list_(pa.float32()))
+        table = table.set_column(table.column_names.index(name), name, column)
+    pq.write_table(table, path / DATA_FILE)
+    pq.write_table(
+        pa.table({"task_index": [0, 1], "__index_level_0__": ["task 0", "task 1"]}),
+        path / "meta/tasks.parquet",
+    )
+    dataset = read_dataset(path)
+    assert_same(list(dataset), written)
+    assert dataset.info.state_names == tuple(STATE_NAMES)
+    assert dataset.info.action_names == ("action.0", "action.1")
+
+
+# writing: arguments and atomicity
+
+
+def test_bad_episodes_name_the_field() -> None:
+    t = np.arange(4) / 10
+    cases = [
+        (dict(state=np.zeros(4), action=None, timestamp=t), "Episode.state has shape"),
+        (dict(state=np.zeros((4, 2)), action=np.zeros((3, 1)), timestamp=t), "Episode.action"),
+        (dict(state=np.zeros((4, 2)), action=None, timestamp=t[:3]), "Episode.timestamp"),
+        (dict(state=np.full((4, 2), np.nan), action=None, timestamp=t), "Episode.state .*finite"),
+        (dict(state=np.zeros((4, 2)), action=None, timestamp=t[::-1]), "increase strictly"),
+        (dict(state=[["a", "b"]] * 4, action=None, timestamp=t), "Episode.state must be"),
+        (dict(state=np.zeros((0, 2)), action=None, timestamp=t[:0]), "T, n > 0"),
+    ]
+    for fields, message in cases:
+        with pytest.raises(DataError, match=message):
+            Episode(**fields)  # type: ignore[arg-type]
+    episode = Episode(np.zeros((4, 2), dtype=np.int32), None, t)
+    assert episode.state.dtype == np.float64 and not episode.state.flags.writeable
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    good, bare = episodes(2), episodes(2, actions=False)
+    target = tmp_path / "ds"
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: write_dataset(target, [], fps=10, state_names=STATE_NAMES), "empty"),
+        (lambda: write(target, good, fps=0), "fps"),
+        (
+            lambda: write_dataset(target, good, fps=10, state_names=STATE_NAMES[:3]),
+            "state_names has 3",
+        ),
+        (lambda: write_dataset(target, good, fps=10, state_names=STATE_NAMES), "action_names"),
+        (lambda: write(target, [good[0], bare[1]]), "all episodes need actions"),
+        (
+            lambda: write_dataset(
+                target, good, fps=10, state_names=["a", "a", "b", "c"], action_names=["x", "y"]
+            ),
+            "repeats a",
+        ),
+        (lambda: write(target, good, layout=Layout(file_size_mb=-1)), "file_size_mb"),
+        (
+            lambda: write_dataset(target, [good[0].state], fps=10, state_names=STATE_NAMES),  # type: ignore[list-item]
+            "must be an Episode",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(InputError, match=message):
+            call()
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_existing_paths(tmp_path: Path) -> None:
+    first, second = episodes(seed=1), episodes(2, seed=2)
+    path = write(tmp_path / "ds", first)
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        write(path, second)
+    assert_same(list(read_dataset(path)), first)
+    write(path, second, overwrite=True)
+    assert_same(list(read_dataset(path)), second)
+    # an empty directory is taken; a directory that is not a dataset is never replaced
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "empty", first)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="not a dataset"):
+        write(other, first, overwrite=True)
+    assert (other / "notes.txt").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "empty", "other"]
+
+
+def test_failure_while_writing_keeps_the_old_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = episodes(seed=1)
+    path = write(tmp_path / "ds", old)
+    real = data._write_parquet
+    calls = []
+
+    def failing(*args: object) -> None:
+        calls.append(args)
+        if len(calls) % 2 == 0:
+            raise OSError("disk full")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(data, "_write_parquet", failing)
+    with pytest.raises(OSError, match="disk full"):
+        write(path, episodes(seed=2), overwrite=True)
+    with pytest.raises(OSError, match="disk full"):
+        write(tmp_path / "new", episodes(seed=2))
+    monkeypatch.undo()
+    assert_same(list(read_dataset(path)), old)
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+
+
+def test_failure_while_swapping_restores_the_old_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = episodes(seed=1)
+    path = write(tmp_path / "ds", old)
+    real = os.rename
+
+    def failing(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if str(source).endswith(".tmp"):
+            raise OSError("interrupted")
+        real(source, target)
+
+    monkeypatch.setattr(data.os, "rename", failing)
+    with pytest.raises(OSError, match="interrupted"):
+        write(path, episodes(seed=2), overwrite=True)
+    monkeypatch.undo()
+    assert_same(list(read_dataset(path)), old)
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+
+
+# reading: every corruption is a DataError naming the problem
+
+
+def _edit_info(path: Path, edit: Callable[[dict], object]) -> None:
+    info = json.loads((path / "meta/info.json").read_text())
+    edit(info)
+    (path / "meta/info.json").write_text(json.dumps(info))
+
+
+def _truncate(file: Path) -> None:
+    content = file.read_bytes()
+    file.write_bytes(content[: len(content) // 2])
+
+
+def _rewrite_column(file: Path, name: str, change: Callable[[object], object]) -> None:
+    table = pq.read_table(file)
+    if name in table.column_names:
+        i = table.column_names.index(name)
+        column = change(table.column(name))
+        table = table.remove_column(i) if column is None else table.set_column(i, name, column)
+    pq.write_table(table, file)
+
+
+def _nan_state(column: object) -> object:
+    values = column.to_pylist()  # type: ignore[attr-defined]
+    values[3][1] = float("nan")
+    return pa.array(values, type=column.type)  # type: ignore[attr-defined]
+
+
+def _shift(column: object) -> object:
+    values = column.to_pylist()  # type: ignore[attr-defined]
+    values[2] += 1
+    return pa.array(values, type=column.type)  # type: ignore[attr-defined]
+
+
+CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
+    "no info": (lambda p: (p / "meta/info.json").unlink(), "info.json: missing"),
+    "no stats": (lambda p: (p / "meta/stats.json").unlink(), "stats.json: missing"),
+    "no tasks": (lambda p: (p / "meta/tasks.parquet").unlink(), "tasks.parquet: missing"),
+    "no episodes": (lambda p: (p / EPISODES_FILE).unlink(), "meta/episodes: missing"),
+    "no data": (lambda p: (p / DATA_FILE).unlink(), "file-000.parquet: missing"),
+    "info not json": (
+        lambda p: (p / "meta/info.json").write_text("{'fps': 10"),
+        "not valid JSON",
+    ),
+    "info field": (lambda p: _edit_info(p, lambda i: i.pop("fps")), r"missing field\(s\) fps"),
+    "version": (
+        lambda p: _edit_info(p, lambda i: i.update(codebase_version="v2.1")),
+        "unsupported codebase_version 'v2.1'",
+    ),
+    "total frames": (
+        lambda p: _edit_info(p, lambda i: i.update(total_frames=23)),
+        "total_frames is 23, but the episodes .* hold 24",
+    ),
+    "total episodes": (
+        lambda p: _edit_info(p, lambda i: i.update(total_episodes=4)),
+        "total_episodes is 4",
+    ),
+    "vector length": (
+        lambda p: _edit_info(p, lambda i: i["features"]["action"].update(shape=[3], names=None)),
+        "column action has 2 values in row 0, expected 3",
+    ),
+    "no state feature": (
+        lambda p: _edit_info(p, lambda i: i["features"].pop("observation.state")),
+        "features has no 'observation.state'",
+    ),
+    "stats": (
+        lambda p: (p / "meta/stats.json").write_text('{"observation.state": {"mean": [0]}}'),
+        "stats.json: no min of observation.state",
+    ),
+    "truncated data": (lambda p: _truncate(p / DATA_FILE), "file-000.parquet: not a readable"),
+    "truncated episodes": (
+        lambda p: _truncate(p / EPISODES_FILE),
+        "file-000.parquet: not a readable",
+    ),
+    "truncated tasks": (lambda p: _truncate(p / "meta/tasks.parquet"), "tasks.parquet: not a"),
+    "dropped column": (
+        lambda p: _rewrite_column(p / DATA_FILE, "action", lambda c: None),
+        r"missing column\(s\) action",
+    ),
+    "dropped meta column": (
+        lambda p: _rewrite_column(p / EPISODES_FILE, "length", lambda c: None),
+        r"missing column\(s\) length",
+    ),
+    "nan": (
+        lambda p: _rewrite_column(p / DATA_FILE, "observation.state", _nan_state),
+        "observation.state of frame 3 .* not finite",
+    ),
+    "frame index": (
+        lambda p: _rewrite_column(p / DATA_FILE, "frame_index", _shift),
+        "frame_index is not contiguous: frame 2",
+    ),
+    "global index": (
+        lambda p: _rewrite_column(p / DATA_FILE, "index", _shift),
+        "index is not contiguous",
+    ),
+    "episode index": (
+        lambda p: _rewrite_column(p / EPISODES_FILE, "episode_index", _shift),
+        "episode_index must run 0, 1, ..., 2",
+    ),
+    "episode offsets": (
+        lambda p: _rewrite_column(p / EPISODES_FILE, "dataset_from_index", _shift),
+        "episode 2 spans frames",
+    ),
+    "extra rows": (
+        lambda p: pq.write_table(
+            pa.concat_tables([pq.read_table(p / DATA_FILE)] * 2), p / DATA_FILE
+        ),
+        "holds 48 frames, but .* puts 24",
+    ),
+    "extra file": (
+        lambda p: pq.write_table(
+            pq.read_table(p / DATA_FILE), p / "data/chunk-000/file-007.parquet"
+        ),
+        "file-007.parquet: a data file that no episode",
+    ),
+    "task index": (
+        lambda p: _rewrite_column(p / DATA_FILE, "task_index", lambda c: pa.array([7] * 24)),
+        "frame 0 has task_index 7, but .*tasks.parquet has 2",
+    ),
+    "timestamps": (
+        lambda p: _rewrite_column(p / DATA_FILE, "timestamp", lambda c: pa.array([0.0] * 24)),
+        "timestamps of episode 0 do not increase",
+    ),
+}
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_corruption_is_a_data_error(tmp_path: Path, corruption: str) -> None:
+    path = write(tmp_path / "ds")
+    damage, message = CORRUPTIONS[corruption]
+    damage(path)
+    with pytest.raises(DataError, match=message):
+        read_dataset(path)
+
+
+def test_not_a_dataset(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="no such dataset directory"):
+        read_dataset(tmp_path / "absent")
+
+
+# tables
+
+
+def test_read_table_csv(tmp_path: Path) -> None:
+    file = tmp_path / "samples.csv"
+    file.write_text("q.a,q.b,qd,qdd,tau\n1,2,3,4,5\n6,7,8,9,10.5\n")
+    x, y = data.read_table(file, inputs=["q", "qd", "qdd"], targets=["tau"])
+    np.testing.assert_array_equal(x, [[1, 2, 3, 4], [6, 7, 8, 9]])
+    np.testing.assert_array_equal(y, [[5], [10.5]])
+    assert x.dtype == y.dtype == np.float64
+    with pytest.raises(DataError, match=r"no column 'qddd' \(nor qddd\.\*\); columns: q.a"):
+        data.read_table(file, inputs=["qddd"], targets=["tau"])
+    file.write_text("q,tau\n1,2\n3,oops\n")
+    with pytest.raises(DataError, match="column 'tau', line 3: 'oops' is not a number"):
+        data.read_table(file, inputs=["q"], targets=["tau"])
+    file.write_text("q,tau\n1,2\n3,\n")
+    with pytest.raises(DataError, match="column 'tau', line 3"):
+        data.read_table(file, inputs=["q"], targets=["tau"])
+    file.write_text("q,tau\n1,inf\n")
+    with pytest.raises(DataError, match="not finite"):
+        data.read_table(file, inputs=["q"], targets=["tau"])
+    with pytest.raises(InputError, match="both an input and a target"):
+        data.read_table(file, inputs=["q"], targets=["q"])
+
+
+def test_read_table_npz_and_parquet(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    q, qd, tau = rng.normal(size=(10, 3)), rng.normal(size=10), rng.normal(size=(10, 3))
+    np.savez(tmp_path / "s.npz", q=q, qd=qd, tau=tau)
+    x, y = data.read_table(tmp_path / "s.npz", inputs=["q", "qd"], targets=["tau"])
+    np.testing.assert_array_equal(x, np.column_stack([q, qd]))
+    np.testing.assert_array_equal(y, tau)
+    np.savez(tmp_path / "bad.npz", q=q, tau=tau[:5])
+    with pytest.raises(DataError, match="different lengths"):
+        data.read_table(tmp_path / "bad.npz", inputs=["q"], targets=["tau"])
+    (tmp_path / "broken.npz").write_bytes(b"not a zip")
+    with pytest.raises(DataError, match="not a readable NPZ"):
+        data.read_table(tmp_path / "broken.npz", inputs=["q"], targets=["tau"])
+    # a LeRobot data file is a table too
+    path = write(tmp_path / "ds")
+    x, y = data.read_table(path / DATA_FILE, inputs=[keys.OBS_STATE], targets=[keys.ACTION])
+    state, action, _ = read_dataset(path).arrays()
+    np.testing.assert_array_equal(x, state)
+    np.testing.assert_array_equal(y, action)
+    table = pa.table({"q": q[:, 0], "tau": pa.array(["1"] * 9 + ["x"])})
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(DataError, match="column 'tau', row 9: 'x' is not a number"):
+        data.read_table(tmp_path / "t.parquet", inputs=["q"], targets=["tau"])
+    (tmp_path / "t.xlsx").write_bytes(b"")
+    with pytest.raises(DataError, match="unknown table format"):
+        data.read_table(tmp_path / "t.xlsx", inputs=["q"], targets=["tau"])
+
+
+# robomimic and minari
+
+
+def test_read_robomimic(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    rng = np.random.default_rng(0)
+    file = tmp_path / "low_dim.hdf5"
+    demos = {}
+    with h5py.File(file, "w") as f:
+        group = f.create_group("data")
+        group.attrs["env_args"] = json.dumps({"env_name": "Lift", "type": 1, "env_kwargs": {}})
+        for n, length in [(0, 4), (1, 6), (10, 5)]:
+            demo = group.create_group(f"demo_{n}")
+            demo.attrs["num_samples"] = length
+            obs = {
+                "robot0_joint_pos": rng.normal(size=(length, 7)),
+                "robot0_gripper_qpos": rng.normal(size=(length, 2)),
+                "object": rng.normal(size=(length,)),
+            }
+            for key, value in obs.items():
+                demo.create_dataset(f"obs/{key}", data=value)
+            demo.create_dataset("obs/agentview_image", data=np.zeros((length, 8, 8, 3), np.uint8))
+            demo.create_dataset("actions", data=rng.normal(size=(length, 7)))
+            demo.create_dataset("states", data=rng.normal(size=(length, 32)))
+            demos[n] = (obs, demo["actions"][()])
+        group.attrs["total"] = 15
+        f.create_dataset("mask/train", data=np.array([b"demo_0", b"demo_10"]))
+    read = data.read_robomimic(file)
+    assert [len(e) for e in read] == [4, 6, 5]
+    for episode, (obs, actions) in zip(read, demos.values()):
+        # low-dimensional keys, sorted: object, robot0_gripper_qpos, robot0_joint_pos
+        expected = np.column_stack(
+            [obs["object"], obs["robot0_gripper_qpos"], obs["robot0_joint_pos"]]
+        )
+        np.testing.assert_array_equal(episode.state, expected)
+        np.testing.assert_array_equal(episode.action, actions)
+        np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 20.0)
+        assert episode.task == "Lift"
+    chosen = data.read_robomimic(file, obs_keys=["robot0_joint_pos"], filter_key="train", fps=10)
+    assert [e.state.shape for e in chosen] == [(4, 7), (5, 7)]
+    with pytest.raises(DataError, match="agentview_image: shape .* is not low-dimensional"):
+        data.read_robomimic(file, obs_keys=["agentview_image"])
+    with pytest.raises(DataError, match="no filter key mask/valid"):
+        data.read_robomimic(file, filter_key="valid")
+    with h5py.File(file, "a") as f:
+        del f["data/demo_1/actions"]
+    with pytest.raises(DataError, match="data/demo_1: no dataset 'actions'"):
+        data.read_robomimic(file)
+    (tmp_path / "junk.hdf5").write_bytes(b"junk")
+    with pytest.raises(DataError, match="not a readable HDF5"):
+        data.read_robomimic(tmp_path / "junk.hdf5")
+
+
+def test_read_minari(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    rng = np.random.default_rng(0)
+    root = tmp_path / "pointmaze"
+    (root / "data").mkdir(parents=True)
+    expected = []
+    with h5py.File(root / "data/main_data.hdf5", "w") as f:
+        f.attrs["dataset_id"] = "D4RL/pointmaze/umaze-v2"
+        for n, steps in [(0, 3), (1, 5), (2, 4)]:
+            episode = f.create_group(f"episode_{n}")
+            episode.attrs.update(id=n, total_steps=steps, seed=n)
+            # a dictionary observation: keys sorted, the last observation dropped
+            goal = rng.normal(size=(steps + 1, 2))
+            observation = rng.normal(size=(steps + 1, 4))
+            episode.create_dataset("observations/observation", data=observation)
+            episode.create_dataset("observations/desired_goal", data=goal)
+            episode.create_dataset("actions", data=rng.normal(size=(steps, 2)))
+            episode.create_dataset("rewards", data=rng.normal(size=steps))
+            episode.create_dataset("terminations", data=np.zeros(steps, bool))
+            episode.create_dataset("truncations", data=np.eye(1, steps, steps - 1, dtype=bool)[0])
+            expected.append((np.column_stack([goal, observation])[:steps], episode["actions"][()]))
+    read = data.read_minari(root, fps=50)
+    assert [len(e) for e in read] == [3, 5, 4]
+    for episode, (state, action) in zip(read, expected):
+        np.testing.assert_array_equal(episode.state, state)
+        np.testing.assert_array_equal(episode.action, action)
+        np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 50)
+        assert episode.task == "D4RL/pointmaze/umaze-v2"
+    with h5py.File(root / "data/main_data.hdf5", "a") as f:
+        del f["episode_1/observations/desired_goal"]
+        f.create_dataset("episode_1/observations/desired_goal", data=np.zeros((2, 2)))
+    with pytest.raises(DataError, match="episode_1/observations: entries of different lengths"):
+        data.read_minari(root)
+
+
+def test_read_d4rl(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    rng = np.random.default_rng(0)
+    observations, actions = rng.normal(size=(10, 3)), rng.normal(size=(10, 2))
+    with h5py.File(tmp_path / "hopper.hdf5", "w") as f:
+        f.create_dataset("observations", data=observations)
+        f.create_dataset("actions", data=actions)
+        f.create_dataset("rewards", data=np.zeros(10))
+        f.create_dataset("terminals", data=np.isin(np.arange(10), [2]))
+        f.create_dataset("timeouts", data=np.isin(np.arange(10), [6]))
+    read = data.read_minari(tmp_path / "hopper.hdf5")
+    assert [len(e) for e in read] == [3, 4, 3]
+    np.testing.assert_array_equal(np.concatenate([e.state for e in read]), observations)
+    np.testing.assert_array_equal(np.concatenate([e.action for e in read]), actions)
+    with h5py.File(tmp_path / "other.hdf5", "w") as f:
+        f.create_dataset("x", data=np.zeros(3))
+    with pytest.raises(DataError, match="neither Minari .* nor D4RL"):
+        data.read_minari(tmp_path / "other.hdf5")
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, invdyn, invdyn.learn, invdyn.learn.data, invdyn.learn.keys\n"
+        "heavy = [m for m in ('pyarrow', 'h5py', 'torch') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

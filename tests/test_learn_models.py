@@ -1,0 +1,398 @@
+"""Learned inverse dynamics: windows, heads, training, evaluation, checkpoints and resuming.
+
+The data come from a known system, two uncoupled damped pendulums on springs driven by random
+torques, so the inverse dynamics is exactly recoverable from ``o_t`` and ``o_{t+1}`` and a small
+MLP must learn it to a tight held-out bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+from invdyn import DataError, InputError  # noqa: E402
+from invdyn.learn.checkpoint import load_checkpoint, load_model  # noqa: E402
+from invdyn.learn.config import PRESETS, Config, ModelConfig, TrainConfig, preset  # noqa: E402
+from invdyn.learn.keys import ACTION, OBS_STATE  # noqa: E402
+from invdyn.learn.models import (  # noqa: E402
+    InverseDynamicsModel,
+    compute_norm_stats,
+    episode_arrays,
+    make_windows,
+    window_starts,
+)
+from invdyn.learn.train import evaluate, split_episodes, train  # noqa: E402
+
+DT = 0.02
+MASS = np.array([1.0, 0.5])
+DAMPING = np.array([0.5, 0.3])
+STIFFNESS = np.array([2.0, 1.0])
+GRAVITY = np.array([5.0, 3.0])
+
+
+@dataclasses.dataclass
+class Episode:
+    state: np.ndarray
+    action: np.ndarray
+
+
+def simulate(n_episodes: int, steps: int, seed: int) -> list[Episode]:
+    """Episodes of m qdd = a - c qd - k q - g sin q (semi-implicit Euler), a ~ N(0, 2^2)."""
+    rng = np.random.default_rng(seed)
+    episodes = []
+    for _ in range(n_episodes):
+        q, v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
+        state = np.zeros((steps, 4))
+        action = rng.normal(0.0, 2.0, (steps, 2))
+        for t in range(steps):
+            state[t] = np.concatenate([q, v])
+            v = v + DT * (action[t] - DAMPING * v - STIFFNESS * q - GRAVITY * np.sin(q)) / MASS
+            q = q + DT * v
+        episodes.append(Episode(state, action))
+    return episodes
+
+
+@pytest.fixture(scope="module")
+def episodes() -> list[Episode]:
+    return simulate(24, 100, seed=0)
+
+
+@pytest.fixture(scope="module")
+def held_out() -> list[Episode]:
+    return simulate(6, 100, seed=1)
+
+
+def small(epochs: int = 3, **model: object) -> Config:
+    """The small preset with `model` overrides, `epochs` epochs, no intermediate checkpoints.
+
+    One CPU thread: these networks are too small to gain from more, and spinning threads of a
+    busy machine slow them down many times.
+    """
+    base = preset("small")
+    return Config(
+        model=dataclasses.replace(base.model, **model),  # type: ignore[arg-type]
+        train=dataclasses.replace(base.train, epochs=epochs, checkpoint_every=100, num_threads=1),
+    )
+
+
+# -- learning -------------------------------------------------------------------------------
+
+
+def test_small_mlp_learns_held_out_inverse_dynamics(episodes, held_out, tmp_path):
+    result = train(episodes, small(epochs=10), tmp_path, progress=True)
+    metrics = evaluate(result.model, held_out)
+    assert metrics["r2_mean"] > 0.98, metrics
+    assert metrics["nmse_mean"] == pytest.approx(1 - metrics["r2_mean"])
+    assert result.metrics["r2_mean"] > 0.98
+    assert set(metrics) >= {"r2/0", "r2/1", "nmse/1", "mae/0", "mae_mean", "n_windows"}
+    assert metrics["n_windows"] == 6 * 99
+    # the loss fell
+    assert result.history[-1]["train_loss"] < 0.2 * result.history[0]["train_loss"]
+    assert len(result.history) == 10
+
+
+@pytest.mark.parametrize(
+    ("head", "options", "epochs", "min_r2"),
+    [
+        ("regression", {"loss": "mse"}, 6, 0.98),
+        ("regression", {"loss": "l1"}, 6, 0.98),
+        ("mixture", {"decode": "mean"}, 6, 0.98),
+        ("mixture", {"decode": "argmax", "n_components": 3}, 6, 0.98),
+        # classification over bins learns more slowly than regression on this smooth target
+        ("bins", {"decode": "mean"}, 12, 0.9),
+        ("bins", {"decode": "argmax", "n_bins": 32}, 12, 0.85),
+    ],
+)
+def test_every_head_trains_and_predicts(
+    episodes, held_out, tmp_path, head, options, epochs, min_r2
+):
+    config = small(epochs=epochs, head=head, **options)
+    result = train(episodes, config, tmp_path, progress=False)
+    windows = make_windows(episode_arrays(held_out), result.model.config)
+    batch = windows.batch(slice(0, 17))
+    prediction = result.model.predict(batch)
+    assert prediction.shape == (17, 2)
+    assert torch.isfinite(prediction).all()
+    loss, metrics = result.model.loss(batch)
+    assert loss.ndim == 0 and np.isfinite(metrics["loss"]) and metrics["mse"] >= 0
+    assert evaluate(result.model, held_out)["r2_mean"] > min_r2
+
+
+def test_chunked_predictions_with_horizon(episodes, tmp_path):
+    config = small(epochs=2, horizon=3, chunk=True, context=1)
+    result = train(episodes, config, tmp_path, progress=False)
+    windows = make_windows(episode_arrays(episodes[:2]), config.model)
+    batch = windows.batch(slice(0, 5))
+    assert batch[OBS_STATE].shape == (5, 3, 4)
+    assert batch[ACTION].shape == (5, 3, 2)
+    assert result.model.predict(batch).shape == (5, 3, 2)
+    mean, std = result.model.predict_with_uncertainty(batch)
+    assert mean.shape == std.shape == (5, 3, 2)
+    assert torch.all(std == 0)  # one member: no epistemic spread
+    # the first window of an episode: o_1, o_2 (t = context = 1) and o_4; actions a_1 .. a_3
+    state, action = episode_arrays(episodes[:1])[0]
+    np.testing.assert_array_equal(batch[OBS_STATE][0], state[[0, 1, 4]])
+    np.testing.assert_array_equal(batch[ACTION][0], action[1:4])
+
+
+def test_windows_never_cross_episode_boundaries():
+    lengths = [5, 7, 6, 3, 1, 9]
+    context, horizon = 2, 3
+    episodes = []
+    for i, n in enumerate(lengths):
+        # the state encodes (episode, step) so every window can be checked
+        state = np.stack([np.full(n, i), np.arange(n)], axis=1).astype(float)
+        episodes.append((state, np.arange(n, dtype=float)[:, None] + 100 * i))
+    config = ModelConfig(context=context, horizon=horizon, chunk=True)
+    windows = make_windows(episode_arrays(episodes), config)
+    # brute force: every t with t - context >= 0 and t + horizon < T
+    expected = [(i, t) for i, n in enumerate(lengths) for t in range(context, n - horizon)]
+    assert len(windows) == len(expected) == sum(max(n - context - horizon, 0) for n in lengths)
+    batch = windows.batch()
+    for k, (i, t) in enumerate(expected):
+        np.testing.assert_array_equal(batch[OBS_STATE][k, :, 0], i)
+        np.testing.assert_array_equal(batch[OBS_STATE][k, :, 1], [t - 2, t - 1, t, t + 3])
+        np.testing.assert_array_equal(batch[ACTION][k, :, 0], 100 * i + np.arange(t, t + 3))
+        assert windows.episode[k] == i
+    t, episode = window_starts([0, 4], context=0, horizon=1)
+    np.testing.assert_array_equal(t, [0, 1, 2])
+    np.testing.assert_array_equal(episode, [1, 1, 1])
+
+
+def test_ensemble_gives_positive_uncertainty(episodes, held_out, tmp_path):
+    result = train(episodes, small(epochs=2, ensemble=3), tmp_path, progress=False)
+    model = result.model
+    assert len(model.members) == 3
+    batch = make_windows(episode_arrays(held_out), model.config).batch(slice(0, 32))
+    mean, std = model.predict_with_uncertainty(batch)
+    assert mean.shape == std.shape == (32, 2)
+    assert torch.all(std > 0)
+    torch.testing.assert_close(model.predict(batch), mean)
+    # members were initialised independently
+    first = [m[0].weight for m in model.members]
+    assert not torch.equal(first[0], first[1])
+    assert evaluate(model, held_out)["uncertainty_mean"] > 0
+
+
+def test_norm_stats_come_from_the_training_split_only(tmp_path):
+    # episodes offset from each other, so any validation episode would move the statistics
+    episodes = simulate(8, 40, seed=3)
+    for i, episode in enumerate(episodes):
+        episode.state = episode.state + i
+        episode.action = episode.action * (1 + i)
+    config = dataclasses.replace(
+        small(epochs=1), train=TrainConfig(epochs=1, val_fraction=0.25, num_threads=1)
+    )
+    result = train(episodes, config, tmp_path, progress=False)
+    assert len(result.val_episodes) == 2 and len(result.train_episodes) == 6
+    assert not set(result.val_episodes) & set(result.train_episodes)
+    arrays = episode_arrays(episodes)
+    train_arrays = [arrays[i] for i in result.train_episodes]
+    train_stats = compute_norm_stats(make_windows(train_arrays, config.model))
+    all_stats = compute_norm_stats(make_windows(arrays, config.model))
+    for name in ("state_mean", "state_std", "delta_mean", "action_mean", "action_std"):
+        np.testing.assert_array_equal(getattr(result.model.stats, name), getattr(train_stats, name))
+        assert not np.allclose(getattr(result.model.stats, name), getattr(all_stats, name))
+
+
+def test_split_is_seeded_and_by_episode():
+    train_idx, val_idx = split_episodes(10, 0.3, seed=0)
+    assert sorted(train_idx + val_idx) == list(range(10)) and len(val_idx) == 3
+    assert split_episodes(10, 0.3, seed=0) == (train_idx, val_idx)
+    assert split_episodes(10, 0.3, seed=1) != (train_idx, val_idx)
+    assert split_episodes(1, 0.5, seed=0) == ([0], [])
+    assert split_episodes(4, 0.0, seed=0) == ([0, 1, 2, 3], [])
+
+
+# -- checkpoints and resuming ---------------------------------------------------------------
+
+
+def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, tmp_path):
+    config = small(epochs=2, head="mixture", context=1)
+    result = train(episodes, config, tmp_path, progress=False)
+    files = {p.name for p in result.checkpoint.iterdir()}
+    assert files == {
+        "model.safetensors",
+        "config.json",
+        "norm_stats.json",
+        "metrics.json",
+        "optimizer.safetensors",
+        "train_state.json",
+    }
+    checkpoint = load_checkpoint(result.checkpoint)
+    assert checkpoint.config == config
+    assert checkpoint.metrics["validation"] == result.metrics
+    assert checkpoint.metrics["history"] == result.history
+    batch = make_windows(episode_arrays(held_out), config.model).batch()
+    assert torch.equal(checkpoint.model.predict(batch), result.model.predict(batch))
+    assert torch.equal(load_model(result.checkpoint).predict(batch), result.model.predict(batch))
+    for name, value in dataclasses.asdict(result.model.stats).items():
+        np.testing.assert_array_equal(getattr(checkpoint.model.stats, name), value)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resume_after_interruption_is_bitwise_identical(episodes, tmp_path):
+    config = small(epochs=5)
+    config = dataclasses.replace(
+        config, train=dataclasses.replace(config.train, checkpoint_every=2)
+    )
+    reference = train(episodes, config, tmp_path / "straight", progress=False)
+
+    def stop_after_three(epoch: int, entry: dict[str, float]) -> None:
+        if epoch == 3:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(episodes, config, tmp_path / "broken", progress=False, callback=stop_after_three)
+    # killed after epoch 3: the last checkpoint is epoch 2's, and the run replays epoch 3
+    assert load_checkpoint(tmp_path / "broken" / "checkpoint").train_state["epoch"] == 2
+    resumed = train(episodes, config, tmp_path / "broken", progress=False)
+    assert resumed.resumed_from == 2
+    state, expected = resumed.model.state_dict(), reference.model.state_dict()
+    assert state.keys() == expected.keys()
+    for key in state:
+        assert torch.equal(state[key], expected[key]), key
+    assert resumed.history == reference.history
+    assert resumed.metrics == reference.metrics
+    # a finished run is returned as it is
+    again = train(episodes, config, tmp_path / "broken", progress=False)
+    assert again.resumed_from == 5 and torch.equal(
+        again.model.members[0][0].weight, reference.model.members[0][0].weight
+    )
+
+
+def test_resume_refuses_another_config_or_dataset(episodes, tmp_path):
+    train(episodes, small(epochs=1), tmp_path, progress=False)
+    with pytest.raises(InputError, match="another configuration or dataset"):
+        train(episodes, small(epochs=1, horizon=2), tmp_path, progress=False)
+    with pytest.raises(InputError, match="another configuration or dataset"):
+        train(episodes[:-1], small(epochs=1), tmp_path, progress=False)
+    result = train(episodes, small(epochs=1, horizon=2), tmp_path, progress=False, resume=False)
+    assert load_checkpoint(result.checkpoint).config.model.horizon == 2
+
+
+def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
+    result = train(episodes, small(epochs=1), tmp_path / "run", progress=False)
+    with pytest.raises(DataError, match="does not exist"):
+        load_checkpoint(tmp_path / "nowhere")
+    cases = {
+        "model.safetensors": lambda p: p.write_bytes(p.read_bytes()[:100]),
+        "norm_stats.json": lambda p: p.unlink(),
+        "config.json": lambda p: p.write_text('{"model": {"horizon": 0}}'),
+        "metrics.json": lambda p: p.write_text("{not json"),
+        "optimizer.safetensors": lambda p: p.write_bytes(b"\x00" * 16),
+    }
+    for name, corrupt in cases.items():
+        broken = tmp_path / f"broken-{name}"
+        subprocess.run(["cp", "-r", str(result.checkpoint), str(broken)], check=True)
+        corrupt(broken / name)
+        with pytest.raises(DataError, match=name.replace(".", r"\.")):
+            load_checkpoint(broken)
+    # weights of the wrong shape
+    other = train(episodes, small(epochs=1, hidden=(8,)), tmp_path / "other", progress=False)
+    broken = tmp_path / "mixed"
+    subprocess.run(["cp", "-r", str(result.checkpoint), str(broken)], check=True)
+    (broken / "model.safetensors").write_bytes(
+        (other.checkpoint / "model.safetensors").read_bytes()
+    )
+    with pytest.raises(DataError, match=r"model\.safetensors"):
+        load_checkpoint(broken)
+
+
+# -- configuration and bad input ------------------------------------------------------------
+
+
+def test_config_json_round_trip_and_overrides():
+    for config in PRESETS.values():
+        assert Config.from_json(config.to_json()) == config
+    config = preset("small").with_overrides(
+        ["model.horizon=4", "chunk=true", "train.lr=1", "model.hidden=32,16", "dataset=demo"]
+    )
+    assert config.model.horizon == 4 and config.model.chunk is True
+    assert config.train.lr == 1.0 and isinstance(config.train.lr, float)
+    assert config.model.hidden == (32, 16) and config.dataset == "demo"
+    assert preset("small").with_overrides(["hidden="]).model.hidden == ()
+    assert Config.from_json(config.to_json()) == config
+    assert json.loads(config.to_json())["model"]["hidden"] == [32, 16]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Config.from_json('{"model": {"horizn": 2}}'),
+        lambda: Config.from_json('{"optimizer": {}}'),
+        lambda: Config.from_json('{"model": {"horizon": "2"}}'),
+        lambda: Config.from_json('{"model": {"chunk": 1}}'),
+        lambda: Config.from_json('{"train": {"epochs": 2.5}}'),
+        lambda: Config.from_json("[1, 2]"),
+        lambda: Config.from_json("{nope"),
+        lambda: ModelConfig(horizon=0),
+        lambda: ModelConfig(head="transformer"),
+        lambda: ModelConfig(hidden=(64, 0)),
+        lambda: TrainConfig(val_fraction=1.0),
+        lambda: TrainConfig(device="tpu"),
+        lambda: preset("huge"),
+        lambda: Config().with_overrides(["model.horizon=two"]),
+        lambda: Config().with_overrides(["model.nothing=1"]),
+        lambda: Config().with_overrides(["horizon"]),
+        lambda: Config().with_overrides(["chunk=maybe"]),
+    ],
+)
+def test_bad_config_raises_input_error(make):
+    with pytest.raises(InputError):
+        make()
+
+
+def test_bad_episodes_and_batches_raise_input_error(episodes, tmp_path):
+    state, action = episode_arrays(episodes[:1])[0]
+    bad = [
+        [],
+        [(state, action[:-1])],
+        [(state[:, 0], action)],
+        [(np.where(state > 0.5, np.nan, state), action)],
+        [(state, action), (state[:, :3], action)],
+        [{"state": state}],
+        {"state": state, "action": action},
+    ]
+    for episodes_in in bad:
+        with pytest.raises(InputError):
+            episode_arrays(episodes_in)
+    with pytest.raises(InputError, match="no training windows"):
+        train([(state[:2], action[:2])], small(epochs=1, horizon=2), tmp_path, progress=False)
+    stats = compute_norm_stats(make_windows([(state, action)], ModelConfig()))
+    model = InverseDynamicsModel(ModelConfig(hidden=(8,)), stats)
+    with pytest.raises(InputError, match="observation.state"):
+        model.predict({OBS_STATE: np.zeros((3, 3, 4))})
+    with pytest.raises(InputError, match="action"):
+        model.loss({OBS_STATE: np.zeros((3, 2, 4)), ACTION: np.zeros((3, 3))})
+
+
+def test_importing_invdyn_or_the_config_does_not_import_torch():
+    code = (
+        "import sys, invdyn, invdyn.learn.config; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_episodes_may_be_mappings_or_pairs(episodes):
+    state, action = episodes[0].state, episodes[0].action
+    forms = [[episodes[0]], [(state, action)], [{OBS_STATE: state, ACTION: action}]]
+    forms.append(iter([(state, action)]))
+    data = pytest.importorskip("invdyn.learn.data")
+    forms.append([data.Episode(state, action, timestamp=DT * np.arange(len(state)))])
+    for form in forms:
+        [(s, a)] = episode_arrays(form)
+        np.testing.assert_array_equal(s, state)
+        np.testing.assert_array_equal(a, action)
