@@ -263,3 +263,42 @@ def test_console_entry_point_prints_no_traceback() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("invdyn: error: unknown robot 'no_such_robot'")
     assert "Traceback" not in result.stderr
+
+
+def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """collect writes a LeRobot v3 dataset that train reads; a second train resumes it."""
+    dataset, run_dir = tmp_path / "data", tmp_path / "run"
+    status, out, err = run(
+        capsys, "collect", "double_pendulum", "--episodes", "3", "--duration", "1",
+        "--out", str(dataset), "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "3 episodes" in out and (dataset / "meta" / "info.json").exists()
+    argv = ["train", str(dataset), "--out", str(run_dir), "--preset", "small", "--no-progress"]
+    status, out, err = run(capsys, *argv, "--set", "train.num_threads=1")
+    assert status == 0, err
+    assert (run_dir / "checkpoint" / "model.safetensors").exists()
+    assert "r2_mean" in out
+    # the same dataset again refuses to overwrite, and a finished run is returned as is
+    status, _, err = run(capsys, "collect", "double_pendulum", "--out", str(dataset))
+    assert status == 2 and "exists" in err, err
+    status, _, err = run(capsys, *argv, "--set", "train.num_threads=1")
+    assert status == 0, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["collect", "NoSuchEnv-v5", "--out", "x"], "NoSuchEnv-v5"),
+        (["collect", "double_pendulum", "--episodes", "0", "--out", "x"], "episodes"),
+        (["train", "missing-dataset", "--out", "x"], "missing-dataset"),
+    ],
+)
+def test_collect_and_train_bad_input(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(capsys, *argv)
+    assert status == 2
+    assert err.startswith("invdyn: error:") and message in err, err

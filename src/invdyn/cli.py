@@ -1,4 +1,4 @@
-"""The ``invdyn`` command: ``demo``, ``track``, ``info`` and ``robots``.
+"""The ``invdyn`` command: ``demo``, ``track``, ``collect``, ``train``, ``info``, ``robots``.
 
 Each subcommand parses its arguments, calls the library and prints; user errors (an unknown
 robot, a malformed description, a missing file, an optional extra not installed) print
@@ -171,6 +171,63 @@ def _parser() -> argparse.ArgumentParser:
     track.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
     track.add_argument("--no-progress", action="store_true", help="no progress bars")
     track.set_defaults(command=_track)
+
+    collect = commands.add_parser(
+        "collect",
+        help="record transitions in MuJoCo into a LeRobot v3 dataset",
+        description="Simulate SOURCE and write its episodes (observation.state, action, "
+        "timestamp) as a LeRobot v3 dataset. SOURCE is an invdyn robot (torque control "
+        "tracking random excitations with a noisy controller) or a Gymnasium MuJoCo "
+        "environment id such as HalfCheetah-v5 (random, noisy or scripted policy).",
+    )
+    collect.add_argument("source", metavar="SOURCE", help="robot name or path, or a gym env id")
+    collect.add_argument("--out", metavar="DIR", type=Path, required=True, help="dataset path")
+    collect.add_argument(
+        "--episodes", metavar="N", type=int, default=10, help="episodes (default: 10)"
+    )
+    collect.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    collect.add_argument(
+        "--duration", metavar="S", type=float, default=5.0, help="robot episodes: seconds (5)"
+    )
+    collect.add_argument(
+        "--rate",
+        metavar="HZ",
+        type=float,
+        default=100.0,
+        help="robot episodes: records and control steps per second (100)",
+    )
+    collect.add_argument(
+        "--steps", metavar="N", type=int, help="gym episodes: steps (default: the env's limit)"
+    )
+    collect.add_argument(
+        "--policy",
+        choices=("random", "noisy", "scripted"),
+        default="random",
+        help="gym episodes: the policy (default: random)",
+    )
+    collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    collect.add_argument("--no-progress", action="store_true", help="no progress bars")
+    collect.set_defaults(command=_collect)
+
+    train = commands.add_parser(
+        "train",
+        help="train an inverse dynamics model on a dataset",
+        description="Train an inverse dynamics model on a LeRobot v3 dataset; the run "
+        "directory holds the checkpoint and resumes where a killed run stopped.",
+    )
+    train.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    train.add_argument("--out", metavar="DIR", type=Path, required=True, help="run directory")
+    train.add_argument("--preset", default="default", help="configuration preset: default or small")
+    train.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a setting, e.g. --set model.horizon=2 --set train.epochs=50",
+    )
+    train.add_argument("--restart", action="store_true", help="start afresh, not resume")
+    train.add_argument("--no-progress", action="store_true", help="no progress bars")
+    train.set_defaults(command=_train)
 
     info = commands.add_parser(
         "info",
@@ -437,6 +494,77 @@ def dof_units(model: Model) -> list[str]:
         else:
             units += ["N·m"] * (3 if jtype == JointType.SPHERICAL else 1)
     return units
+
+
+# collect and train
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from invdyn.learn.data import Episode, write_dataset
+    from invdyn.sim.collect import collect_gym, collect_robot
+
+    progress = not args.no_progress
+    if _is_gym_id(args.source):
+        collection = collect_gym(
+            args.source,
+            episodes=args.episodes,
+            steps_per_episode=args.steps,
+            policy=args.policy,
+            seed=args.seed,
+            progress=progress,
+        )
+    else:
+        collection = collect_robot(
+            _load(args.source, floating_base=False),
+            episodes=args.episodes,
+            duration=args.duration,
+            control_rate=args.rate,
+            seed=args.seed,
+            progress=progress,
+        )
+    path = write_dataset(
+        args.out,
+        [Episode(e.state, e.action, e.timestamp) for e in collection.episodes],
+        fps=collection.fps,
+        state_names=collection.state_names,
+        action_names=collection.action_names,
+        source=collection.source,
+        overwrite=args.overwrite,
+    )
+    frames = sum(len(e.state) for e in collection.episodes)
+    print(
+        f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "
+        f"{collection.fps:g} fps, state {len(collection.state_names)}, action "
+        f"{len(collection.action_names)}"
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from invdyn.learn.config import preset
+    from invdyn.learn.data import read_dataset
+    from invdyn.learn.train import train
+
+    dataset = read_dataset(args.dataset)
+    config = preset(args.preset).with_overrides([*args.set, f"dataset={args.dataset}"])
+    result = train(
+        dataset, config, args.out, progress=not args.no_progress, resume=not args.restart
+    )
+    if result.resumed_from is not None:
+        print(f"resumed from epoch {result.resumed_from}")
+    rows = [[key, f"{value:.4f}"] for key, value in result.metrics.items() if "/" not in key]
+    if rows:
+        print(f"validation ({len(result.val_episodes)} episodes):")
+        _print_table(["metric", "value"], rows)
+    print(f"wrote {result.checkpoint}")
+    return 0
+
+
+def _is_gym_id(source: str) -> bool:
+    """Whether `source` names a Gymnasium environment (``Name-vN``) rather than a robot."""
+    stem, _, version = source.rpartition("-v")
+    return bool(stem) and version.isdigit() and not Path(source).suffix
 
 
 # info
