@@ -270,6 +270,21 @@ class Arrays(NamedTuple):
     episode_index: Int
 
 
+@dataclasses.dataclass(frozen=True)
+class FrameFeature:
+    """An extra per-frame feature for `write_dataset`: one array per episode.
+
+    Attributes:
+      values: one (T,) or (T, k) array per episode, in the order of the episodes; numbers
+        (finite) or booleans. Stored as bool when every array is bool, int64 when every array
+        holds integers, float32 when every array is float32, and float64 otherwise.
+      names: name of each of the k entries (one for (T,) arrays), or None.
+    """
+
+    values: Sequence[ArrayLike]
+    names: Sequence[str] | None = None
+
+
 class Dataset:
     """A dataset read by `read_dataset`: its info, statistics and episodes, held in memory.
 
@@ -344,6 +359,7 @@ def write_dataset(
     source: str = "",
     overwrite: bool = False,
     layout: Layout | None = None,
+    extra_features: dict[str, FrameFeature] | None = None,
 ) -> Path:
     """Write episodes as a LeRobot v3 dataset directory, atomically.
 
@@ -361,13 +377,17 @@ def write_dataset(
       source: the robot or simulator the data comes from (LeRobot's ``robot_type``).
       overwrite: replace an existing dataset (a directory holding ``meta/info.json``).
       layout: how to split frames into files; None for `Layout()` (LeRobot's defaults).
+      extra_features: further per-frame features by key (``"action.std"``, say), written as
+        columns of the data files with their info.json feature and statistics; `read_dataset`
+        ignores them and `read_frame_columns` reads them.
 
     Returns:
       The dataset directory.
 
     Raises:
       InputError: bad arguments: no episodes, names that do not match the arrays, episodes
-        with and without actions mixed.
+        with and without actions mixed, an extra feature with a reserved key or of the wrong
+        length.
       FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
         dataset.
     """
@@ -409,10 +429,13 @@ def write_dataset(
                 )
     if actions is not None and not has_action:
         raise InputError("action_names given, but the episodes have no action")
+    extras = _extra_features(extra_features, [len(e) for e in episodes])
     _check_target(target, overwrite=overwrite)
 
     # the tables, in memory, before touching the disk
-    tables = _tables(pa, episodes, states, actions, fps=rate, source=source, layout=layout)
+    tables = _tables(
+        pa, episodes, states, actions, fps=rate, source=source, layout=layout, extras=extras
+    )
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -448,6 +471,55 @@ def _names(name: str, value: Sequence[str]) -> tuple[str, ...]:
     return names
 
 
+def _extra_features(
+    features: dict[str, FrameFeature] | None, lengths: list[int]
+) -> dict[str, tuple[np.ndarray, tuple[str, ...] | None]]:
+    """Each extra feature as (all frames concatenated, names), checked, or `InputError`."""
+    reserved = {OBS_STATE, ACTION, TIMESTAMP, *_INDEX_COLUMNS}
+    out: dict[str, tuple[np.ndarray, tuple[str, ...] | None]] = {}
+    for key, feature in (features or {}).items():
+        if not isinstance(key, str) or not key or key in reserved:
+            raise InputError(f"extra feature key {key!r} is empty or reserved ({sorted(reserved)})")
+        if not isinstance(feature, FrameFeature):
+            raise InputError(f"extra feature {key!r} must be a FrameFeature, got {feature!r}")
+        values = [np.asarray(v) for v in feature.values]
+        if len(values) != len(lengths):
+            raise InputError(
+                f"extra feature {key!r} has {len(values)} arrays for {len(lengths)} episodes"
+            )
+        kinds = {v.dtype.kind for v in values}
+        if not kinds <= set("biuf"):
+            raise InputError(f"extra feature {key!r} must hold numbers or booleans")
+        dtype: Any
+        if kinds == {"b"}:
+            dtype = np.bool_
+        elif kinds <= set("iu"):
+            dtype = np.int64
+        elif all(v.dtype == np.float32 for v in values):
+            dtype = np.float32
+        else:
+            dtype = np.float64
+        ndims = {v.ndim for v in values}
+        widths = {v.shape[1] for v in values if v.ndim == 2}
+        if not (ndims == {1} or (ndims == {2} and len(widths) == 1 and 0 not in widths)):
+            raise InputError(f"extra feature {key!r} needs (T,) or (T, k) arrays of one k")
+        for k, (v, n) in enumerate(zip(values, lengths)):
+            if v.shape[0] != n:
+                raise InputError(
+                    f"extra feature {key!r}: episode {k} has {v.shape[0]} frames, expected {n}"
+                )
+        array = np.concatenate(values).astype(dtype)
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise InputError(f"extra feature {key!r} holds a non-finite value")
+        names = None
+        if feature.names is not None:
+            names = _names(f"extra feature {key!r} names", feature.names)
+            if len(names) != (1 if array.ndim == 1 else array.shape[1]):
+                raise InputError(f"extra feature {key!r} has {len(names)} names for its entries")
+        out[key] = (array, names)
+    return out
+
+
 def _check_target(target: Path, *, overwrite: bool) -> None:
     """`FileExistsError` unless `target` is absent, an empty directory, or a dataset to replace."""
     if not target.exists() and not target.is_symlink():
@@ -471,6 +543,7 @@ def _tables(
     fps: float,
     source: str,
     layout: Layout,
+    extras: dict[str, tuple[np.ndarray, tuple[str, ...] | None]] | None = None,
 ) -> dict[str, Any]:
     """Every file of the dataset: relative path -> parquet table or JSON content."""
     state_dtype = np.result_type(*(e.state.dtype for e in episodes))
@@ -490,6 +563,9 @@ def _tables(
     if actions is not None:
         stacked = np.concatenate([e.action for e in episodes if e.action is not None])
         frames[ACTION] = stacked.astype(action_dtype, copy=False)
+    extras = extras or {}
+    for key, (array, _) in extras.items():
+        frames[key] = array
     frames[TIMESTAMP] = np.concatenate([e.timestamp for e in episodes]).astype(time_dtype)
     frames[FRAME_INDEX] = np.concatenate([np.arange(n, dtype=np.int64) for n in lengths])
     frames[EPISODE_INDEX] = np.repeat(np.arange(len(episodes), dtype=np.int64), lengths)
@@ -558,6 +634,8 @@ def _tables(
     features = {OBS_STATE: feature(frames[OBS_STATE], states)}
     if actions is not None:
         features[ACTION] = feature(frames[ACTION], actions)
+    for key, (array, names) in extras.items():
+        features[key] = feature(array, names)
     for key in (TIMESTAMP, *_INDEX_COLUMNS):
         features[key] = feature(frames[key], None)
     files[INFO_PATH] = {
@@ -833,6 +911,95 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
         codebase_version=str(info_json["codebase_version"]),
     )
     return Dataset(root, info, stats, frames, starts, episode_tasks)
+
+
+def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
+    """What a dataset's ``meta/info.json`` (and ``meta/tasks.parquet``) say, without its frames.
+
+    Raises:
+      DataError: as `read_dataset`, for these two files.
+    """
+    pa, pq = _pyarrow()
+    root = Path(path)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such dataset directory")
+    info_json = _read_info(root)
+    features = info_json["features"]
+    state = _vector_feature(root, features, OBS_STATE)
+    action = _vector_feature(root, features, ACTION) if ACTION in features else None
+    return DatasetInfo(
+        fps=_info_number(root, info_json, "fps", positive=True),
+        state_names=state[2],
+        action_names=action[2] if action else None,
+        source=str(info_json.get("robot_type") or ""),
+        total_episodes=int(_info_number(root, info_json, "total_episodes")),
+        total_frames=int(_info_number(root, info_json, "total_frames")),
+        tasks=tuple(_read_tasks(pa, pq, root)),
+        state_dtype=str(state[1]),
+        action_dtype=str(action[1]) if action else None,
+        codebase_version=str(info_json["codebase_version"]),
+    )
+
+
+def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per-frame columns of a dataset, any feature (those of `FrameFeature` too), in frame order.
+
+    Args:
+      path: the dataset directory.
+      keys: features of info.json to read.
+
+    Returns:
+      key -> (N,) or (N, k) array of every frame, episode after episode, in the dtype the
+      data files hold.
+
+    Raises:
+      DataError: a key that info.json does not list, a missing or corrupt file or column, or
+        frame counts that disagree with the episodes metadata.
+    """
+    pa, pq = _pyarrow()
+    root = Path(path)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such dataset directory")
+    info_json = _read_info(root)
+    features = info_json["features"]
+    widths: dict[str, int | None] = {}
+    for key in keys:
+        if key not in features:
+            raise DataError(f"{root / INFO_PATH}: features has no {key!r}")
+        shape = features[key].get("shape") if isinstance(features[key], dict) else None
+        if not isinstance(shape, list) or len(shape) != 1 or not isinstance(shape[0], int):
+            raise DataError(f"{root / INFO_PATH}: features[{key!r}].shape must be [n]")
+        widths[key] = shape[0]
+    episodes = _read_episodes(pa, pq, root)
+    files = list(
+        dict.fromkeys(
+            zip(episodes["data/chunk_index"].tolist(), episodes["data/file_index"].tolist())
+        )
+    )
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    for chunk, index in files:
+        relative = _format_path(root, str(info_json["data_path"]), chunk, index)
+        members = (episodes["data/chunk_index"] == chunk) & (episodes["data/file_index"] == index)
+        table = _read_parquet(pa, pq, root / relative, list(keys))
+        expected = int(episodes["length"][members].sum())
+        if table.num_rows != expected:
+            raise DataError(
+                f"{root / relative}: holds {table.num_rows} frames, but {EPISODES_DIR} puts "
+                f"{expected} in it"
+            )
+        for key in keys:
+            column = table.column(key).combine_chunks()
+            if pa.types.is_boolean(column.type):
+                if column.null_count:
+                    raise DataError(f"{root / relative}: column {key} holds null values")
+                parts[key].append(np.asarray(column.to_numpy(zero_copy_only=False)))
+                continue
+            # scalar features are plain columns, whatever their shape [1] says
+            list_like = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
+            parts[key].append(
+                _column(pa, root / relative, table, key, widths[key] if list_like else None)
+            )
+    return {key: np.concatenate(parts[key]) for key in keys}
 
 
 def _read_json(root: Path, relative: str) -> Any:

@@ -171,3 +171,94 @@ def plot_tracking(
     if title:
         figure.suptitle(title)
     return figure
+
+
+def plot_predictions(
+    times_or_steps: ArrayLike,
+    recorded: ArrayLike,
+    predicted: ArrayLike,
+    *,
+    labels: Sequence[str],
+    title: str = "",
+    baselines: Mapping[str, ArrayLike] | None = None,
+    max_axes: int = 12,
+    x_label: str = "time [s]",
+) -> Figure:
+    """Predicted against recorded actions along one episode, one axis per action dimension.
+
+    Each axis draws the recorded action (thick, pale), the model's prediction (solid) and any
+    baseline's (dashed: ``linear``, dotted: ``oracle``). With more than `max_axes` dimensions,
+    consecutive dimensions share an axis, so that there are at most `max_axes` axes.
+
+    Args:
+      times_or_steps: (T,) time in seconds (or step index) of each sample.
+      recorded: (T, n) the recorded actions.
+      predicted: (T, n) the model's predictions.
+      labels: (n,) a name per action dimension.
+      title: figure title.
+      baselines: name -> (T, n) other predictions to draw, such as ``"linear"`` or ``"oracle"``.
+      max_axes: most axes in the figure, >= 1.
+      x_label: label of the horizontal axis ("step" for step indices).
+
+    Returns:
+      The matplotlib figure, not attached to pyplot.
+    """
+    from matplotlib.figure import Figure
+
+    x = np.asarray(times_or_steps, dtype=np.float64)
+    series = {"recorded": np.asarray(recorded, dtype=np.float64)}
+    series["model"] = np.asarray(predicted, dtype=np.float64)
+    for name, values in (baselines or {}).items():
+        series[name] = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1:
+        raise InputError(f"times_or_steps has shape {x.shape}, expected (T,)")
+    for name, values in series.items():
+        if values.ndim != 2 or values.shape[0] != x.shape[0]:
+            raise InputError(f"{name} has shape {values.shape}, expected ({x.shape[0]}, n)")
+        if values.shape[1] != len(labels):
+            raise InputError(f"{name} has {values.shape[1]} columns but {len(labels)} labels")
+    if isinstance(max_axes, bool) or not isinstance(max_axes, int) or max_axes < 1:
+        raise InputError(f"max_axes must be an integer >= 1, got {max_axes!r}")
+    n = len(labels)
+    per_axis = -(-n // max_axes)
+    groups = [list(range(k, min(k + per_axis, n))) for k in range(0, n, per_axis)]
+    columns = 1 if len(groups) <= 4 else 2
+    rows = -(-len(groups) // columns)
+    figure = Figure(figsize=(7.0 * columns + 1.5, 1.2 + 2.0 * rows), layout="constrained")
+    axes = figure.subplots(rows, columns, sharex=True, squeeze=False).ravel()
+    # one dimension per axis: recorded in black, each predictor in its colour; several: a
+    # colour per dimension, recorded thick and pale, the model solid, baselines dashed
+    styles = {"model": "-", "linear": "--", "oracle": ":"}
+    colours = {"model": "C0", "linear": "C1", "oracle": "C2"}
+    for ax, group in zip(axes, groups, strict=False):
+        for k, column in enumerate(group):
+            single = len(group) == 1
+            suffix = "" if single else f" {labels[column]}"
+            for i, (name, values) in enumerate(series.items()):
+                if name == "recorded":
+                    colour, width, alpha, style = ("black" if single else f"C{k}"), 2.0, 0.4, "-"
+                else:
+                    colour = colours.get(name, f"C{3 + i}") if single else f"C{k}"
+                    width, alpha, style = 1.0, 1.0, styles.get(name, "-.")
+                ax.plot(
+                    x,
+                    values[:, column],
+                    color=colour,
+                    linestyle=style,
+                    linewidth=width,
+                    alpha=alpha,
+                    label=f"{name}{suffix}",
+                )
+        ax.set_ylabel(", ".join(labels[c] for c in group), fontsize="small")
+        ax.grid(True, alpha=0.3)
+        if len(group) > 1:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small")
+    for ax in axes[len(groups) :]:
+        ax.set_visible(False)
+    if per_axis == 1:
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    for ax in axes[max(len(groups) - columns, 0) : len(groups)]:
+        ax.set_xlabel(x_label)
+    if title:
+        figure.suptitle(title)
+    return figure

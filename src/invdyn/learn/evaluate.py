@@ -1,0 +1,540 @@
+"""Held-out evaluation of a trained inverse dynamics model, against two baselines on its windows.
+
+`evaluate_checkpoint` measures a checkpoint on the held-out episodes of a dataset:
+
+- which episodes: the checkpoint's validation episodes when its ``train_state.json`` records
+  the split and the dataset is the one it was trained on (the fingerprint of its episodes,
+  which `invdyn.learn.train.train` stores, matches); otherwise every episode of the dataset,
+  which is then assumed held out (a dataset collected apart from the training data); or the
+  episodes the caller names.
+- what: per action dimension the coefficient of determination ``R^2``, the normalised mean
+  squared error (MSE over the target's variance, ``R^2 = 1 - NMSE``) and the mean absolute
+  error, and their means (`Metrics`), as `invdyn.learn.train.evaluate` computes them; a chunked
+  model pools its ``H`` steps.
+- against:
+
+  * ``linear``: ridge regression (regulariser `RIDGE`, relative to the features' scale, so in
+    effect ordinary least squares) from the same window the model sees, ``o_{t-C} .. o_t``,
+    ``o_{t+H}`` and ``o_{t+H} - o_t``, to the action(s). It is fitted on the checkpoint's
+    training episodes when the split is known; otherwise on the dataset's episodes that are
+    not evaluated, if the caller named the evaluated ones; otherwise by cross-fitting over the
+    evaluated episodes in `FOLDS` episode folds (each fold predicted by a fit on the other
+    ~80%), so that no window is predicted by a fit that saw its episode.
+  * ``oracle``: the known physics, when there is one. For a dataset collected from an invdyn
+    robot (`invdyn.sim.collect_robot`: source ``"invdyn:<robot>"``, state ``(q, v)`` named
+    ``q.*`` and ``v.*``), ``tau_t = rnea(model, q_t, v_t, (v_{t+1} - v_t) * fps)``. MuJoCo's
+    semi-implicit Euler step is ``v_{t+1} = v_t + dt M(q_t)^-1 (tau_t - h(q_t, v_t))``, so this
+    is exact (to rounding) when every frame is one physics step of the exact plant (control
+    rate = 1 / timestep, no payload, friction or sensor noise); with several physics steps per
+    frame it is the mean acceleration over the frame, an approximation. For other data (a
+    Gymnasium environment's observation leaves out part of MuJoCo's state, ``qpos``/``qvel``,
+    which the dataset does not store) it is unavailable, with the reason.
+
+`save_evaluation` writes the report as ``metrics.json`` and a plot of the predicted and
+recorded actions of one evaluated episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from invdyn.errors import InputError, InvdynError
+from invdyn.learn.checkpoint import load_checkpoint
+from invdyn.learn.data import Dataset, read_dataset
+from invdyn.learn.keys import OBS_STATE
+from invdyn.learn.models import Float, InverseDynamicsModel, Windows, episode_arrays, make_windows
+from invdyn.learn.train import EVAL_BATCH, _fingerprint
+
+METRICS_FILE = "metrics.json"
+PREDICTIONS_FILE = "predictions.png"
+# ridge regulariser of the linear baseline, times the mean squared feature (standardised: 1)
+RIDGE = 1e-8
+# episode folds of the linear baseline's cross-fitting when no training episodes are known
+FOLDS = 5
+# a target whose variance is below this has no R^2 (NaN, left out of the means)
+MIN_VARIANCE = 1e-12
+# most steps of the example episode kept for the plot
+PLOT_STEPS = 2000
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Metrics:
+    """Accuracy of one predictor on the evaluated windows.
+
+    Attributes:
+      r2: (n_action,) coefficient of determination per action dimension (NaN where the
+        target is constant).
+      nmse: (n_action,) mean squared error over the target's variance (NaN likewise).
+      mae: (n_action,) mean absolute error, in the action's units.
+      r2_mean: mean of `r2` over the dimensions whose target varies.
+      nmse_mean: mean of `nmse` likewise.
+      mae_mean: mean of `mae` over all dimensions.
+    """
+
+    r2: Float
+    nmse: Float
+    mae: Float
+    r2_mean: float
+    nmse_mean: float
+    mae_mean: float
+
+    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
+        """The means and, under ``per_dimension``, each dimension's values by action name."""
+        return {
+            "r2_mean": self.r2_mean,
+            "nmse_mean": self.nmse_mean,
+            "mae_mean": self.mae_mean,
+            "per_dimension": {
+                name: {"r2": float(r2), "nmse": float(nmse), "mae": float(mae)}
+                for name, r2, nmse, mae in zip(names, self.r2, self.nmse, self.mae, strict=True)
+            },
+        }
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EpisodePrediction:
+    """The recorded and predicted actions along one evaluated episode (for plots).
+
+    Attributes:
+      episode: index of the episode in the dataset.
+      time: (T,) time of each window's ``o_t``, in seconds from the episode's start.
+      recorded: (T, n_action) the recorded action ``a_t``.
+      predicted: predictor name (``"model"``, ``"linear"``, ``"oracle"``) -> (T, n_action)
+        its prediction of ``a_t`` (the first step of a chunk).
+    """
+
+    episode: int
+    time: Float
+    recorded: Float
+    predicted: dict[str, Float]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EvaluationReport:
+    """The accuracy of a checkpoint and of the baselines on the same held-out windows.
+
+    Attributes:
+      action_names: (n_action,) name of each action dimension.
+      model: the checkpoint's accuracy.
+      linear: the linear baseline's, or None when it could not be fitted.
+      oracle: the physics oracle's, or None when the physics is not known.
+      linear_note: how the linear baseline was fitted, or why it is missing.
+      oracle_note: what the oracle computes, or why it is unavailable.
+      episodes: indices of the evaluated episodes in the dataset.
+      selection: how they were chosen: ``"validation"`` (the checkpoint's validation split),
+        ``"all"`` (the whole dataset, assumed held out) or ``"given"`` (by the caller).
+      n_windows: number of evaluated windows.
+      example: the predictions along one evaluated episode, for plots.
+    """
+
+    action_names: tuple[str, ...]
+    model: Metrics
+    linear: Metrics | None
+    oracle: Metrics | None
+    linear_note: str
+    oracle_note: str
+    episodes: tuple[int, ...]
+    selection: str
+    n_windows: int
+    example: EpisodePrediction | None = None
+
+    @property
+    def n_episodes(self) -> int:
+        """Number of evaluated episodes."""
+        return len(self.episodes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON types: the model's metrics at the top level, then
+        ``baselines``, ``episodes`` and counts (NaN stays NaN, as JSON's ``NaN``)."""
+        out = self.model.to_dict(self.action_names)
+        baselines: dict[str, Any] = {}
+        for name, metrics, note in (
+            ("linear", self.linear, self.linear_note),
+            ("oracle", self.oracle, self.oracle_note),
+        ):
+            if metrics is None:
+                baselines[name] = {"available": False, "reason": note}
+            else:
+                baselines[name] = {"available": True, "method": note}
+                baselines[name] |= metrics.to_dict(self.action_names)
+        out["baselines"] = baselines
+        out |= {
+            "action_names": list(self.action_names),
+            "selection": self.selection,
+            "episodes": list(self.episodes),
+            "n_episodes": self.n_episodes,
+            "n_windows": self.n_windows,
+        }
+        return out
+
+    def to_json(self) -> str:
+        """`to_dict` as indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=True) + "\n"
+
+
+def evaluate_checkpoint(
+    checkpoint_dir: str | os.PathLike[str],
+    dataset: Dataset | str | os.PathLike[str],
+    *,
+    episodes: Sequence[int] | None = None,
+) -> EvaluationReport:
+    """Accuracy of a checkpoint on a dataset's held-out episodes, with the baselines.
+
+    See the module docstring for the choice of episodes and the baselines.
+
+    Args:
+      checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
+      dataset: a dataset read by `invdyn.learn.data.read_dataset`, or its directory.
+      episodes: indices of the episodes to evaluate; None for the checkpoint's validation
+        episodes when the dataset is the one it was trained on, else all of them.
+
+    Returns:
+      The report.
+
+    Raises:
+      InputError: the dataset has no actions, its state or action size differs from the
+        model's, bad `episodes`, or no window to evaluate.
+      DataError: the checkpoint or the dataset is missing or corrupt.
+    """
+    checkpoint = load_checkpoint(checkpoint_dir)
+    model = checkpoint.model
+    data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
+    info = data.info
+    if info.action_names is None:
+        raise InputError(f"dataset {data.path} has no actions to evaluate against")
+    if (info.n_state, info.n_action) != (model.n_state, model.n_action):
+        raise InputError(
+            f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
+            f"the checkpoint's model takes {model.n_state}, {model.n_action}"
+        )
+    arrays = episode_arrays(data)
+    count = len(arrays)
+
+    # the split the checkpoint was trained with, if this is its dataset
+    state = checkpoint.train_state or {}
+    identity = state.get("identity")
+    same_data = isinstance(identity, dict) and identity.get("data") == _fingerprint(arrays)
+    train_idx = _indices(state.get("train_episodes"), count) if same_data else None
+    val_idx = _indices(state.get("val_episodes"), count) if same_data else None
+
+    # the evaluated episodes
+    if episodes is not None:
+        eval_idx = _given(episodes, count)
+        selection = "given"
+    elif val_idx:
+        eval_idx, selection = val_idx, "validation"
+    else:
+        eval_idx, selection = list(range(count)), "all"
+    config = model.config
+    windows = make_windows([arrays[i] for i in eval_idx], config)
+    if len(windows) == 0:
+        raise InputError(
+            "no windows to evaluate: the episodes are shorter than context + horizon + 1 = "
+            f"{config.context + config.horizon + 1} steps"
+        )
+    target = _targets(windows)
+
+    # the model
+    predictions = {"model": _predict(model, windows)}
+    results: dict[str, Metrics | None] = {"model": _metrics(predictions["model"], target)}
+
+    # the linear baseline
+    linear, linear_note = _linear_baseline(arrays, eval_idx, train_idx, windows, config)
+    if linear is not None:
+        predictions["linear"] = linear
+    results["linear"] = None if linear is None else _metrics(linear, target)
+
+    # the physics oracle
+    oracle, oracle_note = _oracle(data, windows)
+    if oracle is not None:
+        predictions["oracle"] = oracle
+    results["oracle"] = None if oracle is None else _metrics(oracle, target)
+
+    model_metrics = results["model"]
+    assert model_metrics is not None
+    return EvaluationReport(
+        action_names=tuple(info.action_names),
+        model=model_metrics,
+        linear=results["linear"],
+        oracle=results["oracle"],
+        linear_note=linear_note,
+        oracle_note=oracle_note,
+        episodes=tuple(eval_idx),
+        selection=selection,
+        n_windows=len(windows),
+        example=_example(data, eval_idx, windows, target, predictions),
+    )
+
+
+def save_evaluation(report: EvaluationReport, out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write ``metrics.json`` (atomically) and the plot of the example episode into `out_dir`.
+
+    Returns:
+      The files written: ``metrics.json`` and, when the report has an example episode,
+      ``predictions.png``.
+    """
+    from invdyn.viz.plots import plot_predictions, save_figure
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [_write_text(out / METRICS_FILE, report.to_json())]
+    example = report.example
+    if example is not None:
+        others = {k: v for k, v in example.predicted.items() if k != "model"}
+        figure = plot_predictions(
+            example.time,
+            example.recorded,
+            example.predicted["model"],
+            labels=report.action_names,
+            title=(
+                f"episode {example.episode}: model R^2 = {report.model.r2_mean:.4f} "
+                f"over {report.n_episodes} held-out episodes"
+            ),
+            baselines=others,
+        )
+        written.append(save_figure(figure, out / PREDICTIONS_FILE))
+    return written
+
+
+# episodes
+
+
+def _indices(value: Any, count: int) -> list[int] | None:
+    """A stored list of episode indices, or None if it is not one valid for `count` episodes."""
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count for i in value
+    ):
+        return None
+    return sorted(set(value))
+
+
+def _given(episodes: Sequence[int], count: int) -> list[int]:
+    """The caller's episode indices, checked; negative ones count from the end."""
+    if isinstance(episodes, str | bytes) or not isinstance(episodes, Sequence | np.ndarray):
+        raise InputError(f"episodes must be a sequence of indices, got {episodes!r}")
+    out = []
+    for i in episodes:
+        if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer):
+            raise InputError(f"episode indices must be integers, got {i!r}")
+        if not -count <= i < count:
+            raise InputError(f"episode {i} out of range: the dataset has {count} episodes")
+        out.append(int(i) % count)
+    if not out:
+        raise InputError("episodes must name at least one episode")
+    return sorted(set(out))
+
+
+# predictions and metrics
+
+
+def _targets(windows: Windows) -> Float:
+    """(N, n_out, n_action) the recorded actions of each window."""
+    return windows.actions[windows.action_index]
+
+
+@torch.no_grad()
+def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
+    """(N, n_out, n_action) the model's actions for every window."""
+    out = []
+    for start in range(0, len(windows), EVAL_BATCH):
+        obs = windows.states[windows.obs_index[start : start + EVAL_BATCH]]
+        mean, _ = model.predict_with_uncertainty({OBS_STATE: obs})
+        out.append(mean.double().cpu().numpy().reshape(len(obs), -1, model.n_action))
+    return np.concatenate(out)
+
+
+def _metrics(prediction: Float, target: Float) -> Metrics:
+    """Metrics of (N, n_out, n_action) predictions, the steps of a chunk pooled."""
+    n_action = target.shape[-1]
+    prediction = prediction.reshape(-1, n_action)
+    target = target.reshape(-1, n_action)
+    error = prediction - target
+    mse = np.mean(error**2, axis=0)
+    mae = np.mean(np.abs(error), axis=0)
+    variance = target.var(axis=0)
+    varies = variance > MIN_VARIANCE
+    nmse = np.where(varies, mse / np.where(varies, variance, 1.0), np.nan)
+    r2 = 1.0 - nmse
+    return Metrics(
+        r2=r2,
+        nmse=nmse,
+        mae=mae,
+        r2_mean=float(r2[varies].mean()) if varies.any() else math.nan,
+        nmse_mean=float(nmse[varies].mean()) if varies.any() else math.nan,
+        mae_mean=float(mae.mean()),
+    )
+
+
+# the linear baseline
+
+
+def _features(windows: Windows) -> Float:
+    """(N, n_features) the window the model sees: ``o_{t-C} .. o_t, o_{t+H}`` and the change."""
+    obs = windows.states[windows.obs_index]
+    delta = obs[:, -1] - obs[:, -2]
+    return np.concatenate([obs.reshape(len(obs), -1), delta], axis=1)
+
+
+def _fit_linear(x: Float, y: Float) -> tuple[Float, Float, Float]:
+    """Ridge regression of (N, d_out) `y` on (N, d_in) `x`, on standardised features.
+
+    Returns:
+      the feature means and scales, and the (d_in + 1, d_out) weights, the bias last.
+    """
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    z = np.concatenate([(x - mean) / scale, np.ones((len(x), 1))], axis=1)
+    gram = z.T @ z
+    # the regulariser spares the bias
+    penalty = RIDGE * len(x) * np.eye(z.shape[1])
+    penalty[-1, -1] = 0.0
+    weights = np.linalg.solve(gram + penalty, z.T @ y)
+    return mean, scale, weights
+
+
+def _apply_linear(fit: tuple[Float, Float, Float], x: Float) -> Float:
+    mean, scale, weights = fit
+    return np.concatenate([(x - mean) / scale, np.ones((len(x), 1))], axis=1) @ weights
+
+
+def _linear_baseline(
+    arrays: list[tuple[Float, Float]],
+    eval_idx: list[int],
+    train_idx: list[int] | None,
+    windows: Windows,
+    config: Any,
+) -> tuple[Float | None, str]:
+    """(N, n_out, n_action) the linear baseline's actions for `windows`, and how it was fitted."""
+    shape = (*windows.action_index.shape, windows.actions.shape[1])
+    x_eval = _features(windows)
+    # training episodes: the checkpoint's, else those not evaluated
+    fit_idx = [i for i in (train_idx or []) if i not in eval_idx]
+    note = "ridge regression on the checkpoint's training episodes"
+    if not fit_idx:
+        fit_idx = [i for i in range(len(arrays)) if i not in eval_idx]
+        note = "ridge regression on the dataset's episodes not evaluated"
+    if fit_idx:
+        fit_w = make_windows([arrays[i] for i in fit_idx], config)
+        if len(fit_w) > 0:
+            fit = _fit_linear(_features(fit_w), _targets(fit_w).reshape(len(fit_w), -1))
+            return _apply_linear(fit, x_eval).reshape(shape), f"{note} ({len(fit_idx)})"
+    # cross-fitting: each fold of evaluated episodes predicted by a fit on the others
+    folds = min(FOLDS, len(eval_idx))
+    if folds < 2:
+        return None, "no training episodes known and a single evaluated episode to fit on"
+    order = np.random.default_rng(0).permutation(len(eval_idx))
+    fold_of = np.empty(len(eval_idx), dtype=np.int64)
+    fold_of[order] = np.arange(len(eval_idx)) % folds
+    window_fold = fold_of[windows.episode]
+    y = _targets(windows).reshape(len(windows), -1)
+    prediction = np.empty_like(y)
+    for k in range(folds):
+        held = window_fold == k
+        if held.any() and (~held).any():
+            fit = _fit_linear(x_eval[~held], y[~held])
+            prediction[held] = _apply_linear(fit, x_eval[held])
+        elif held.any():
+            return None, "cross-fitting found no windows to fit on"
+    note = (
+        f"ridge regression cross-fitted over {folds} folds of the evaluated episodes (each "
+        "predicted by a fit on the others; no training episodes known)"
+    )
+    return prediction.reshape(shape), note
+
+
+# the physics oracle
+
+
+def _oracle(data: Dataset, windows: Windows) -> tuple[Float | None, str]:
+    """(N, n_out, n_action) the oracle's actions for `windows`, and what it is (or why not)."""
+    info = data.info
+    source = info.source
+    if source.startswith("gym:"):
+        return None, (
+            f"{source}: the dataset stores the environment's observation, not MuJoCo's full "
+            "state (qpos, qvel) that inverse dynamics needs"
+        )
+    if not source.startswith("invdyn:"):
+        return None, f"the physics of source {source!r} is not known"
+    import invdyn
+    from invdyn.sim.rollout import csv_columns
+
+    robot = source.removeprefix("invdyn:")
+    try:
+        model = invdyn.load(robot)
+    except (InvdynError, OSError, ValueError) as exc:
+        return None, f"robot {robot!r} of source {source!r} cannot be loaded: {exc}"
+    state_names = tuple(c for c in csv_columns(model) if c.startswith(("q.", "v.")))
+    action_names = tuple(f"tau.{name}" for name in model.joint_names)
+    if info.state_names != state_names or info.action_names != action_names:
+        return None, (
+            f"the dataset's state and action names are not those of invdyn's {robot!r} "
+            f"({list(state_names)}, {list(action_names)})"
+        )
+    # tau_t = rnea(q_t, v_t, (v_{t+1} - v_t) fps) for each target row t
+    rows = windows.action_index.reshape(-1)
+    states = windows.states
+    q, v = states[rows, : model.nq], states[rows, model.nq :]
+    v_next = states[rows + 1, model.nq :]
+    tau = invdyn.rnea(model, q, v, (v_next - v) * info.fps)
+    note = (
+        f"rnea({robot}, q_t, v_t, (v_(t+1) - v_t) * fps) at fps = {info.fps:g}: exact for one "
+        "MuJoCo semi-implicit Euler step per frame of the exact plant, approximate otherwise"
+    )
+    return np.asarray(tau).reshape((*windows.action_index.shape, model.nv)), note
+
+
+# plots and files
+
+
+def _example(
+    data: Dataset,
+    eval_idx: list[int],
+    windows: Windows,
+    target: Float,
+    predictions: dict[str, Float],
+) -> EpisodePrediction | None:
+    """The first step of every prediction along the first evaluated episode with windows."""
+    offset = 0
+    for local, episode in enumerate(eval_idx):
+        timestamp = np.asarray(data.episode(episode).timestamp, dtype=np.float64)
+        rows = np.flatnonzero(windows.episode == local)[:PLOT_STEPS]
+        if len(rows) == 0:
+            offset += len(timestamp)
+            continue
+        # rows of o_t within the episode
+        steps = windows.obs_index[rows, -2] - offset
+        return EpisodePrediction(
+            episode=episode,
+            time=timestamp[steps],
+            recorded=target[rows, 0],
+            predicted={name: p[rows, 0] for name, p in predictions.items()},
+        )
+    return None
+
+
+def _write_text(path: Path, text: str) -> Path:
+    """Write `text` to `path` atomically: a temporary sibling, synced, then renamed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "w") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path.absolute()

@@ -1,0 +1,446 @@
+"""Labelling action-free datasets with a trained inverse dynamics model.
+
+`label_dataset` reads a LeRobot v3 dataset, predicts the action of every frame that has a full
+window ``o_{t-C}, ..., o_t, o_{t+H}`` and writes a new dataset with the same frames, in which
+``action`` holds the predictions and two per-frame features say how far to trust them:
+
+  ``action.is_labelled``: (bool) the frame had a full window, so its action is the model's
+    prediction for it. The first ``C`` and the last ``H`` frames of each episode have none;
+    every frame is kept, and those take the action (and deviation) of the nearest labelled
+    frame of their episode, flagged False. An episode of at most ``C + H`` frames has no
+    window at all: its frames take the training mean of the actions (and, for ensembles, the
+    training deviation of the actions as their deviation), all flagged False.
+  ``action.std``: (n_action floats) the standard deviation of the ensemble members'
+    predictions, for ensembles only (a single model's datasets have no such feature). A chunked
+    model labels frame ``t`` with the first step of the chunk of window ``t``.
+
+Predictions are float32, the model's precision. The observation spec must match the model's:
+the state size always, and when the checkpoint's ``config.dataset`` names a dataset that can
+still be read, its state names and fps too (its action names then name the labelled actions;
+otherwise they are ``action.0``, ``action.1``, ...). A dataset that already has actions is
+refused unless ``replace=True``, which drops the recorded actions for the predictions.
+
+Resuming: inference runs over units of consecutive episodes (at least `batch_size` windows
+each, or one episode), and each finished unit's predictions are saved into the work directory
+``<out>.partial/`` next to the output, with a ``manifest.json`` that identifies the inputs (a
+hash of the checkpoint's files, of the dataset's states and episode lengths, `batch_size`, the
+device type and torch's version: everything the bits of a prediction depend on). A run that is
+killed and restarted with the same arguments computes only the missing units and writes the
+same dataset, bit for bit, as an uninterrupted run. A work directory of other inputs is
+refused (`InputError`) unless ``overwrite=True``, which discards it with a warning. The output
+is written atomically by `invdyn.learn.data.write_dataset` and only then is the work directory
+removed, so `out_path` is either absent (or the previous dataset) or complete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from tqdm.auto import tqdm
+
+from invdyn.errors import DataError, InputError
+from invdyn.learn.checkpoint import (
+    CONFIG_FILE,
+    MODEL_FILE,
+    NORM_STATS_FILE,
+    Checkpoint,
+    load_checkpoint,
+)
+from invdyn.learn.data import (
+    Dataset,
+    DatasetInfo,
+    Episode,
+    FrameFeature,
+    _check_target,
+    read_dataset,
+    read_frame_columns,
+    read_info,
+    write_dataset,
+)
+from invdyn.learn.keys import ACTION, OBS_STATE
+from invdyn.learn.models import InverseDynamicsModel, window_starts
+from invdyn.learn.train import _deterministic
+
+IS_LABELLED = "action.is_labelled"
+"""(...,) bool: the frame's action is the model's prediction for its own window."""
+
+ACTION_STD = "action.std"
+"""(..., n_action) standard deviation of the ensemble members' predictions."""
+
+MANIFEST_FILE = "manifest.json"
+# bump when the work files or the labelling change, so that old work directories are refused
+_FORMAT = 1
+
+Float32 = NDArray[np.float32]
+
+
+@dataclasses.dataclass(frozen=True)
+class Labels:
+    """The labels of a labelled dataset (`read_labels`), every frame, episode after episode.
+
+    Attributes:
+      action: (N, n_action) the predicted action of each frame.
+      std: (N, n_action) the ensemble's standard deviation, or None for a single model.
+      is_labelled: (N,) whether the frame's action is the prediction for its own window.
+    """
+
+    action: NDArray[Any]
+    std: NDArray[Any] | None
+    is_labelled: NDArray[np.bool_]
+
+
+def label_dataset(
+    checkpoint_dir: str | os.PathLike[str],
+    dataset_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    *,
+    batch_size: int = 4096,
+    progress: bool = False,
+    overwrite: bool = False,
+    replace: bool = False,
+) -> Path:
+    """Write a copy of a dataset whose ``action`` is predicted by an inverse dynamics model.
+
+    See the module docstring for the frames that get labels, the extra features and resuming.
+
+    Args:
+      checkpoint_dir: the model's checkpoint directory.
+      dataset_path: the dataset to label (LeRobot v3).
+      out_path: the labelled dataset to write.
+      batch_size: windows per forward pass, >= 1 (part of the identity of a resumed run).
+      progress: show a progress bar over the episodes.
+      overwrite: replace a dataset at `out_path`, and discard a work directory of other inputs.
+      replace: label a dataset that has actions, dropping them for the predictions.
+
+    Returns:
+      The labelled dataset directory.
+
+    Raises:
+      InputError: a bad `batch_size`, a dataset whose state size (or state names or fps, when
+        known) differ from the model's, a dataset with actions without `replace`, or a work
+        directory of other inputs without `overwrite`.
+      DataError: an unreadable checkpoint or dataset.
+      FileExistsError: `out_path` exists and `overwrite` is False (or it is not a dataset).
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InputError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    out = Path(out_path)
+    _check_target(out, overwrite=overwrite)
+    checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
+    dataset = read_dataset(dataset_path)
+    action_names = _check_spec(checkpoint, dataset, replace=replace)
+    model = checkpoint.model
+    config = model.config
+    states = [episode.state for episode in dataset]
+    lengths = [len(s) for s in states]
+    units = _units(lengths, batch_size, context=config.context, horizon=config.horizon)
+
+    # the work directory: this run's, a previous run's of the same inputs, or refused
+    work = out.with_name(f"{out.name}.partial")
+    identity = {
+        "format": _FORMAT,
+        "checkpoint": _checkpoint_fingerprint(Path(checkpoint_dir)),
+        "dataset": _states_fingerprint(states),
+        "batch_size": batch_size,
+        "device": next(model.parameters()).device.type,
+        "torch": torch.__version__,
+    }
+    _open_work(work, identity, overwrite=overwrite)
+
+    # predictions, unit by unit, each saved once finished
+    predictions: list[tuple[Float32, Float32 | None]] = []
+    bar = tqdm(total=len(states), disable=not progress, unit="episode", desc="labelling")
+    try:
+        with _deterministic(checkpoint.config.train.num_threads):
+            for k, (first, stop) in enumerate(units):
+                file = work / f"unit-{k:06d}.npz"
+                n_windows = _n_windows(lengths[first:stop], config.context, config.horizon)
+                unit = _load_unit(file, n_windows, model)
+                if unit is None:
+                    unit = _predict(model, states[first:stop], batch_size)
+                    _save_unit(file, unit)
+                predictions.append(unit)
+                bar.update(stop - first)
+    finally:
+        bar.close()
+
+    # every frame's label, then the dataset, atomically
+    action, std, flags = _fill(model, lengths, predictions)
+    episodes = [
+        Episode(state=e.state, action=a, timestamp=e.timestamp, task=e.task)
+        for e, a in zip(dataset, action)
+    ]
+    extras = {IS_LABELLED: FrameFeature(flags)}
+    if std is not None:
+        extras[ACTION_STD] = FrameFeature(std, names=action_names)
+    info = dataset.info
+    write_dataset(
+        out,
+        episodes,
+        fps=info.fps,
+        state_names=info.state_names,
+        action_names=action_names,
+        source=info.source,
+        overwrite=overwrite,
+        extra_features=extras,
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def read_labels(path: str | os.PathLike[str]) -> Labels:
+    """The labels of a dataset written by `label_dataset`.
+
+    Raises:
+      DataError: the dataset is unreadable or has no ``action`` or ``action.is_labelled``.
+    """
+    info = read_info(path)
+    if info.action_names is None:
+        raise DataError(f"{path}: has no {ACTION!r}: not a labelled dataset")
+    info_json = json.loads((Path(path) / "meta" / "info.json").read_text())
+    if IS_LABELLED not in info_json["features"]:
+        raise DataError(f"{path}: has no {IS_LABELLED!r}: not written by label_dataset")
+    keys = [ACTION, IS_LABELLED] + ([ACTION_STD] if ACTION_STD in info_json["features"] else [])
+    columns = read_frame_columns(path, keys)
+    return Labels(
+        action=columns[ACTION],
+        std=columns.get(ACTION_STD),
+        is_labelled=columns[IS_LABELLED].astype(bool),
+    )
+
+
+def _device(checkpoint_dir: str | os.PathLike[str]) -> torch.device:
+    """The device the checkpoint was trained for, when present here; else the CPU."""
+    try:
+        config = json.loads((Path(checkpoint_dir) / CONFIG_FILE).read_text())
+        name = str(config.get("train", {}).get("device", "auto"))
+    except (OSError, ValueError, AttributeError):
+        # load_checkpoint reports the problem
+        return torch.device("cpu")
+    if name == "cpu" or not torch.cuda.is_available():
+        return torch.device("cpu")
+    return torch.device("cuda" if name == "auto" else name)
+
+
+def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> tuple[str, ...]:
+    """The action names of the labels, or `InputError` if the dataset does not fit the model."""
+    model = checkpoint.model
+    info = dataset.info
+    where = str(dataset.path)
+    if info.n_state != model.n_state:
+        raise InputError(
+            f"{where}: observation.state has {info.n_state} entries, but the model takes "
+            f"{model.n_state}"
+        )
+    if info.action_names is not None and not replace:
+        raise InputError(
+            f"{where} already has actions; pass replace=True to replace them with predictions"
+        )
+    # the training dataset's spec, when the checkpoint names one that is still readable
+    trained = _training_info(checkpoint.config.dataset)
+    if trained is None:
+        return tuple(f"{ACTION}.{j}" for j in range(model.n_action))
+    if trained.state_names != info.state_names:
+        raise InputError(
+            f"{where}: state names {list(info.state_names)} differ from those the model was "
+            f"trained on ({checkpoint.config.dataset}): {list(trained.state_names)}"
+        )
+    if not np.isclose(trained.fps, info.fps, rtol=1e-9):
+        raise InputError(
+            f"{where}: fps {info.fps} differs from the {trained.fps} the model was trained at"
+        )
+    names = trained.action_names
+    if names is None or len(names) != model.n_action:
+        return tuple(f"{ACTION}.{j}" for j in range(model.n_action))
+    return names
+
+
+def _training_info(name: str) -> DatasetInfo | None:
+    """The `DatasetInfo` of the training dataset `name`, or None if it cannot be read."""
+    if not name or not (Path(name) / "meta" / "info.json").is_file():
+        return None
+    try:
+        return read_info(name)
+    except (DataError, OSError):
+        return None
+
+
+def _n_windows(lengths: list[int], context: int, horizon: int) -> int:
+    return sum(max(n - context - horizon, 0) for n in lengths)
+
+
+def _units(
+    lengths: list[int], batch_size: int, *, context: int, horizon: int
+) -> list[tuple[int, int]]:
+    """Runs ``[first, stop)`` of consecutive episodes, each of >= batch_size windows or ending
+    the dataset: the units of work saved and resumed."""
+    units = []
+    first, count = 0, 0
+    for i, n in enumerate(lengths):
+        count += max(n - context - horizon, 0)
+        if count >= batch_size:
+            units.append((first, i + 1))
+            first, count = i + 1, 0
+    if first < len(lengths):
+        units.append((first, len(lengths)))
+    return units
+
+
+@torch.no_grad()
+def _predict(
+    model: InverseDynamicsModel, states: list[NDArray[Any]], batch_size: int
+) -> tuple[Float32, Float32 | None]:
+    """(n_windows, n_action) predictions, and deviations for ensembles, of every window of
+    the episodes `states`, in order, `batch_size` windows per forward pass."""
+    config = model.config
+    device = next(model.parameters()).device
+    t, _ = window_starts([len(s) for s in states], context=config.context, horizon=config.horizon)
+    offsets = np.append(np.arange(-config.context, 1), config.horizon)
+    index = torch.as_tensor(t[:, None] + offsets, device=device)
+    frames = torch.as_tensor(np.concatenate(states), dtype=torch.float32, device=device)
+    means, stds = [], []
+    for start in range(0, len(t), batch_size):
+        mean, std = model.predict_with_uncertainty(
+            {OBS_STATE: frames[index[start : start + batch_size]]}
+        )
+        # a chunk's first step is the action of its own frame
+        if config.chunk:
+            mean, std = mean[:, 0], std[:, 0]
+        means.append(mean.cpu().numpy().astype(np.float32))
+        stds.append(std.cpu().numpy().astype(np.float32))
+    empty = np.zeros((0, model.n_action), dtype=np.float32)
+    action = np.concatenate(means) if means else empty
+    spread = np.concatenate(stds) if stds else empty
+    return action, (spread if config.ensemble > 1 else None)
+
+
+def _fill(
+    model: InverseDynamicsModel,
+    lengths: list[int],
+    predictions: list[tuple[Float32, Float32 | None]],
+) -> tuple[list[Float32], list[Float32] | None, list[NDArray[np.bool_]]]:
+    """Per-episode (T, n_action) actions, deviations and (T,) flags of the windows'
+    predictions, with the frames outside every window given their nearest label."""
+    context, horizon = model.config.context, model.config.horizon
+    action_all = np.concatenate([a for a, _ in predictions])
+    ensemble = model.config.ensemble > 1
+    std_all = np.concatenate([s for _, s in predictions if s is not None]) if ensemble else None
+    mean = model.stats.action_mean.astype(np.float32)
+    spread = model.stats.action_std.astype(np.float32)
+    actions, stds, flags = [], [], []
+    offset, unlabelled = 0, 0
+    for n in lengths:
+        count = max(n - context - horizon, 0)
+        flag = np.zeros(n, dtype=bool)
+        flag[context : context + count] = True
+        if count:
+            # a frame outside every window takes the nearest window's frame
+            rows = offset + np.clip(np.arange(n) - context, 0, count - 1)
+            actions.append(action_all[rows])
+            if std_all is not None:
+                stds.append(std_all[rows])
+        else:
+            unlabelled += 1
+            actions.append(np.tile(mean, (n, 1)))
+            stds.append(np.tile(spread, (n, 1)))
+        flags.append(flag)
+        offset += count
+    if unlabelled:
+        warnings.warn(
+            f"{unlabelled} episode(s) have at most context + horizon = {context + horizon} "
+            "frames and no window: their actions are the training mean, flagged unlabelled",
+            stacklevel=3,
+        )
+    return actions, (stds if ensemble else None), flags
+
+
+def _checkpoint_fingerprint(path: Path) -> str:
+    """A hash of the files that fix the model's predictions."""
+    digest = hashlib.sha256()
+    # load_checkpoint falls back to the previous checkpoint after an interrupted save
+    if not path.exists():
+        path = path.with_name(f".{path.name}.old")
+    for name in (CONFIG_FILE, NORM_STATS_FILE, MODEL_FILE):
+        digest.update(name.encode())
+        digest.update((path / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _states_fingerprint(states: list[NDArray[Any]]) -> str:
+    """A hash of the states and episode lengths, all that the predictions see of a dataset."""
+    digest = hashlib.sha256()
+    for state in states:
+        digest.update(f"{state.shape}{state.dtype}".encode())
+        digest.update(np.ascontiguousarray(state).tobytes())
+    return digest.hexdigest()
+
+
+def _open_work(work: Path, identity: dict[str, Any], *, overwrite: bool) -> None:
+    """Create the work directory, or keep the one there if it is of the same inputs."""
+    manifest = work / MANIFEST_FILE
+    expected = json.loads(json.dumps(identity))
+    if work.exists():
+        try:
+            found = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            found = None
+        if found == expected:
+            return
+        if not overwrite:
+            raise InputError(
+                f"{work} holds partial labels of another checkpoint, dataset or batch size; "
+                "delete it or pass overwrite=True to discard it"
+            )
+        warnings.warn(f"discarding {work}: partial labels of other inputs", stacklevel=3)
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    _write_atomic(manifest, (json.dumps(expected, indent=2) + "\n").encode())
+
+
+def _load_unit(
+    file: Path, n_windows: int, model: InverseDynamicsModel
+) -> tuple[Float32, Float32 | None] | None:
+    """A saved unit's predictions, or None if it is missing or not as expected."""
+    if not file.is_file():
+        return None
+    shape = (n_windows, model.n_action)
+    try:
+        with np.load(file, allow_pickle=False) as archive:
+            action = archive["action"]
+            std = archive["std"] if model.config.ensemble > 1 else None
+    except Exception:  # a damaged file is recomputed
+        return None
+    if action.shape != shape or (std is not None and std.shape != shape):
+        return None
+    return action, std
+
+
+def _save_unit(file: Path, unit: tuple[Float32, Float32 | None]) -> None:
+    """Save a unit's predictions atomically."""
+    action, std = unit
+    arrays: dict[str, Any] = {"action": action} | ({} if std is None else {"std": std})
+    tmp = file.with_name(f".{file.name}.tmp")
+    with open(tmp, "wb") as stream:
+        np.savez(stream, **arrays)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(tmp, file)
+
+
+def _write_atomic(file: Path, content: bytes) -> None:
+    tmp = file.with_name(f".{file.name}.tmp")
+    with open(tmp, "wb") as stream:
+        stream.write(content)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(tmp, file)

@@ -1,0 +1,218 @@
+"""Held-out evaluation of a checkpoint against the linear and physics-oracle baselines.
+
+A double pendulum collected at 1000 Hz, the physics timestep, so that every frame is one
+MuJoCo semi-implicit Euler step and ``rnea(q_t, v_t, (v_{t+1} - v_t) * fps)`` gives the applied
+torque to rounding; a small MLP learns it well, a linear map from the same window cannot
+(the torque is M(q) a + h(q, v), products and sines of the state).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+pytest.importorskip("pyarrow")
+pytest.importorskip("mujoco")
+
+import invdyn
+from invdyn import InputError
+from invdyn.learn.config import Config, preset
+from invdyn.learn.data import Episode, read_dataset, write_dataset
+from invdyn.learn.evaluate import (
+    EvaluationReport,
+    evaluate_checkpoint,
+    save_evaluation,
+)
+from invdyn.learn.train import train
+from invdyn.sim.collect import Collection, collect_gym, collect_robot
+from invdyn.viz.plots import plot_predictions
+
+requires_gym = pytest.mark.skipif(
+    importlib.util.find_spec("gymnasium") is None, reason="gymnasium is not installed"
+)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def write(collection: Collection, path) -> object:
+    episodes = [
+        Episode(state=e.state, action=e.action, timestamp=e.timestamp) for e in collection.episodes
+    ]
+    return write_dataset(
+        path,
+        episodes,
+        fps=collection.fps,
+        state_names=collection.state_names,
+        action_names=collection.action_names,
+        source=collection.source,
+    )
+
+
+def small_config(epochs: int) -> Config:
+    """The small preset, one CPU thread (tiny networks gain nothing from more), 20% held out."""
+    base = preset("small")
+    return Config(
+        model=base.model,
+        train=dataclasses.replace(
+            base.train,
+            epochs=epochs,
+            batch_size=256,
+            val_fraction=0.2,
+            checkpoint_every=100,
+            num_threads=1,
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def robot(tmp_path_factory):
+    """(dataset, checkpoint directory, train result) of a double pendulum at 1000 Hz.
+
+    Many short episodes: each covers a small patch of the configuration space, and a model
+    generalises to held-out episodes only as far as the training ones cover it.
+    """
+    root = tmp_path_factory.mktemp("evaluate")
+    model = invdyn.load("double_pendulum")
+    collection = collect_robot(model, episodes=120, duration=0.2, control_rate=1000.0, seed=0)
+    dataset = read_dataset(write(collection, root / "robot"))
+    result = train(dataset, small_config(epochs=20), root / "run", progress=False)
+    return dataset, result.checkpoint, result
+
+
+@pytest.fixture(scope="module")
+def report(robot) -> EvaluationReport:
+    dataset, checkpoint, _ = robot
+    return evaluate_checkpoint(checkpoint, dataset)
+
+
+def test_validation_episodes_by_default(robot, report):
+    dataset, _, result = robot
+    assert report.selection == "validation"
+    assert list(report.episodes) == result.val_episodes
+    assert report.n_episodes == 24
+    # an episode of T frames gives T - 1 windows (context 0, horizon 1)
+    assert report.n_windows == sum(len(dataset.episode(i)) - 1 for i in report.episodes)
+    assert report.action_names == ("tau.joint1", "tau.joint2")
+    # the same numbers as training's own validation metrics
+    assert report.model.r2_mean == pytest.approx(result.metrics["r2_mean"], rel=1e-6)
+
+
+def test_model_beats_linear_and_oracle_is_exact(report):
+    model, linear, oracle = report.model, report.linear, report.oracle
+    assert linear is not None and oracle is not None
+    # measured: model r2 = (0.94, 0.67), mean 0.80; linear (0.07, 0.12)
+    assert model.r2_mean > 0.7, model.r2
+    assert linear.r2_mean < model.r2_mean - 0.4, (linear.r2, model.r2)
+    assert np.all(linear.nmse > model.nmse)
+    # one Euler step per frame: exact to rounding (measured nmse ~ 1e-28)
+    assert np.all(oracle.r2 > 0.999), oracle.r2
+    assert oracle.nmse_mean < 1e-12
+    assert "checkpoint's training episodes" in report.linear_note
+    assert "rnea" in report.oracle_note
+    for metrics in (model, linear, oracle):
+        assert metrics.r2.shape == metrics.nmse.shape == metrics.mae.shape == (2,)
+        np.testing.assert_allclose(metrics.r2, 1.0 - metrics.nmse)
+        assert metrics.mae_mean == pytest.approx(metrics.mae.mean())
+
+
+def test_json_and_files(report, tmp_path):
+    data = json.loads(report.to_json())
+    assert data["r2_mean"] == pytest.approx(report.model.r2_mean)
+    assert data["nmse_mean"] == pytest.approx(report.model.nmse_mean)
+    assert {"mae_mean", "per_dimension", "baselines", "n_windows", "episodes"} <= set(data)
+    assert set(data["per_dimension"]) == {"tau.joint1", "tau.joint2"}
+    assert set(data["per_dimension"]["tau.joint2"]) == {"r2", "nmse", "mae"}
+    assert data["baselines"]["linear"]["r2_mean"] == pytest.approx(report.linear.r2_mean)
+    assert data["baselines"]["oracle"]["available"] is True
+    assert data["baselines"]["oracle"]["r2_mean"] > 0.999
+
+    written = save_evaluation(report, tmp_path / "eval")
+    assert [p.name for p in written] == ["metrics.json", "predictions.png"]
+    assert json.loads(written[0].read_text()) == data
+    assert written[1].read_bytes()[:8] == PNG_MAGIC
+    # nothing temporary left behind
+    assert sorted(p.name for p in (tmp_path / "eval").iterdir()) == [
+        "metrics.json",
+        "predictions.png",
+    ]
+
+
+def test_given_episodes_and_another_dataset(robot, tmp_path):
+    dataset, checkpoint, result = robot
+    # named episodes: the training ones fit well; the linear map fits on the other training ones
+    given = evaluate_checkpoint(checkpoint, dataset, episodes=result.train_episodes[:4])
+    assert given.selection == "given" and list(given.episodes) == result.train_episodes[:4]
+    assert given.model.r2_mean > 0.95
+    assert given.linear is not None and given.linear_note.endswith(
+        f"training episodes ({len(result.train_episodes) - 4})"
+    )
+    # another dataset of the same robot: all its episodes, the linear map cross-fitted
+    other = collect_robot(
+        invdyn.load("double_pendulum"), episodes=3, duration=0.3, control_rate=1000.0, seed=7
+    )
+    path = write(other, tmp_path / "other")
+    fresh = evaluate_checkpoint(checkpoint, path)
+    assert fresh.selection == "all" and fresh.episodes == (0, 1, 2)
+    assert fresh.linear is not None and "cross-fitted" in fresh.linear_note
+    assert fresh.oracle is not None and fresh.oracle.r2_mean > 0.999
+    with pytest.raises(InputError, match="out of range"):
+        evaluate_checkpoint(checkpoint, path, episodes=[3])
+
+
+def test_mismatched_dataset_is_refused(robot, tmp_path):
+    _, checkpoint, _ = robot
+    rng = np.random.default_rng(0)
+    episodes = [
+        Episode(
+            state=rng.normal(size=(20, 6)),
+            action=rng.normal(size=(20, 2)),
+            timestamp=np.arange(20) / 100.0,
+        )
+    ]
+    path = write_dataset(
+        tmp_path / "wide",
+        episodes,
+        fps=100.0,
+        state_names=[f"s{i}" for i in range(6)],
+        action_names=["a0", "a1"],
+    )
+    with pytest.raises(InputError, match="n_state, n_action = 6, 2"):
+        evaluate_checkpoint(checkpoint, path)
+
+
+@requires_gym
+def test_gym_dataset_has_no_oracle(tmp_path):
+    collection = collect_gym("HalfCheetah-v5", episodes=3, steps_per_episode=100, seed=0)
+    path = write(collection, tmp_path / "cheetah")
+    result = train(read_dataset(path), small_config(epochs=2), tmp_path / "run", progress=False)
+    report = evaluate_checkpoint(result.checkpoint, path)
+    assert report.selection == "validation" and report.n_episodes == 1
+    assert report.oracle is None
+    assert "full state" in report.oracle_note
+    assert report.linear is not None and math.isfinite(report.linear.r2_mean)
+    data = json.loads(report.to_json())
+    assert data["baselines"]["oracle"] == {"available": False, "reason": report.oracle_note}
+    assert math.isfinite(data["r2_mean"])
+    written = save_evaluation(report, tmp_path / "eval")
+    assert written[1].read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plot_predictions_groups_many_dimensions(tmp_path):
+    from invdyn.viz.plots import save_figure
+
+    t = np.linspace(0.0, 1.0, 50)
+    recorded = np.sin(t[:, None] * np.arange(1, 15))
+    labels = [f"a{i}" for i in range(14)]
+    figure = plot_predictions(
+        t, recorded, recorded + 0.1, labels=labels, title="x", baselines={"linear": 0 * recorded}
+    )
+    assert len([ax for ax in figure.axes if ax.get_visible()]) == 7
+    assert save_figure(figure, tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(InputError, match="labels"):
+        plot_predictions(t, recorded, recorded, labels=labels[:3])

@@ -1,0 +1,285 @@
+"""Labelling action-free datasets with a trained model: accuracy, flags, spec checks, resuming.
+
+The data come from two uncoupled damped pendulums on springs driven by random torques (as in
+test_learn_models.py), so a small MLP recovers the torques from consecutive states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("pyarrow")
+
+from invdyn import InputError  # noqa: E402
+from invdyn.learn import label  # noqa: E402
+from invdyn.learn.checkpoint import load_model  # noqa: E402
+from invdyn.learn.config import Config, preset  # noqa: E402
+from invdyn.learn.data import Episode, read_dataset, read_frame_columns, write_dataset  # noqa: E402
+from invdyn.learn.keys import OBS_STATE  # noqa: E402
+from invdyn.learn.label import ACTION_STD, IS_LABELLED, label_dataset, read_labels  # noqa: E402
+from invdyn.learn.models import episode_arrays, make_windows  # noqa: E402
+from invdyn.learn.train import train  # noqa: E402
+
+DT = 0.02
+FPS = 1 / DT
+MASS = np.array([1.0, 0.5])
+DAMPING = np.array([0.5, 0.3])
+STIFFNESS = np.array([2.0, 1.0])
+GRAVITY = np.array([5.0, 3.0])
+STATE_NAMES = ("q0", "q1", "v0", "v1")
+ACTION_NAMES = ("tau0", "tau1")
+
+
+def simulate(n_episodes: int, steps: int, seed: int) -> list[Episode]:
+    """Episodes of m qdd = a - c qd - k q - g sin q (semi-implicit Euler), a ~ N(0, 2^2)."""
+    rng = np.random.default_rng(seed)
+    episodes = []
+    for _ in range(n_episodes):
+        q, v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
+        state = np.zeros((steps, 4))
+        action = rng.normal(0.0, 2.0, (steps, 2))
+        for t in range(steps):
+            state[t] = np.concatenate([q, v])
+            v = v + DT * (action[t] - DAMPING * v - STIFFNESS * q - GRAVITY * np.sin(q)) / MASS
+            q = q + DT * v
+        episodes.append(Episode(state, action, np.arange(steps) * DT, task="swing"))
+    return episodes
+
+
+def action_free(episodes: list[Episode]) -> list[Episode]:
+    return [Episode(e.state, None, e.timestamp, e.task) for e in episodes]
+
+
+def write(path: Path, episodes: list[Episode], **options: object) -> Path:
+    has_action = episodes[0].action is not None
+    n_state = episodes[0].state.shape[1]
+    names = STATE_NAMES if n_state == 4 else tuple(f"s{i}" for i in range(n_state))
+    return write_dataset(
+        path,
+        episodes,
+        fps=options.pop("fps", FPS),  # type: ignore[arg-type]
+        state_names=options.pop("state_names", names),  # type: ignore[arg-type]
+        action_names=ACTION_NAMES if has_action else None,
+        source="pendulums",
+    )
+
+
+def trained(root: Path, **model: object) -> Path:
+    """A checkpoint of the small preset with `model` overrides, trained on a dataset on disk."""
+    data = write(root / "train_data", simulate(24, 100, seed=0))
+    base = preset("small")
+    config = Config(
+        model=dataclasses.replace(base.model, **model),  # type: ignore[arg-type]
+        train=dataclasses.replace(base.train, epochs=8, checkpoint_every=100, num_threads=1),
+        dataset=str(data),
+    )
+    return train(read_dataset(data), config, root / "run", progress=False).checkpoint
+
+
+@pytest.fixture(scope="module")
+def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # context 1: the first frame of each episode has no window
+    return trained(tmp_path_factory.mktemp("ensemble"), ensemble=2, context=1)
+
+
+@pytest.fixture(scope="module")
+def chunked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return trained(tmp_path_factory.mktemp("chunked"), horizon=2, chunk=True)
+
+
+@pytest.fixture(scope="module")
+def held_out() -> list[Episode]:
+    return simulate(4, 100, seed=1)
+
+
+@pytest.fixture()
+def unlabelled(held_out: list[Episode], tmp_path: Path) -> Path:
+    return write(tmp_path / "unlabelled", action_free(held_out))
+
+
+def r2(prediction: np.ndarray, target: np.ndarray) -> float:
+    return float(np.mean(1 - ((prediction - target) ** 2).mean(0) / target.var(0)))
+
+
+def test_labels_recover_the_true_actions(ensemble, held_out, unlabelled, tmp_path):
+    short = Episode(np.zeros((2, 4)), None, np.array([0.0, DT]), task="still")
+    source = write(tmp_path / "with_short", [*action_free(held_out), short])
+    with pytest.warns(UserWarning, match="1 episode"):
+        out = label_dataset(ensemble, source, tmp_path / "labelled", batch_size=64, progress=True)
+    assert out == tmp_path / "labelled"
+    assert not (tmp_path / "labelled.partial").exists()
+
+    # the same frames, states, times and tasks; actions named as in the training dataset
+    dataset = read_dataset(out)
+    assert dataset.info.action_names == ACTION_NAMES
+    assert dataset.info.state_names == STATE_NAMES
+    assert dataset.info.fps == FPS
+    assert dataset.info.tasks == ("swing", "still")
+    originals = read_dataset(source)
+    for got, want in zip(dataset, originals):
+        assert np.array_equal(got.state, want.state)
+        assert np.array_equal(got.timestamp, want.timestamp)
+        assert got.task == want.task
+
+    labels = read_labels(out)
+    n = 4 * 100 + 2
+    assert labels.action.shape == (n, 2) and labels.action.dtype == np.float32
+    assert labels.std is not None and labels.std.shape == (n, 2)
+    assert labels.is_labelled.shape == (n,) and labels.is_labelled.dtype == bool
+    info = json.loads((out / "meta/info.json").read_text())
+    assert info["features"][IS_LABELLED] == {"dtype": "bool", "shape": [1], "names": None}
+    assert info["features"][ACTION_STD]["names"] == list(ACTION_NAMES)
+    assert set(json.loads((out / "meta/stats.json").read_text())) >= {IS_LABELLED, ACTION_STD}
+
+    # context 1, horizon 1: frames 1 .. 98 of each episode are labelled; the rest copy
+    action = labels.action[:400].reshape(4, 100, 2)
+    flags = labels.is_labelled[:400].reshape(4, 100)
+    assert not flags[:, 0].any() and not flags[:, 99].any() and flags[:, 1:99].all()
+    assert np.array_equal(action[:, 0], action[:, 1])
+    assert np.array_equal(action[:, 99], action[:, 98])
+    # the short episode has no window: the training mean, unlabelled
+    stats = load_model(ensemble).stats
+    assert not labels.is_labelled[400:].any()
+    assert np.array_equal(
+        labels.action[400:], np.tile(stats.action_mean.astype(np.float32), (2, 1))
+    )
+    assert np.array_equal(labels.std[400:], np.tile(stats.action_std.astype(np.float32), (2, 1)))
+
+    # accuracy on the labelled frames (measured: R^2 = 0.998)
+    truth = np.stack([e.action for e in held_out])[:, 1:99].reshape(-1, 2)
+    assert r2(action[:, 1:99].reshape(-1, 2), truth) > 0.98
+    # the members disagree a little
+    std = labels.std[:400].reshape(4, 100, 2)[:, 1:99]
+    assert np.all(std >= 0) and std.mean() > 0
+
+
+def test_single_model_labels_have_no_deviation(chunked, held_out, unlabelled, tmp_path):
+    out = label_dataset(chunked, unlabelled, tmp_path / "labelled")
+    labels = read_labels(out)
+    assert labels.std is None
+    info = json.loads((out / "meta/info.json").read_text())
+    assert ACTION_STD not in info["features"]
+    # horizon 2: the last two frames of each episode have no window
+    flags = labels.is_labelled.reshape(4, 100)
+    assert flags[:, :98].all() and not flags[:, 98:].any()
+    # a labelled frame's action is the first step of its window's chunk
+    model = load_model(chunked)
+    windows = make_windows(episode_arrays(held_out), model.config)
+    chunks = model.predict({OBS_STATE: windows.batch()[OBS_STATE]}).numpy()
+    assert chunks.shape == (4 * 98, 2, 2)
+    action = labels.action.reshape(4, 100, 2)
+    np.testing.assert_allclose(action[:, :98].reshape(-1, 2), chunks[:, 0], rtol=1e-6, atol=1e-6)
+    # o_t and o_{t+2} determine a_t only through a badly conditioned difference, which this
+    # small model learns poorly (measured: R^2 about 0.47, as `evaluate` says)
+    truth = np.stack([e.action for e in held_out])
+    assert r2(action[:, :98].reshape(-1, 2), truth[:, :98].reshape(-1, 2)) > 0.35
+
+
+def test_refuses_a_dataset_of_another_spec(ensemble, held_out, tmp_path):
+    free = action_free(held_out)
+    wider = [Episode(np.hstack([e.state, e.state[:, :1]]), None, e.timestamp) for e in free]
+    cases = {
+        "3 entries|5 entries": write(tmp_path / "wider", wider),
+        "state names": write(tmp_path / "renamed", free, state_names=("a", "b", "c", "d")),
+        "fps": write(tmp_path / "slower", free, fps=FPS / 2),
+    }
+    for message, path in cases.items():
+        with pytest.raises(InputError, match=message):
+            label_dataset(ensemble, path, tmp_path / "out")
+        assert not (tmp_path / "out").exists()
+        assert not (tmp_path / "out.partial").exists()
+
+
+def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):
+    recorded = write(tmp_path / "recorded", held_out)
+    with pytest.raises(InputError, match="replace=True"):
+        label_dataset(ensemble, recorded, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    out = label_dataset(ensemble, recorded, tmp_path / "out", replace=True)
+    labels = read_labels(out)
+    assert not np.array_equal(labels.action, np.concatenate([e.action for e in held_out]))
+    # an existing output is replaced only with overwrite
+    with pytest.raises(FileExistsError):
+        label_dataset(ensemble, recorded, out, replace=True)
+    label_dataset(ensemble, recorded, out, replace=True, overwrite=True)
+
+
+def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_path, monkeypatch):
+    # 100 windows per episode, batch_size 60: one unit per episode, two forward passes each
+    reference = label_dataset(ensemble, unlabelled, tmp_path / "reference", batch_size=60)
+
+    # a run killed after its first unit: no output, one saved unit
+    save = label._save_unit
+    calls: list[Path] = []
+
+    def killed_after_one(file: Path, unit: object) -> None:
+        if calls:
+            raise KeyboardInterrupt("killed")
+        calls.append(file)
+        save(file, unit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(label, "_save_unit", killed_after_one)
+    out = tmp_path / "labelled"
+    with pytest.raises(KeyboardInterrupt):
+        label_dataset(ensemble, unlabelled, out, batch_size=60)
+    assert not out.exists()
+    work = tmp_path / "labelled.partial"
+    assert sorted(p.name for p in work.iterdir()) == ["manifest.json", "unit-000000.npz"]
+
+    # the restart predicts only the three other episodes
+    monkeypatch.setattr(label, "_save_unit", save)
+    predict = label._predict
+    predicted: list[int] = []
+
+    def counting(model: object, states: list[np.ndarray], batch_size: int) -> object:
+        predicted.append(len(states))
+        return predict(model, states, batch_size)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(label, "_predict", counting)
+    label_dataset(ensemble, unlabelled, out, batch_size=60)
+    assert predicted == [1, 1, 1]
+    assert not work.exists()
+    keys = ["action", ACTION_STD, IS_LABELLED, "observation.state", "timestamp", "index"]
+    got, want = read_frame_columns(out, keys), read_frame_columns(reference, keys)
+    for key in keys:
+        assert got[key].dtype == want[key].dtype
+        assert got[key].tobytes() == want[key].tobytes(), key
+    for file in sorted(reference.rglob("*.*")):
+        assert (out / file.relative_to(reference)).read_bytes() == file.read_bytes(), file
+
+
+def test_work_directory_of_other_inputs_is_refused(ensemble, chunked, unlabelled, tmp_path):
+    out = tmp_path / "labelled"
+    work = tmp_path / "labelled.partial"
+    work.mkdir()
+    (work / "manifest.json").write_text('{"format": 0}')
+    with pytest.raises(InputError, match="partial labels of another"):
+        label_dataset(ensemble, unlabelled, out)
+    assert not out.exists() and work.exists()
+    with pytest.warns(UserWarning, match="discarding"):
+        label_dataset(ensemble, unlabelled, out, overwrite=True)
+    assert out.exists() and not work.exists()
+
+
+def test_a_failed_write_leaves_no_output(ensemble, unlabelled, tmp_path, monkeypatch):
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(label, "write_dataset", fail)
+    with pytest.raises(OSError, match="disk full"):
+        label_dataset(ensemble, unlabelled, tmp_path / "labelled", batch_size=1000)
+    assert not (tmp_path / "labelled").exists()
+    # the predictions are kept for the next run
+    assert (tmp_path / "labelled.partial" / "unit-000000.npz").is_file()
+
+
+def test_bad_batch_size(ensemble, unlabelled, tmp_path):
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(InputError, match="batch_size"):
+            label_dataset(ensemble, unlabelled, tmp_path / "out", batch_size=bad)  # type: ignore[arg-type]
