@@ -302,3 +302,46 @@ def test_collect_and_train_bad_input(
     status, _, err = run(capsys, *argv)
     assert status == 2
     assert err.startswith("invdyn: error:") and message in err, err
+
+
+def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """collect, train, evaluate on other episodes, then label them: the README's workflow on
+    tiny data (the double pendulum at 100 Hz)."""
+    from invdyn.learn.data import read_dataset
+    from invdyn.learn.label import read_labels
+
+    train_data, test_data = tmp_path / "train", tmp_path / "test"
+    for path, seed in ((train_data, "0"), (test_data, "1")):
+        argv = ["collect", "double_pendulum", "--episodes", "20", "--duration", "2"]
+        status, _, err = run(capsys, *argv, "--seed", seed, "--out", str(path), "--no-progress")
+        assert status == 0, err
+    run_dir = tmp_path / "run"
+    status, _, err = run(
+        capsys, "train", str(train_data), "--out", str(run_dir), "--no-progress",
+        "--set", "train.epochs=40", "--set", "train.batch_size=64", "--set", "train.num_threads=1",
+        "--set", "hidden=128,128",
+    )  # fmt: skip
+    assert status == 0, err
+    metrics_path = tmp_path / "evaluation.json"
+    status, out, err = run(
+        capsys, "evaluate", str(run_dir), str(test_data), "--json", str(metrics_path)
+    )
+    assert status == 0, err
+    metrics = json.loads(metrics_path.read_text())
+    oracle = metrics["baselines"]["oracle"]
+    assert oracle["available"] and oracle["r2_mean"] > 0.999, oracle
+    assert metrics["r2_mean"] > metrics["baselines"]["linear"]["r2_mean"], metrics
+    assert "oracle R^2" in out
+    labelled = tmp_path / "labelled"
+    argv = ["label", str(run_dir), str(test_data), "--out", str(labelled), "--no-progress"]
+    status, _, err = run(capsys, *argv)
+    assert status == 2 and "--replace" in err, err
+    status, _, err = run(capsys, *argv, "--replace")
+    assert status == 0, err
+    recorded = read_dataset(test_data).arrays().action
+    labels = read_labels(labelled)
+    assert labels.action.shape == recorded.shape
+    error = labels.action[labels.is_labelled] - recorded[labels.is_labelled]
+    r2 = 1.0 - np.mean(error**2, axis=0) / np.var(recorded[labels.is_labelled], axis=0)
+    # the labels reproduce the held-out actions as well as evaluate reports (same windows)
+    assert abs(np.mean(r2) - metrics["r2_mean"]) < 0.02, (r2, metrics["r2_mean"])

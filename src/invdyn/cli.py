@@ -1,4 +1,4 @@
-"""The ``invdyn`` command: ``demo``, ``track``, ``collect``, ``train``, ``info``, ``robots``.
+"""The ``invdyn`` command: demo, track, collect, train, evaluate, label, info and robots.
 
 Each subcommand parses its arguments, calls the library and prints; user errors (an unknown
 robot, a malformed description, a missing file, an optional extra not installed) print
@@ -228,6 +228,42 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--restart", action="store_true", help="start afresh, not resume")
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     train.set_defaults(command=_train)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="held-out accuracy of a trained model, against linear and physics baselines",
+        description="Evaluate a checkpoint on a dataset's held-out episodes (its validation "
+        "split when the dataset is the one it was trained on, else every episode): R^2, "
+        "normalised MSE and MAE per action dimension for the model, a linear model and the "
+        "physics oracle where the physics is known; writes metrics.json and a plot.",
+    )
+    evaluate.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
+    evaluate.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    evaluate.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="directory for metrics.json and predictions.png (default: <checkpoint>/evaluation)",
+    )
+    evaluate.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
+    evaluate.set_defaults(command=_evaluate)
+
+    label = commands.add_parser(
+        "label",
+        help="add a trained model's actions to a dataset without actions",
+        description="Predict the action between consecutive observations of every episode and "
+        "write a labelled copy of the dataset (with the ensemble's spread for ensembles); "
+        "resumes a killed run and writes the output atomically.",
+    )
+    label.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
+    label.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    label.add_argument("--out", metavar="DIR", type=Path, required=True, help="labelled dataset")
+    label.add_argument(
+        "--replace", action="store_true", help="replace the actions a dataset already has"
+    )
+    label.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    label.add_argument("--no-progress", action="store_true", help="no progress bars")
+    label.set_defaults(command=_label)
 
     info = commands.add_parser(
         "info",
@@ -559,6 +595,51 @@ def _train(args: argparse.Namespace) -> int:
         _print_table(["metric", "value"], rows)
     print(f"wrote {result.checkpoint}")
     return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from invdyn.learn.evaluate import evaluate_checkpoint, save_evaluation
+
+    checkpoint = _checkpoint_dir(args.checkpoint)
+    report = evaluate_checkpoint(checkpoint, args.dataset)
+    print(f"{report.n_windows} windows of {len(report.episodes)} episodes ({report.selection})")
+    predictors = {"model": report.model, "linear": report.linear, "oracle": report.oracle}
+    header = ["action"] + [f"{name} R^2" for name, m in predictors.items() if m is not None]
+    rows = [
+        [action] + [f"{m.r2[k]:.4f}" for m in predictors.values() if m is not None]
+        for k, action in enumerate(report.action_names)
+    ]
+    rows.append(["mean"] + [f"{m.r2_mean:.4f}" for m in predictors.values() if m is not None])
+    _print_table(header, rows)
+    print(f"linear: {report.linear_note}")
+    print(f"oracle: {report.oracle_note}")
+    out = args.out if args.out is not None else checkpoint / "evaluation"
+    for path in save_evaluation(report, out):
+        print(f"wrote {path}")
+    if args.json is not None:
+        print(f"wrote {_write_json(args.json, report.to_dict())}")
+    return 0
+
+
+def _label(args: argparse.Namespace) -> int:
+    from invdyn.learn.label import label_dataset
+
+    path = label_dataset(
+        _checkpoint_dir(args.checkpoint),
+        args.dataset,
+        args.out,
+        progress=not args.no_progress,
+        overwrite=args.overwrite,
+        replace=args.replace,
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+def _checkpoint_dir(path: str) -> Path:
+    """A checkpoint directory, or the one inside a run directory of `invdyn train`."""
+    inner = Path(path) / "checkpoint"
+    return inner if inner.is_dir() else Path(path)
 
 
 def _is_gym_id(source: str) -> bool:

@@ -244,7 +244,8 @@ def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> t
         )
     if info.action_names is not None and not replace:
         raise InputError(
-            f"{where} already has actions; pass replace=True to replace them with predictions"
+            f"{where} already has actions; pass replace=True (invdyn label --replace) to "
+            "replace them with predictions"
         )
     # the training dataset's spec, when the checkpoint names one that is still readable
     trained = _training_info(checkpoint.config.dataset)
