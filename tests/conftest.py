@@ -107,3 +107,25 @@ def load_robot() -> Callable[..., Model]:
         return _load_robot(info.name, floating_base)
 
     return load
+
+
+def driven_pendulums(
+    n_episodes: int, steps: int, seed: int, dt: float
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Episodes (state (steps, 4) = (q, v), action (steps, 2)) of two damped pendulums on springs,
+    m qdd = a - c qd - k q - g sin q by semi-implicit Euler, driven by a ~ N(0, 2^2): transitions
+    whose inverse dynamics a small network learns in seconds."""
+    mass, damping = np.array([1.0, 0.5]), np.array([0.5, 0.3])
+    stiffness, gravity = np.array([2.0, 1.0]), np.array([5.0, 3.0])
+    rng = np.random.default_rng(seed)
+    episodes = []
+    for _ in range(n_episodes):
+        q, v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
+        state = np.zeros((steps, 4))
+        action = rng.normal(0.0, 2.0, (steps, 2))
+        for t in range(steps):
+            state[t] = np.concatenate([q, v])
+            v = v + dt * (action[t] - damping * v - stiffness * q - gravity * np.sin(q)) / mass
+            q = q + dt * v
+        episodes.append((state, action))
+    return episodes

@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import driven_pendulums
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
@@ -32,10 +34,6 @@ from invdyn.learn.models import (  # noqa: E402
 from invdyn.learn.train import evaluate, split_episodes, train  # noqa: E402
 
 DT = 0.02
-MASS = np.array([1.0, 0.5])
-DAMPING = np.array([0.5, 0.3])
-STIFFNESS = np.array([2.0, 1.0])
-GRAVITY = np.array([5.0, 3.0])
 
 
 @dataclasses.dataclass
@@ -45,19 +43,8 @@ class Episode:
 
 
 def simulate(n_episodes: int, steps: int, seed: int) -> list[Episode]:
-    """Episodes of m qdd = a - c qd - k q - g sin q (semi-implicit Euler), a ~ N(0, 2^2)."""
-    rng = np.random.default_rng(seed)
-    episodes = []
-    for _ in range(n_episodes):
-        q, v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
-        state = np.zeros((steps, 4))
-        action = rng.normal(0.0, 2.0, (steps, 2))
-        for t in range(steps):
-            state[t] = np.concatenate([q, v])
-            v = v + DT * (action[t] - DAMPING * v - STIFFNESS * q - GRAVITY * np.sin(q)) / MASS
-            q = q + DT * v
-        episodes.append(Episode(state, action))
-    return episodes
+    """`driven_pendulums` episodes."""
+    return [Episode(s, a) for s, a in driven_pendulums(n_episodes, steps, seed, DT)]
 
 
 @pytest.fixture(scope="module")
