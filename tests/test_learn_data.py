@@ -625,3 +625,80 @@ def test_import_is_light() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _collection(full_state: bool = True, seed: int = 0) -> object:
+    """A duck-typed collection (as `invdyn.sim.collect.Collection`) of two episodes."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(seed)
+    items = []
+    for length in (6, 9):
+        items.append(
+            SimpleNamespace(
+                state=rng.normal(size=(length, 4)),
+                action=rng.normal(size=(length, 2)),
+                timestamp=np.arange(length) / 50.0,
+                full_state=rng.normal(size=(length, 3)) if full_state else None,
+            )
+        )
+    return SimpleNamespace(
+        episodes=tuple(items),
+        state_names=tuple(STATE_NAMES),
+        action_names=tuple(ACTION_NAMES),
+        fps=50.0,
+        source="gym:Test-v0",
+        full_state_names=("qpos.a", "qpos.b", "qvel.a"),
+        metadata={"seed": np.int64(3), "policy": "noisy", "rates": (np.float32(0.5), 2)},
+    )
+
+
+def test_write_collection_stores_the_full_state_and_metadata(tmp_path: Path) -> None:
+    collection = _collection()
+    path = data.write_collection(collection, tmp_path / "c")
+    dataset = read_dataset(path)
+    assert dataset.info.source == "gym:Test-v0" and dataset.info.fps == 50.0
+    for read, written in zip(dataset, collection.episodes, strict=True):
+        np.testing.assert_array_equal(read.state, written.state)
+        np.testing.assert_array_equal(read.action, written.action)
+    full = data.read_frame_columns(path, [data.MUJOCO_STATE])[data.MUJOCO_STATE]
+    np.testing.assert_array_equal(full, np.concatenate([e.full_state for e in collection.episodes]))
+    info = json.loads((path / "meta/info.json").read_text())
+    assert info["features"][data.MUJOCO_STATE]["names"] == ["qpos.a", "qpos.b", "qvel.a"]
+    assert data.read_metadata(path) == {"seed": 3, "policy": "noisy", "rates": [0.5, 2]}
+    # no temporary directory left beside it; replacing needs overwrite
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
+    with pytest.raises(FileExistsError):
+        data.write_collection(collection, path)
+    data.write_collection(_collection(full_state=False, seed=1), path, overwrite=True)
+    assert data.MUJOCO_STATE not in json.loads((path / "meta/info.json").read_text())["features"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
+    # a dataset written otherwise has no metadata
+    assert data.read_metadata(write(tmp_path / "plain")) == {}
+
+
+def test_write_collection_bad_input(tmp_path: Path) -> None:
+    mixed = _collection()
+    mixed.episodes[1].full_state = None  # type: ignore[attr-defined]
+    with pytest.raises(InputError, match="full_state"):
+        data.write_collection(mixed, tmp_path / "mixed")
+    with pytest.raises(InputError, match="episodes, state_names"):
+        data.write_collection(object(), tmp_path / "nothing")
+    assert not any(tmp_path.iterdir())
+
+
+def test_write_collection_of_a_gym_environment(tmp_path: Path) -> None:
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("mujoco")
+    from invdyn.sim.collect import collect_gym
+
+    collection = collect_gym("Reacher-v5", episodes=2, steps_per_episode=30, seed=0)
+    path = data.write_collection(collection, tmp_path / "reacher")
+    full = data.read_frame_columns(path, [data.MUJOCO_STATE])[data.MUJOCO_STATE]
+    expected = np.concatenate([e.full_state for e in collection.episodes])
+    np.testing.assert_array_equal(full, expected)
+    assert full.dtype == np.float64 and full.shape == (62, 8)
+    info = json.loads((path / "meta/info.json").read_text())
+    assert info["features"][data.MUJOCO_STATE]["names"] == list(collection.full_state_names)
+    metadata = data.read_metadata(path)
+    assert metadata["env_id"] == "Reacher-v5" and metadata["seed"] == 0

@@ -536,7 +536,7 @@ def dof_units(model: Model) -> list[str]:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from invdyn.learn.data import Episode, write_dataset
+    from invdyn.learn.data import write_collection
     from invdyn.sim.collect import collect_gym, collect_robot
 
     progress = not args.no_progress
@@ -558,15 +558,7 @@ def _collect(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=progress,
         )
-    path = write_dataset(
-        args.out,
-        [Episode(e.state, e.action, e.timestamp) for e in collection.episodes],
-        fps=collection.fps,
-        state_names=collection.state_names,
-        action_names=collection.action_names,
-        source=collection.source,
-        overwrite=args.overwrite,
-    )
+    path = write_collection(collection, args.out, overwrite=args.overwrite)
     frames = sum(len(e.state) for e in collection.episodes)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "

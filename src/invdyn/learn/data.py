@@ -23,6 +23,9 @@ float32 (7 significant digits). A dataset written from float64 arrays reads back
 
 `write_dataset` is atomic: it writes a temporary sibling directory, syncs it to disk and renames
 it into place, so that a reader sees the old dataset or the new one, never a mix.
+`write_collection` writes a simulated collection (`invdyn.sim.collect`) the same way, with
+MuJoCo's full state as the extra feature ``observation.mujoco_state`` and how the data was
+collected under the ``"invdyn"`` key of ``info.json`` (`read_metadata`).
 `read_dataset` checks everything it reads (files, columns, counts, indices, finiteness) and
 raises `DataError` naming the file and the problem rather than return wrong data.
 
@@ -72,6 +75,11 @@ CHUNK_FILE_PATTERN = "chunk-{chunk_index:03d}/file-{file_index:03d}"
 DATA_PATH = DATA_DIR + "/" + CHUNK_FILE_PATTERN + ".parquet"
 EPISODES_PATH = EPISODES_DIR + "/" + CHUNK_FILE_PATTERN + ".parquet"
 VIDEO_PATH = "videos/{video_key}/" + CHUNK_FILE_PATTERN + ".mp4"
+
+MUJOCO_STATE = "observation.mujoco_state"
+"""(..., nq + nv) MuJoCo's full state ``(qpos, qvel)``, an extra feature of `write_collection`."""
+METADATA_KEY = "invdyn"
+"""Key of ``meta/info.json`` under which `write_collection` stores how the data was collected."""
 
 # LeRobot's defaults, written to info.json
 _VIDEO_FILE_SIZE_MB = 500
@@ -790,6 +798,106 @@ def _swap(staging: Path, target: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+# collections
+
+
+def write_collection(
+    collection: Any,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    layout: Layout | None = None,
+) -> Path:
+    """Write a collection of simulated episodes as a dataset, with MuJoCo's full state.
+
+    Like `write_dataset`, atomically, from any object shaped as `invdyn.sim.collect.Collection`:
+    ``episodes`` (each with ``state``, ``action``, ``timestamp`` and an optional
+    ``full_state``), ``state_names``, ``action_names``, ``fps``, ``source``, and optionally
+    ``full_state_names`` and ``metadata``. When every episode has a full state it is stored as
+    the extra feature `MUJOCO_STATE` (``observation.mujoco_state``), named by
+    ``full_state_names``, from which `invdyn.learn.evaluate`'s physics oracle recovers the
+    applied forces; the metadata (seed, policy, environment, rates) goes into
+    ``meta/info.json`` under `METADATA_KEY` (``"invdyn"``), read back by `read_metadata`.
+
+    Args:
+      collection: the collection.
+      path: the dataset directory to create.
+      overwrite: replace an existing dataset.
+      layout: how to split frames into files; None for `Layout()`.
+
+    Returns:
+      The dataset directory.
+
+    Raises:
+      InputError: a collection without the fields above, some episodes with a full state and
+        others without, or what `write_dataset` raises.
+      FileExistsError: as `write_dataset`.
+    """
+    try:
+        items = list(collection.episodes)
+        names = (collection.state_names, collection.action_names)
+        fps, source = collection.fps, collection.source
+    except (AttributeError, TypeError) as error:
+        raise InputError(
+            f"collection must have episodes, state_names, action_names, fps and source: {error}"
+        ) from None
+    try:
+        episodes = [Episode(state=e.state, action=e.action, timestamp=e.timestamp) for e in items]
+    except AttributeError as error:
+        raise InputError(f"collection episodes need state, action and timestamp: {error}") from None
+    # the full state, as an extra feature, when every episode has one
+    full = [getattr(e, "full_state", None) for e in items]
+    extras = None
+    if full and all(f is not None for f in full):
+        full_names = getattr(collection, "full_state_names", None)
+        values = [np.asarray(f) for f in full]
+        extras = {MUJOCO_STATE: FrameFeature(values=values, names=full_names)}
+    elif any(f is not None for f in full):
+        raise InputError("some episodes of the collection have a full_state and others not")
+    metadata = _plain_json(dict(getattr(collection, "metadata", None) or {}))
+    target = Path(path)
+    _check_target(target, overwrite=overwrite)
+
+    # the dataset in a staging directory, its info.json completed, then swapped into place
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        write_dataset(
+            staging,
+            episodes,
+            fps=fps,
+            state_names=names[0],
+            action_names=names[1],
+            source=source,
+            layout=layout,
+            extra_features=extras,
+        )
+        info = _read_json(staging, INFO_PATH)
+        info[METADATA_KEY] = metadata
+        _write_json(staging / INFO_PATH, info)
+        _sync_directories(staging)
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _plain_json(value: Any) -> Any:
+    """`value` as plain JSON data: numpy numbers and arrays as numbers and lists, others as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain_json(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
 # reading
 
 
@@ -939,6 +1047,26 @@ def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
         action_dtype=str(action[1]) if action else None,
         codebase_version=str(info_json["codebase_version"]),
     )
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """How a dataset was collected: the `METADATA_KEY` object of its ``meta/info.json``.
+
+    Returns:
+      The object `write_collection` wrote (seed, policy, environment, rates), or an empty
+      dict for a dataset written otherwise.
+
+    Raises:
+      DataError: a missing directory or an unreadable ``info.json``, or a metadata entry that
+        is not an object.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such dataset directory")
+    metadata = _read_info(root).get(METADATA_KEY, {})
+    if not isinstance(metadata, dict):
+        raise DataError(f"{root / INFO_PATH}: {METADATA_KEY} must be an object, got {metadata!r}")
+    return metadata
 
 
 def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dict[str, np.ndarray]:

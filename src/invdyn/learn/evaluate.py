@@ -26,9 +26,25 @@
     semi-implicit Euler step is ``v_{t+1} = v_t + dt M(q_t)^-1 (tau_t - h(q_t, v_t))``, so this
     is exact (to rounding) when every frame is one physics step of the exact plant (control
     rate = 1 / timestep, no payload, friction or sensor noise); with several physics steps per
-    frame it is the mean acceleration over the frame, an approximation. For other data (a
-    Gymnasium environment's observation leaves out part of MuJoCo's state, ``qpos``/``qvel``,
-    which the dataset does not store) it is unavailable, with the reason.
+    frame it is the mean acceleration over the frame, an approximation. For a dataset of a
+    Gymnasium MuJoCo environment (source ``"gym:<env id>"``) written by
+    `invdyn.learn.data.write_collection`, which stores MuJoCo's full state ``(qpos, qvel)`` as
+    ``observation.mujoco_state``: the environment's ``MjModel`` is rebuilt
+    (``gymnasium.make(env_id).unwrapped.model``; a ``physics_timestep`` or ``integrator`` in
+    the dataset's metadata replaces the registered one), ``mj_inverse`` runs at ``qpos_t,
+    qvel_t`` with ``qacc = (qvel_{t+1} - qvel_t) * fps`` (discrete-time, mjENBL_INVDISCRETE,
+    for the Euler and implicit integrators, which accounts for implicit damping) and gives
+    ``qfrc_inverse = qfrc_applied + J^T xfrc_applied + qfrc_actuator``, contact and constraint
+    forces accounted for by MuJoCo's inverse constraint model; with no applied forces this is
+    ``moment^T (gain * ctrl + bias)`` for affine actuators (gymnasium's motors: gear in the
+    moment, gain 1, no bias), solved for ``ctrl`` by least squares over the dofs and clipped to
+    ``ctrlrange`` when every recorded action lies in it (MuJoCo clamps ``ctrl`` there). Exact
+    to rounding with one Euler (or implicit) step per frame (``frame_skip = 1``); with the
+    registered ``frame_skip`` (5 for HalfCheetah) the finite difference is the mean
+    acceleration over the frame's steps, and RK4 (Hopper, Reacher, Ant) differs from the
+    one-step model, so the oracle is approximate. Without the full state (a Gymnasium
+    observation leaves out part of MuJoCo's state), with actuators that have activation
+    dynamics or muscle gains, or for other sources, it is unavailable, with the reason.
 
 `save_evaluation` writes the report as ``metrics.json`` and a plot of the predicted and
 recorded actions of one evaluated episode.
@@ -48,9 +64,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from invdyn.errors import InputError, InvdynError
+from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.checkpoint import load_checkpoint
-from invdyn.learn.data import Dataset, read_dataset
+from invdyn.learn.data import (
+    MUJOCO_STATE,
+    Dataset,
+    read_dataset,
+    read_frame_columns,
+    read_metadata,
+)
 from invdyn.learn.keys import OBS_STATE
 from invdyn.learn.models import Float, InverseDynamicsModel, Windows, episode_arrays, make_windows
 from invdyn.learn.train import EVAL_BATCH, _fingerprint
@@ -255,7 +277,7 @@ def evaluate_checkpoint(
     results["linear"] = None if linear is None else _metrics(linear, target)
 
     # the physics oracle
-    oracle, oracle_note = _oracle(data, windows)
+    oracle, oracle_note = _oracle(data, windows, eval_idx)
     if oracle is not None:
         predictions["oracle"] = oracle
     results["oracle"] = None if oracle is None else _metrics(oracle, target)
@@ -456,15 +478,12 @@ def _linear_baseline(
 # the physics oracle
 
 
-def _oracle(data: Dataset, windows: Windows) -> tuple[Float | None, str]:
+def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float | None, str]:
     """(N, n_out, n_action) the oracle's actions for `windows`, and what it is (or why not)."""
     info = data.info
     source = info.source
     if source.startswith("gym:"):
-        return None, (
-            f"{source}: the dataset stores the environment's observation, not MuJoCo's full "
-            "state (qpos, qvel) that inverse dynamics needs"
-        )
+        return _gym_oracle(data, windows, eval_idx)
     if not source.startswith("invdyn:"):
         return None, f"the physics of source {source!r} is not known"
     import invdyn
@@ -493,6 +512,155 @@ def _oracle(data: Dataset, windows: Windows) -> tuple[Float | None, str]:
         "MuJoCo semi-implicit Euler step per frame of the exact plant, approximate otherwise"
     )
     return np.asarray(tau).reshape((*windows.action_index.shape, model.nv)), note
+
+
+def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float | None, str]:
+    """The oracle of a Gymnasium MuJoCo dataset: ``mj_inverse`` on its stored full state.
+
+    ctrl_t solves ``moment^T (gain * ctrl + bias) = qfrc_inverse`` (least squares over the
+    actuated dofs) at ``qpos_t, qvel_t`` and ``qacc = (qvel_{t+1} - qvel_t) * fps``; see the
+    module docstring.
+    """
+    source = data.info.source
+    env_id = source.removeprefix("gym:")
+    try:
+        full = read_frame_columns(data.path, [MUJOCO_STATE])[MUJOCO_STATE]
+        metadata = read_metadata(data.path)
+    except DataError:
+        return None, (
+            f"{source}: the dataset stores the environment's observation, not MuJoCo's full "
+            f"state (qpos, qvel) that inverse dynamics needs ({MUJOCO_STATE}; collect with "
+            "invdyn.sim.collect_gym and write with invdyn.learn.data.write_collection)"
+        )
+    try:
+        import gymnasium
+        import mujoco
+    except ImportError as exc:
+        return None, f"{source}: the oracle needs gymnasium and mujoco ({exc})"
+    try:
+        env = gymnasium.make(env_id)
+    except Exception as exc:  # unknown ids, missing dependencies, bad assets
+        return None, f"{source}: the environment cannot be made: {exc}"
+    try:
+        base: Any = env.unwrapped
+        model = base.model
+    except AttributeError:
+        return None, f"{source}: not a Gymnasium MuJoCo environment (no model)"
+    finally:
+        env.close()
+    nq, nv, nu = int(model.nq), int(model.nv), int(model.nu)
+    full = np.asarray(full, dtype=np.float64)
+    if full.ndim != 2 or full.shape[1] != nq + nv or nu != windows.actions.shape[1]:
+        return None, (
+            f"{source}: the dataset's {MUJOCO_STATE} ({full.shape[1:]}) and action "
+            f"({windows.actions.shape[1]}) do not fit the environment's model (nq + nv = "
+            f"{nq + nv}, nu = {nu})"
+        )
+    unsupported = _unsupported_actuators(mujoco, model)
+    if unsupported:
+        return None, f"{source}: the oracle cannot invert actuators {unsupported}"
+    # physics settings the collection recorded in place of the registered environment's
+    if "physics_timestep" in metadata:
+        model.opt.timestep = float(metadata["physics_timestep"])
+    integrator = metadata.get("integrator")
+    if integrator is not None:
+        try:
+            model.opt.integrator = _INTEGRATORS[str(integrator).lower()]
+        except KeyError:
+            return None, f"{source}: unknown integrator {integrator!r} in the dataset's metadata"
+
+    # full states of the evaluated episodes, end to end, as windows.states
+    lengths = np.array([len(data.episode(i)) for i in range(len(data))], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    full = np.concatenate([full[starts[i] : starts[i + 1]] for i in eval_idx])
+    rows, inverse = np.unique(windows.action_index.reshape(-1), return_inverse=True)
+    period = 1.0 / data.info.fps
+    ctrl = _inverse_ctrl(mujoco, model, full[rows], full[rows + 1, nq:], period)
+
+    # mujoco clamps ctrl to ctrlrange: so does the oracle, if the recorded actions respect it
+    limited = model.actuator_ctrllimited.astype(bool)
+    low, high = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
+    recorded = windows.actions
+    inside = (recorded[:, limited] >= low[limited]) & (recorded[:, limited] <= high[limited])
+    clipped = bool(limited.any()) and bool(np.all(inside))
+    if clipped:
+        ctrl[:, limited] = np.clip(ctrl[:, limited], low[limited], high[limited])
+
+    timestep = float(model.opt.timestep)
+    steps = period / timestep
+    name = _INTEGRATOR_NAMES.get(int(model.opt.integrator), str(int(model.opt.integrator)))
+    note = (
+        f"mujoco.mj_inverse({env_id}) at (qpos_t, qvel_t) with qacc = (qvel_(t+1) - qvel_t) * fps "
+        f"(fps = {data.info.fps:g}: {steps:g} physics steps of {timestep:g} s per frame, "
+        f"{name} integrator{', discrete-time inverse' if name != 'RK4' else ''}), actuator "
+        f"forces solved for ctrl by least squares"
+        f"{', clipped to ctrlrange' if clipped else ''}: exact only with one Euler (or "
+        "implicit) step per frame; approximate otherwise (the finite difference averages the "
+        "acceleration over the frame's steps, and RK4 differs from Euler)"
+    )
+    return ctrl[inverse].reshape((*windows.action_index.shape, nu)), note
+
+
+# mujoco's integrators (mjtIntegrator) by name; discrete-time inverse dynamics (mj_inverse
+# with mjENBL_INVDISCRETE) supports all but RK4
+_INTEGRATORS = {"euler": 0, "rk4": 1, "implicit": 2, "implicitfast": 3}
+_INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
+
+
+def _unsupported_actuators(mujoco: Any, model: Any) -> list[str]:
+    """Actuators whose force is not affine in ctrl given (qpos, qvel): activation dynamics,
+    muscle or user gains and biases."""
+    gains = {int(mujoco.mjtGain.mjGAIN_FIXED), int(mujoco.mjtGain.mjGAIN_AFFINE)}
+    biases = {int(mujoco.mjtBias.mjBIAS_NONE), int(mujoco.mjtBias.mjBIAS_AFFINE)}
+    names = []
+    for a in range(int(model.nu)):
+        if (
+            int(model.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE)
+            or int(model.actuator_gaintype[a]) not in gains
+            or int(model.actuator_biastype[a]) not in biases
+        ):
+            names.append(model.actuator(a).name or str(a))
+    return names
+
+
+def _inverse_ctrl(mujoco: Any, model: Any, state: Float, qvel_next: Float, period: float) -> Float:
+    """(T, nu) the ctrl that takes each (qpos, qvel) of (T, nq + nv) `state` to (T, nv)
+    `qvel_next` in `period` seconds, by MuJoCo's inverse dynamics.
+
+    qfrc_inverse = qfrc_applied + J^T xfrc_applied + qfrc_actuator (MuJoCo's inverse model,
+    constraint and contact forces included), the applied forces zero, and the force of an
+    affine actuator is gain(l, v) * ctrl + bias(l, v).
+    """
+    nq, nu = int(model.nq), int(model.nu)
+    data = mujoco.MjData(model)
+    discrete = int(model.opt.integrator) != int(mujoco.mjtIntegrator.mjINT_RK4)
+    if discrete:
+        model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_INVDISCRETE)
+    gain_affine = model.actuator_gaintype == int(mujoco.mjtGain.mjGAIN_AFFINE)
+    bias_affine = model.actuator_biastype == int(mujoco.mjtBias.mjBIAS_AFFINE)
+    gainprm, biasprm = model.actuator_gainprm, model.actuator_biasprm
+    moment = np.zeros((nu, int(model.nv)))
+    ctrl = np.empty((len(state), nu))
+    for k in range(len(state)):
+        # inverse dynamics at the finite-differenced acceleration
+        data.qpos[:] = state[k, :nq]
+        data.qvel[:] = state[k, nq:]
+        data.qacc[:] = (qvel_next[k] - state[k, nq:]) / period
+        mujoco.mj_inverse(model, data)
+        # actuator moments (sparse rows) and the affine force law at this state
+        moment[:] = 0.0
+        for a in range(nu):
+            adr, count = data.moment_rowadr[a], data.moment_rownnz[a]
+            moment[a, data.moment_colind[adr : adr + count]] = data.actuator_moment[
+                adr : adr + count
+            ]
+        length, velocity = data.actuator_length, data.actuator_velocity
+        gain = gainprm[:, 0] + gain_affine * (gainprm[:, 1] * length + gainprm[:, 2] * velocity)
+        bias = bias_affine * (biasprm[:, 0] + biasprm[:, 1] * length + biasprm[:, 2] * velocity)
+        # moment^T (gain ctrl + bias) = qfrc_inverse, least squares over the dofs
+        matrix = moment.T * gain
+        ctrl[k] = np.linalg.lstsq(matrix, data.qfrc_inverse - moment.T @ bias, rcond=None)[0]
+    return ctrl
 
 
 # plots and files
