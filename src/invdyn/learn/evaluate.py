@@ -535,6 +535,8 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     try:
         import gymnasium
         import mujoco
+
+        from invdyn.sim.collect import integrator_name
     except ImportError as exc:
         return None, f"{source}: the oracle needs gymnasium and mujoco ({exc})"
     try:
@@ -565,8 +567,9 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     integrator = metadata.get("integrator")
     if integrator is not None:
         try:
-            model.opt.integrator = _INTEGRATORS[str(integrator).lower()]
-        except KeyError:
+            code = getattr(mujoco.mjtIntegrator, f"mjINT_{str(integrator).upper()}")
+            model.opt.integrator = int(code)
+        except AttributeError:
             return None, f"{source}: unknown integrator {integrator!r} in the dataset's metadata"
 
     # full states of the evaluated episodes, end to end, as windows.states
@@ -588,11 +591,11 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
 
     timestep = float(model.opt.timestep)
     steps = period / timestep
-    name = _INTEGRATOR_NAMES.get(int(model.opt.integrator), str(int(model.opt.integrator)))
+    name = integrator_name(model.opt.integrator)
     note = (
         f"mujoco.mj_inverse({env_id}) at (qpos_t, qvel_t) with qacc = (qvel_(t+1) - qvel_t) * fps "
         f"(fps = {data.info.fps:g}: {steps:g} physics steps of {timestep:g} s per frame, "
-        f"{name} integrator{', discrete-time inverse' if name != 'RK4' else ''}), actuator "
+        f"{name} integrator{', discrete-time inverse' if name != 'rk4' else ''}), actuator "
         f"forces solved for ctrl by least squares"
         f"{', clipped to ctrlrange' if clipped else ''}: exact only with one Euler (or "
         "implicit) step per frame; approximate otherwise (the finite difference averages the "
@@ -603,8 +606,6 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
 
 # mujoco's integrators (mjtIntegrator) by name; discrete-time inverse dynamics (mj_inverse
 # with mjENBL_INVDISCRETE) supports all but RK4
-_INTEGRATORS = {"euler": 0, "rk4": 1, "implicit": 2, "implicitfast": 3}
-_INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
 
 
 def _unsupported_actuators(mujoco: Any, model: Any) -> list[str]:

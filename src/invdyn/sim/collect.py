@@ -412,6 +412,10 @@ def _collect_gym(
             "requested_policy": policy,
             "seed": seed,
             "discarded": discarded,
+            # the physics the frames span, for MuJoCo's inverse dynamics in evaluation
+            "frame_skip": int(getattr(base, "frame_skip", 1)),
+            "physics_timestep": float(base.model.opt.timestep),
+            "integrator": integrator_name(base.model.opt.integrator),
         },
     )
 
@@ -565,6 +569,14 @@ def _noisy_controller(
 
 
 # the gym source
+
+
+def integrator_name(code: int) -> str:
+    """The name of MuJoCo's integrator number `code` (``mjtIntegrator``), lower case, as
+    `invdyn.sim.Plant.integrator` spells it: "euler", "rk4", "implicit" or "implicitfast"."""
+    import mujoco
+
+    return str(mujoco.mjtIntegrator(int(code)).name).removeprefix("mjINT_").lower()
 
 
 def _import_gymnasium() -> ModuleType:
