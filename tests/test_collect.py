@@ -170,6 +170,12 @@ def test_gym_full_state_matches_the_observation():
     np.testing.assert_array_equal(episode.state, episode.full_state[:, 1:])
     assert collection.full_state_names is not None
     assert collection.full_state_names[0] == "qpos.rootx"
+    # the physics a frame spans: 5 Euler steps of 10 ms, HalfCheetah's 20 fps
+    metadata = collection.metadata
+    assert (metadata["frame_skip"], metadata["integrator"]) == (5, "euler")
+    assert metadata["frame_skip"] * metadata["physics_timestep"] == pytest.approx(
+        1 / collection.fps
+    )
 
 
 @requires_gym
