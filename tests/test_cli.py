@@ -345,3 +345,13 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     r2 = 1.0 - np.mean(error**2, axis=0) / np.var(recorded[labels.is_labelled], axis=0)
     # the labels reproduce the held-out actions as well as evaluate reports (same windows)
     assert abs(np.mean(r2) - metrics["r2_mean"]) < 0.02, (r2, metrics["r2_mean"])
+    # follow an episode's states with the model, the plant carrying an unmodelled load
+    follow_path = tmp_path / "follow.json"
+    status, out, err = run(
+        capsys, "follow", str(run_dir), str(test_data), "--episode", "1", "--seconds", "1",
+        "--payload", "0.3", "--json", str(follow_path),
+    )  # fmt: skip
+    assert status == 0, err
+    assert "open_loop" in out and "oracle" in out
+    followed = json.loads(follow_path.read_text())
+    assert len(followed["time"]) == 101

@@ -1,4 +1,4 @@
-"""The ``invdyn`` command: demo, track, collect, train, evaluate, label, info and robots.
+"""The ``invdyn`` command: demo, track, collect, train, evaluate, label, follow, info, robots.
 
 Each subcommand parses its arguments, calls the library and prints; user errors (an unknown
 robot, a malformed description, a missing file, an optional extra not installed) print
@@ -264,6 +264,25 @@ def _parser() -> argparse.ArgumentParser:
     label.add_argument("--overwrite", action="store_true", help="replace an existing output")
     label.add_argument("--no-progress", action="store_true", help="no progress bars")
     label.set_defaults(command=_label)
+
+    follow = commands.add_parser(
+        "follow",
+        help="drive the simulation along a recorded episode's states with a trained model",
+        description="At every step ask the model for the action from the simulated state to "
+        "the episode's next recorded state, and compare the states reached with replaying "
+        "the recorded actions open-loop and with the physics oracle. For invdyn robots, "
+        "--payload puts an unmodelled load on the plant, which open-loop replay cannot "
+        "correct.",
+    )
+    follow.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
+    follow.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    follow.add_argument("--episode", type=int, default=0, help="the episode to follow (0)")
+    follow.add_argument("--seconds", type=float, help="follow this long (default: all of it)")
+    follow.add_argument(
+        "--payload", metavar="KG", type=float, help="robots: an unmodelled end-effector load"
+    )
+    follow.add_argument("--json", metavar="PATH", type=Path, help="write the results here")
+    follow.set_defaults(command=_follow)
 
     info = commands.add_parser(
         "info",
@@ -625,6 +644,39 @@ def _label(args: argparse.Namespace) -> int:
         replace=args.replace,
     )
     print(f"wrote {path}")
+    return 0
+
+
+def _follow(args: argparse.Namespace) -> int:
+    from invdyn.learn.follow import follow
+
+    plant = None
+    if args.payload is not None:
+        from invdyn.control.tracking import end_effector
+        from invdyn.learn.data import read_info
+        from invdyn.sim import Plant
+
+        source = read_info(args.dataset).source
+        if not source.startswith("invdyn:"):
+            raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
+        robot = _load(source.removeprefix("invdyn:"), floating_base=False)
+        plant = Plant(payload=args.payload, payload_frame=end_effector(robot))
+    result = follow(
+        _checkpoint_dir(args.checkpoint),
+        args.dataset,
+        episode=args.episode,
+        seconds=args.seconds,
+        plant=plant,
+    )
+    print(f"{result.source}, episode {result.episode}: {result.steps} steps")
+    final, mean = result.final_errors, result.mean_errors
+    _print_table(
+        ["run", "final state error", "mean state error"],
+        [[run, f"{final[run]:.4g}", f"{mean[run]:.4g}"] for run in final],
+    )
+    print(f"oracle: {result.oracle_note}")
+    if args.json is not None:
+        print(f"wrote {_write_json(args.json, result.to_dict())}")
     return 0
 
 
