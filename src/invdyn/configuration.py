@@ -305,14 +305,17 @@ def from_mujoco_state(
     qvel = np.broadcast_to(qvel, (*batch, mj_model.nv))
     q = np.zeros((*batch, model.nq))
     v = np.zeros((*batch, model.nv))
-    for i, jtype in enumerate(model.jnt_type):
+    # one-coordinate joints in one gather (rollouts convert a state at every control step)
+    simple = np.isin(model.jnt_type, (JointType.REVOLUTE, JointType.PRISMATIC))
+    q[..., model.jnt_qadr[simple]] = qpos[..., mj_model.jnt_qposadr[index[simple]]]
+    v[..., model.jnt_vadr[simple]] = qvel[..., mj_model.jnt_dofadr[index[simple]]]
+    for i in np.flatnonzero(~simple):
+        jtype = model.jnt_type[i]
         qs, vs, j = model.jnt_qadr[i], model.jnt_vadr[i], index[i]
         ps, ds = int(mj_model.jnt_qposadr[j]), int(mj_model.jnt_dofadr[j])
         nv = model.jnt_nv[i]
         v[..., vs : vs + nv] = qvel[..., ds : ds + nv]
-        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
-            q[..., qs] = qpos[..., ps]
-        elif jtype == JointType.CONTINUOUS:
+        if jtype == JointType.CONTINUOUS:
             q[..., qs], q[..., qs + 1] = np.cos(qpos[..., ps]), np.sin(qpos[..., ps])
         elif jtype == JointType.SPHERICAL:
             q[..., qs : qs + 4] = wxyz_to_xyzw(qpos[..., ps : ps + 4])
