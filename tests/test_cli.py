@@ -349,9 +349,11 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     follow_path = tmp_path / "follow.json"
     status, out, err = run(
         capsys, "follow", str(run_dir), str(test_data), "--episode", "1", "--seconds", "1",
-        "--payload", "0.3", "--json", str(follow_path),
+        "--payload", "0.3", "--mass-error", "0.1", "--json", str(follow_path),
     )  # fmt: skip
     assert status == 0, err
     assert "open_loop" in out and "oracle" in out
     followed = json.loads(follow_path.read_text())
     assert len(followed["time"]) == 101
+    status, _, err = run(capsys, "follow", str(run_dir), str(test_data), "--mass-error", "-1")
+    assert status == 2 and "--mass-error must be a number above -1" in err, err

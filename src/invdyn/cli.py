@@ -271,8 +271,8 @@ def _parser() -> argparse.ArgumentParser:
         description="At every step ask the model for the action from the simulated state to "
         "the episode's next recorded state, and compare the states reached with replaying "
         "the recorded actions open-loop and with the physics oracle. For invdyn robots, "
-        "--payload puts an unmodelled load on the plant, which open-loop replay cannot "
-        "correct.",
+        "--payload (robots) and --mass-error (robots and environments) make the simulated "
+        "plant differ from the recording, which open-loop replay cannot correct.",
     )
     follow.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
     follow.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
@@ -280,6 +280,27 @@ def _parser() -> argparse.ArgumentParser:
     follow.add_argument("--seconds", type=float, help="follow this long (default: all of it)")
     follow.add_argument(
         "--payload", metavar="KG", type=float, help="robots: an unmodelled end-effector load"
+    )
+    follow.add_argument(
+        "--mass-error",
+        metavar="E",
+        type=float,
+        default=0.0,
+        help="the simulated masses and inertias are (1 + E) times the recorded ones (default: 0)",
+    )
+    follow.add_argument(
+        "--damping",
+        metavar="D",
+        type=float,
+        default=0.0,
+        help="viscous friction the recording did not have, added at every dof (default: 0)",
+    )
+    follow.add_argument(
+        "--position-gain",
+        metavar="RATE",
+        type=float,
+        help="rate (1/s) at which the desired states ask a position error back (default: "
+        "invdyn.learn.follow.POSITION_GAIN, 10)",
     )
     follow.add_argument("--json", metavar="PATH", type=Path, help="write the results here")
     follow.set_defaults(command=_follow)
@@ -383,12 +404,10 @@ def _track(args: argparse.Namespace) -> int:
         trajectory = workspace_motion(model, duration=args.duration)
     else:
         trajectory = from_csv(model, args.trajectory)
-    if not (math.isfinite(args.mass_error) and args.mass_error > -1.0):
-        raise InputError(f"--mass-error must be a number above -1, got {args.mass_error}")
     plant = Plant(
         payload=args.payload,
         payload_frame=args.payload_frame or end_effector(model),
-        mass_scale=1.0 + args.mass_error,
+        mass_scale=_mass_scale(args.mass_error),
     )
     results = _run_tracking(
         model,
@@ -651,22 +670,31 @@ def _follow(args: argparse.Namespace) -> int:
     from invdyn.learn.follow import follow
 
     plant = None
-    if args.payload is not None:
+    mass_scale = _mass_scale(args.mass_error)
+    if args.payload is not None or mass_scale != 1.0 or args.damping != 0.0:
         from invdyn.control.tracking import end_effector
-        from invdyn.learn.data import read_info
+        from invdyn.learn.data import read_info, read_metadata
         from invdyn.sim import Plant
 
         source = read_info(args.dataset).source
-        if not source.startswith("invdyn:"):
-            raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
-        robot = _load(source.removeprefix("invdyn:"), floating_base=False)
-        plant = Plant(payload=args.payload, payload_frame=end_effector(robot))
+        options: dict[str, Any] = {"mass_scale": mass_scale, "damping": args.damping}
+        if source.startswith("invdyn:"):
+            options["timestep"] = float(
+                read_metadata(args.dataset).get("physics_timestep", Plant().timestep)
+            )
+        if args.payload is not None:
+            if not source.startswith("invdyn:"):
+                raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
+            robot = _load(source.removeprefix("invdyn:"), floating_base=False)
+            options.update(payload=args.payload, payload_frame=end_effector(robot))
+        plant = Plant(**options)
     result = follow(
         _checkpoint_dir(args.checkpoint),
         args.dataset,
         episode=args.episode,
         seconds=args.seconds,
         plant=plant,
+        **({} if args.position_gain is None else {"position_gain": args.position_gain}),
     )
     print(f"{result.source}, episode {result.episode}: {result.steps} steps")
     final, mean = result.final_errors, result.mean_errors
@@ -678,6 +706,13 @@ def _follow(args: argparse.Namespace) -> int:
     if args.json is not None:
         print(f"wrote {_write_json(args.json, result.to_dict())}")
     return 0
+
+
+def _mass_scale(mass_error: float) -> float:
+    """The plant's `Plant.mass_scale` for ``--mass-error``, checked."""
+    if not (math.isfinite(mass_error) and mass_error > -1.0):
+        raise InputError(f"--mass-error must be a number above -1, got {mass_error}")
+    return 1.0 + mass_error
 
 
 def _checkpoint_dir(path: str) -> Path:

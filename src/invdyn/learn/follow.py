@@ -4,18 +4,30 @@
 and simulates the system it was recorded on three times from the same initial state:
 
 - ``followed``: at every step ``k`` the model sees the simulated states ``s_{k-C} .. s_k``
-  (context ``C``) and the reference ``r_{k+H}`` (horizon ``H``) as the window
+  (context ``C``) and a desired state ``d_{k+H}`` (horizon ``H``) as the window
   ``o_{t-C} .. o_t, o_{t+H}`` it was trained on, and its action (the first of a chunk) is
   applied for one frame; the next step asks again from where the system actually is, so the
   model closes the loop on its own errors.
 - ``open_loop``: the recorded actions replayed, ``a_k``, whatever the state; errors of the
-  simulator's initial state and chaos grow unchecked.
-- ``oracle``: the known physics acting on the same desired next state, when known. For an invdyn
-  robot, ``tau_k = rnea(model, q_k, v_k, (v^r_{k+1} - v_k) * fps)`` at the simulated state (exact
-  for one semi-implicit Euler step per frame, the mean acceleration over the frame otherwise).
-  For a Gymnasium MuJoCo environment, ``mj_inverse`` at the simulated ``(qpos, qvel)`` with
-  ``qacc = (qvel^r_{k+1} - qvel_k) * fps``, solved for ``ctrl`` as `invdyn.learn.evaluate`'s
-  oracle does (approximate with several or RK4 steps per frame).
+  simulator's initial state, of a plant that differs from the recording, and chaos grow
+  unchecked.
+- ``oracle``: the known physics asked for the same desired state one frame ahead, when known.
+  For an invdyn robot, ``tau_k = rnea(model, q_k, v_k, (v^d_{k+1} - v_k) * fps)`` at the
+  simulated state (exact for one semi-implicit Euler step per frame, the mean acceleration over
+  the frame otherwise). For a Gymnasium MuJoCo environment, ``mj_inverse`` at the simulated
+  ``(qpos, qvel)`` with ``qacc = (qvel^d_{k+1} - qvel_k) * fps``, solved for ``ctrl`` as
+  `invdyn.learn.evaluate`'s oracle does (approximate with several or RK4 steps per frame). The
+  oracle knows the recorded physics, not a changed plant's.
+
+The desired state is one the simulated state can reach (`reachable`), not the reference itself:
+once the system is off the reference, ``r_{k+H}`` no longer follows from ``s_k`` (its position
+step disagrees with its velocities), a request no recording contains; a model answers it with
+large, wrong actions and the loop diverges (measured on the Panda: a 3x256 MLP with a held-out
+R^2 of 0.99 leaves the reference by 14 within 0.25 s). So the desired velocity is the
+reference's, ``v^r_{k+H}``, plus `position_gain` times the position error ``q^r_k ⊖ q_k``, and
+the desired position is where a constant acceleration from ``v_k`` to that velocity leads in
+``H`` frames. Positions and velocities are the robot's ``(q, v)``, or MuJoCo's full state of a
+Gymnasium environment, whose observation of the desired state the environment computes.
 
 The run starts at frame ``C`` of the episode, so that the first window's context is the
 recording's own history, and takes ``T - C - H`` steps (fewer with `seconds`). The error of
@@ -32,11 +44,16 @@ Sources:
 - ``"gym:<env id>"`` (`invdyn.sim.collect_gym` written by `write_collection`): the environment
   is made and reset, MuJoCo's full state set from the dataset's `MUJOCO_STATE`
   (``env.unwrapped.set_state``), and stepped (``env.unwrapped.step``, terminations ignored)
-  with actions clipped to the action space. A dataset without the full state is refused.
+  with actions clipped to the action space. A dataset without the full state is refused. A
+  `Plant` may scale the environment's masses and add damping or friction the recording did
+  not have (`_mismatch_gym`). The observation of a desired state comes from a second instance
+  of the environment set to it (``set_state``, then its observation), so parts of an
+  observation that depend on forces (contact forces) are those of that state at rest.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -60,6 +77,9 @@ from invdyn.learn.keys import OBS_STATE
 from invdyn.learn.models import Float, InverseDynamicsModel
 from invdyn.sim.plant import Plant
 
+# 1/s, the default rate at which a desired state asks a position error back
+POSITION_GAIN = 10.0
+
 
 class _Runs(NamedTuple):
     """(n + 1, n_state) states of the three runs (the oracle's None if unknown), and what the
@@ -71,9 +91,26 @@ class _Runs(NamedTuple):
     note: str
 
 
-# (k, (start + k + 1, n_state) the recorded states before the start, then the simulated ones)
-# -> (n_action,) the action of step k
-_Policy = Callable[[int, Float], Float]
+# ahead -> (nq + nv) the desired full state `ahead` frames after the current one
+_Target = Callable[[int], Float]
+# (k, (start + k + 1, n_state) the recorded states before the start, then the simulated ones,
+# the desired states of step k) -> (n_action,) the action of step k
+_Policy = Callable[[int, Float, _Target], Float]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Span:
+    """What every source's runs share: the reference, where they start, for how long, and the
+    three ways to act (the oracle's is the source's own)."""
+
+    states: Float  # (T, n_state) the episode's recorded states
+    start: int
+    steps: int
+    fps: float
+    position_gain: float
+    # the IDM: (k, history as in `_Policy`, (n_state,) the desired observation H frames ahead)
+    model: Callable[[int, Float, Float], Float]
+    replay: _Policy
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -85,6 +122,7 @@ class FollowResult:
       episode: index of the reference episode in the dataset.
       start: frame of the episode the runs start from (the model's context ``C``).
       horizon: the model's horizon ``H``: the reference it is asked to reach.
+      position_gain: the rate (1/s) at which a request asks a position error back.
       time: (n + 1,) time of each compared frame, seconds from the episode's start.
       reference: (n + 1, n_state) the recorded states ``r_start .. r_{start+n}``.
       followed: (n + 1, n_state) the states the model's actions led to.
@@ -100,6 +138,7 @@ class FollowResult:
     episode: int
     start: int
     horizon: int
+    position_gain: float
     time: Float
     reference: Float
     followed: Float
@@ -131,6 +170,7 @@ class FollowResult:
             "episode": self.episode,
             "start": self.start,
             "horizon": self.horizon,
+            "position_gain": self.position_gain,
             "steps": self.steps,
             "final_errors": self.final_errors,
             "mean_errors": self.mean_errors,
@@ -156,10 +196,11 @@ def follow(
     episode: int = 0,
     seconds: float | None = None,
     plant: Plant | None = None,
+    position_gain: float = POSITION_GAIN,
 ) -> FollowResult:
     """Drive the simulated system along a recorded episode with a checkpoint's model.
 
-    See the module docstring for the three runs and the sources.
+    See the module docstring for the three runs, the desired states and the sources.
 
     Args:
       checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
@@ -167,19 +208,23 @@ def follow(
       episode: index of the reference episode (negative counts from the end).
       seconds: follow at most this many seconds of the episode (from frame ``C``); None for
         all of it.
-      plant: for an invdyn robot, the simulated plant (a payload, friction, damping or sensor
-        noise the recording did not have: the open-loop replay drifts, a model that closes the
-        loop corrects); None for the exact plant at the dataset's physics timestep. Not taken
-        for Gymnasium sources.
+      plant: the simulated plant, where it differs from the recording (a payload, wrong
+        masses, friction, damping or sensor noise the recording did not have: the open-loop
+        replay drifts, a model that closes the loop corrects); None for the recorded plant.
+        For an invdyn robot every `Plant` option applies. For a Gymnasium source only
+        ``mass_scale``, ``damping`` and ``friction`` do (`_mismatch_gym`); the time step and
+        integrator stay the recording's.
+      position_gain: rate (1/s, >= 0) at which the desired velocity asks a position error back;
+        0 tracks the reference's velocities only.
 
     Returns:
       The reference, the three runs and their errors.
 
     Raises:
-      InputError: a bad `episode` or `seconds`, an episode shorter than ``C + H + 1`` frames,
-        a dataset without actions or of another size than the model, a source that cannot be
-        simulated (not ``invdyn:`` or ``gym:``, a robot whose state names differ, a Gymnasium
-        dataset without MuJoCo's full state).
+      InputError: a bad `episode`, `seconds`, `plant` or `position_gain`, an episode shorter
+        than ``C + H + 1`` frames, a dataset without actions or of another size than the model,
+        a source that cannot be simulated (not ``invdyn:`` or ``gym:``, a robot whose state
+        names differ, a Gymnasium dataset without MuJoCo's full state).
       DataError: the checkpoint or the dataset is missing or corrupt.
       InvdynError: a simulation diverged.
     """
@@ -193,13 +238,16 @@ def follow(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
         )
+    if plant is not None and not isinstance(plant, Plant):
+        raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
+    gain = _position_gain(position_gain)
     index = _episode_index(episode, len(data))
     recorded = data.episode(index)
     states = np.asarray(recorded.state, dtype=np.float64)
     actions = np.asarray(recorded.action, dtype=np.float64)
     timestamp = np.asarray(recorded.timestamp, dtype=np.float64)
 
-    # the span: from frame C, n steps, each asking for the reference H frames ahead
+    # the span: from frame C, n steps, each asking for the state H frames ahead
     context, horizon = model.config.context, model.config.horizon
     available = len(states) - context - horizon
     if available < 1:
@@ -215,32 +263,31 @@ def follow(
             raise InputError(f"seconds must be > 0, got {seconds}")
         steps = min(available, max(1, round(seconds * info.fps)))
     start = context
-    reference = states[start : start + steps + 1]
 
-    # the model's policy: the simulated history and the reference H frames ahead
     chosen: list[Float] = []
 
-    def idm(k: int, history: Float) -> Float:
-        window = np.concatenate([history[-(context + 1) :], states[None, start + k + horizon]])
+    def idm(k: int, history: Float, desired: Float) -> Float:
+        # desired: (n_state,) the observation H frames ahead
+        window = np.concatenate([history[-(context + 1) :], desired[None]])
         action = _predict(model, window)
         chosen.append(action)
         return action
 
-    def replay(k: int, history: Float) -> Float:
+    def replay(k: int, history: Float, target: _Target) -> Float:
         return actions[start + k]
 
+    span = _Span(states, start, steps, info.fps, gain, idm, replay)
     source = info.source
-    if plant is not None and not source.startswith("invdyn:"):
-        raise InputError(f"plant is for invdyn robots; dataset {data.path} is of {source!r}")
     if source.startswith("invdyn:"):
-        runs = _robot_runs(data, states, start, steps, idm, replay, plant)
+        runs = _robot_runs(data, span, horizon, plant)
     elif source.startswith("gym:"):
-        runs = _gym_runs(data, index, states, start, steps, idm, replay)
+        runs = _gym_runs(data, index, span, horizon, plant)
     else:
         raise InputError(
             f"dataset {data.path} has source {source!r}: follow simulates invdyn robots "
             "('invdyn:<robot>') and Gymnasium MuJoCo environments ('gym:<env id>')"
         )
+    reference = states[start : start + steps + 1]
     named = {"followed": runs.followed, "open_loop": runs.open_loop, "oracle": runs.oracle}
     errors = {
         name: np.linalg.norm(run - reference, axis=1)
@@ -252,6 +299,7 @@ def follow(
         episode=index,
         start=start,
         horizon=horizon,
+        position_gain=gain,
         time=timestamp[start : start + steps + 1],
         reference=reference,
         followed=runs.followed,
@@ -263,7 +311,45 @@ def follow(
     )
 
 
+def reachable(
+    q: Float,
+    v: Float,
+    q_reference: Float,
+    v_reference: Float,
+    seconds: float,
+    position_gain: float,
+    integrate: Callable[[Float, Float], Float],
+    difference: Callable[[Float, Float], Float],
+) -> Float:
+    """(nq + nv) a state that the system at ``(q, v)`` can reach `seconds` later on the way back
+    to a reference.
+
+    Its velocity is ``v_reference + position_gain * (q_reference ⊖ q)``; its position is where a
+    constant acceleration from `v` to that velocity leads, ``q ⊕ seconds (v + v_desired) / 2``.
+
+    Args:
+      q: (nq,) the current configuration; v: (nv,) the current velocity.
+      q_reference: (nq,) the reference configuration now; v_reference: (nv,) the reference
+        velocity `seconds` later.
+      seconds: the time to the desired state.
+      position_gain: 1/s.
+      integrate: ``(q, dq) -> q ⊕ dq`` on the configuration manifold.
+      difference: ``(q0, q1) -> q1 ⊖ q0``.
+    """
+    v_desired = v_reference + position_gain * difference(q, q_reference)
+    return np.concatenate([integrate(q, 0.5 * seconds * (v + v_desired)), v_desired])
+
+
 # checks and the model
+
+
+def _position_gain(value: Any) -> float:
+    """`position_gain`, checked: a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+        raise InputError(f"position_gain must be a number, got {value!r}")
+    if not (math.isfinite(value) and value >= 0):
+        raise InputError(f"position_gain must be a finite number >= 0, got {value}")
+    return float(value)
 
 
 def _episode_index(episode: Any, count: int) -> int:
@@ -282,20 +368,50 @@ def _predict(model: InverseDynamicsModel, window: Float) -> Float:
     return mean.double().cpu().numpy().reshape(-1, model.n_action)[0]
 
 
+def _model_policy(span: _Span, horizon: int, observe: Callable[[Float], Float]) -> _Policy:
+    """The IDM as a policy: the observation (`observe`) of the desired state H frames ahead."""
+
+    def policy(k: int, history: Float, target: _Target) -> Float:
+        return span.model(k, history, observe(target(horizon)))
+
+    return policy
+
+
+def _desired(
+    reference: Float,
+    nq: int,
+    frame: int,
+    q: Float,
+    v: Float,
+    span: _Span,
+    integrate: Callable[[Float, Float], Float],
+    difference: Callable[[Float, Float], Float],
+) -> _Target:
+    """The desired states (`reachable`) of the system at ``(q, v)`` at `frame` of the (T, nq + nv)
+    reference of full states."""
+
+    def target(ahead: int) -> Float:
+        return reachable(
+            q,
+            v,
+            reference[frame, :nq],
+            reference[frame + ahead, nq:],
+            ahead / span.fps,
+            span.position_gain,
+            integrate,
+            difference,
+        )
+
+    return target
+
+
 # invdyn robots
 
 
-def _robot_runs(
-    data: Dataset,
-    states: Float,
-    start: int,
-    steps: int,
-    idm: _Policy,
-    replay: _Policy,
-    plant: Plant | None,
-) -> _Runs:
+def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -> _Runs:
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
     import invdyn
+    from invdyn.configuration import difference, integrate
     from invdyn.sim.rollout import csv_columns, rollout
 
     info = data.info
@@ -315,22 +431,30 @@ def _robot_runs(
     if plant is None:
         metadata = read_metadata(data.path)
         plant = Plant(timestep=float(metadata.get("physics_timestep", Plant().timestep)))
-    elif not isinstance(plant, Plant):
-        raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
-    timestep = plant.timestep
-    nq, fps = model.nq, info.fps
-    history = [states[k] for k in range(start)]
+    states, start, steps, fps = span.states, span.start, span.steps, span.fps
+    nq = model.nq
 
     def run(policy: _Policy) -> Float:
         # the controller sees the simulated state; past the last step it is not simulated
-        simulated = list(history)
+        simulated = [states[k] for k in range(start)]
 
         def controller(t: float, q: Float, v: Float) -> Float:
             k = round(t * fps)
             simulated.append(np.concatenate([q, v]))
             if k >= steps:
                 return np.zeros(model.nv)
-            return policy(k, np.array(simulated))
+
+            target = _desired(
+                states,
+                nq,
+                start + k,
+                q,
+                v,
+                span,
+                lambda q0, dq: integrate(model, q0, dq),
+                lambda q0, q1: difference(model, q0, q1),
+            )
+            return policy(k, np.array(simulated), target)
 
         out = rollout(
             model,
@@ -343,30 +467,22 @@ def _robot_runs(
         )
         return np.concatenate([out.q, out.v], axis=1)[: steps + 1]
 
-    def oracle(k: int, simulated: Float) -> Float:
+    def oracle(k: int, simulated: Float, target: _Target) -> Float:
         q, v = simulated[-1, :nq], simulated[-1, nq:]
-        v_next = states[start + k + 1, nq:]
-        return np.asarray(invdyn.rnea(model, q, v, (v_next - v) * fps))
+        return np.asarray(invdyn.rnea(model, q, v, (target(1)[nq:] - v) * fps))
 
     note = (
-        f"rnea({robot}, q_k, v_k, (v_ref_(k+1) - v_k) * fps) at the simulated state, fps = "
-        f"{fps:g}, physics timestep {timestep:g} s"
+        f"rnea({robot}, q_k, v_k, (v_desired_(k+1) - v_k) * fps) at the simulated state, fps = "
+        f"{fps:g}, physics timestep {plant.timestep:g} s"
     )
-    return _Runs(run(idm), run(replay), run(oracle), note)
+    followed = run(_model_policy(span, horizon, lambda state: state))
+    return _Runs(followed, run(span.replay), run(oracle), note)
 
 
 # gymnasium environments
 
 
-def _gym_runs(
-    data: Dataset,
-    index: int,
-    states: Float,
-    start: int,
-    steps: int,
-    idm: _Policy,
-    replay: _Policy,
-) -> _Runs:
+def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant | None) -> _Runs:
     """The three runs of a Gymnasium MuJoCo environment, and the oracle's note."""
     source = data.info.source
     env_id = source.removeprefix("gym:")
@@ -390,12 +506,16 @@ def _gym_runs(
     lengths = [len(data.episode(i)) for i in range(len(data))]
     first = sum(lengths[:index])
     full = np.asarray(full_all[first : first + lengths[index]], dtype=np.float64)
+    states, start, steps, fps = span.states, span.start, span.steps, span.fps
+    envs: list[Any] = []
     try:
-        env = gymnasium.make(env_id)
-    except Exception as exc:  # unknown ids, missing dependencies, bad assets
-        raise InputError(f"{source}: the environment cannot be made: {exc}") from None
-    try:
-        base: Any = env.unwrapped
+        # the simulated environment, and one that observes desired states
+        for _ in range(2):
+            try:
+                envs.append(gymnasium.make(env_id))
+            except Exception as exc:  # unknown ids, missing dependencies, bad assets
+                raise InputError(f"{source}: the environment cannot be made: {exc}") from None
+        base, probe = envs[0].unwrapped, envs[1].unwrapped
         model = base.model
         nq, nv = int(model.nq), int(model.nv)
         if full.ndim != 2 or full.shape[1] != nq + nv:
@@ -410,30 +530,50 @@ def _gym_runs(
             name = f"mjINT_{str(metadata['integrator']).upper()}"
             if hasattr(mujoco.mjtIntegrator, name):
                 model.opt.integrator = int(getattr(mujoco.mjtIntegrator, name))
-        space: Any = env.action_space
+        # the oracle knows the recorded physics, not the plant's
+        recorded = copy.deepcopy(model)
+        if plant is not None:
+            _mismatch_gym(mujoco, model, plant, source)
+        space: Any = envs[0].action_space
         low = np.asarray(space.low, dtype=np.float64)
         high = np.asarray(space.high, dtype=np.float64)
-        period = 1.0 / data.info.fps
+
+        def integrate(q: Float, dq: Float) -> Float:
+            out = np.array(q)
+            mujoco.mj_integratePos(recorded, out, dq, 1.0)
+            return out
+
+        def difference(q0: Float, q1: Float) -> Float:
+            out = np.empty(nv)
+            mujoco.mj_differentiatePos(recorded, out, 1.0, q0, q1)
+            return out
+
+        def observe(state: Float) -> Float:
+            probe.set_state(state[:nq], state[nq:])
+            return np.asarray(probe._get_obs(), dtype=np.float64).ravel()
 
         def run(policy: _Policy) -> Float:
             # reset, then the episode's state at the start frame
-            env.reset(seed=0)
+            envs[0].reset(seed=0)
             base.set_state(full[start, :nq], full[start, nq:])
             simulated = [states[k] for k in range(start)]
             simulated.append(np.asarray(base._get_obs(), dtype=np.float64).ravel())
             for k in range(steps):
-                action = np.clip(policy(k, np.array(simulated)), low, high)
+                q, v = base.data.qpos.copy(), base.data.qvel.copy()
+
+                target = _desired(full, nq, start + k, q, v, span, integrate, difference)
+                action = np.clip(policy(k, np.array(simulated), target), low, high)
                 observation, *_ = base.step(action.astype(space.dtype))
                 simulated.append(np.asarray(observation, dtype=np.float64).ravel())
             return np.array(simulated[start:])
 
-        def oracle(k: int, simulated: Float) -> Float:
+        def oracle(k: int, simulated: Float, target: _Target) -> Float:
             state = np.concatenate([base.data.qpos, base.data.qvel])[None]
-            qvel_next = full[start + k + 1, nq:][None]
-            return _inverse_ctrl(mujoco, model, state, qvel_next, period)[0]
+            return _inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1.0 / fps)[0]
 
-        followed, open_loop = run(idm), run(replay)
-        unsupported = _unsupported_actuators(mujoco, model)
+        followed = run(_model_policy(span, horizon, observe))
+        open_loop = run(span.replay)
+        unsupported = _unsupported_actuators(mujoco, recorded)
         oracle_run = None
         if unsupported:
             note = f"{source}: the oracle cannot invert actuators {unsupported}"
@@ -441,9 +581,45 @@ def _gym_runs(
             oracle_run = run(oracle)
             note = (
                 f"mujoco.mj_inverse({env_id}) at the simulated (qpos_k, qvel_k) with qacc = "
-                "(qvel_ref_(k+1) - qvel_k) * fps, solved for ctrl by least squares: exact only "
-                "with one Euler (or implicit) step per frame"
+                "(qvel_desired_(k+1) - qvel_k) * fps, solved for ctrl by least squares: exact "
+                "only with one Euler (or implicit) step per frame"
             )
     finally:
-        env.close()
+        for env in envs:
+            env.close()
     return _Runs(followed, open_loop, oracle_run, note)
+
+
+def _mismatch_gym(mujoco: Any, model: Any, plant: Plant, source: str) -> None:
+    """Make an environment's ``MjModel`` the plant `plant`, in place: every body's mass and
+    inertia times ``plant.mass_scale``, ``plant.damping`` and ``plant.friction`` (a scalar or
+    one per dof) added to ``dof_damping`` and ``dof_frictionloss``.
+
+    Raises:
+      InputError: the plant sets an option that has no meaning for an environment (a payload,
+        torque limits, sensor noise, delay, or a time step or integrator of its own), or a
+        per-dof option has the wrong length.
+    """
+    default = Plant()
+    unsupported = [
+        name
+        for name in ("payload", "torque_limit", "sensor_noise", "delay", "timestep", "integrator")
+        if getattr(plant, name) != getattr(default, name)
+    ]
+    if unsupported:
+        raise InputError(
+            f"{source}: the plant sets {', '.join(unsupported)}; a Gymnasium environment takes "
+            "only mass_scale, damping and friction (its time step and integrator are the "
+            "recording's)"
+        )
+    nv = int(model.nv)
+    for field, name in (("dof_damping", "damping"), ("dof_frictionloss", "friction")):
+        values = np.asarray(getattr(plant, name), dtype=np.float64).ravel()
+        if values.size not in (1, nv):
+            raise InputError(
+                f"{source}: Plant.{name} has {values.size} entries; the environment has {nv} dofs"
+            )
+        getattr(model, field)[:] += values
+    model.body_mass[1:] *= plant.mass_scale
+    model.body_inertia[1:] *= plant.mass_scale
+    mujoco.mj_setConst(model, mujoco.MjData(model))
