@@ -23,6 +23,7 @@ pytest.importorskip("mujoco")
 
 import invdyn
 from invdyn import InputError
+from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.config import Config, preset
 from invdyn.learn.data import Episode, read_dataset, write_collection, write_dataset
 from invdyn.learn.evaluate import (
@@ -186,6 +187,31 @@ def test_mismatched_dataset_is_refused(robot, tmp_path):
         evaluate_checkpoint(checkpoint, path)
 
 
+def test_dataset_of_another_spec_is_refused(robot, tmp_path):
+    """The checkpoint keeps the training data's names and rate (spec.json): a dataset of the
+    same sizes that means something else is refused, the training dataset gone or not."""
+    dataset, checkpoint, _ = robot
+    spec = load_checkpoint(checkpoint).spec
+    assert spec is not None and spec.state_names == dataset.info.state_names
+    assert spec.action_names == dataset.info.action_names and spec.fps == dataset.info.fps
+    episodes = [dataset.episode(i) for i in range(3)]
+    info = dataset.info
+    cases = {
+        "state names": {"state_names": [f"s{i}" for i in range(info.n_state)]},
+        "action names": {"action_names": ["a0", "a1"]},
+        "fps 500 differs": {"fps": 500.0},
+    }
+    for message, change in cases.items():
+        options = {
+            "fps": info.fps,
+            "state_names": info.state_names,
+            "action_names": info.action_names,
+        } | change
+        path = write_dataset(tmp_path / message.replace(" ", "_"), episodes, **options)
+        with pytest.raises(InputError, match=message):
+            evaluate_checkpoint(checkpoint, path)
+
+
 @requires_gym
 def test_gym_dataset_has_no_oracle(tmp_path):
     collection = collect_gym("HalfCheetah-v5", episodes=3, steps_per_episode=100, seed=0)
@@ -281,10 +307,11 @@ def test_gym_oracle_from_the_full_state(cheetah):
 
 
 @requires_gym
-def test_gym_oracle_is_exact_for_one_euler_step_per_frame(cheetah, tmp_path):
-    _, checkpoint = cheetah
+def test_gym_oracle_is_exact_for_one_euler_step_per_frame(tmp_path):
     path = write_collection(_euler_collection("HalfCheetah-v5", 200), tmp_path / "euler")
-    report = evaluate_checkpoint(checkpoint, path)
+    # a model of this data's spec (one frame per physics step), only for the oracle beside it
+    result = train(read_dataset(path), small_config(epochs=1), tmp_path / "run", progress=False)
+    report = evaluate_checkpoint(result.checkpoint, path)
     oracle = report.oracle
     assert oracle is not None, report.oracle_note
     # measured nmse ~ 1e-26: exact to rounding, contacts included

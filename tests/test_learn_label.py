@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from conftest import driven_pendulums
 torch = pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
-from invdyn import InputError  # noqa: E402
+from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn import label  # noqa: E402
 from invdyn.learn.checkpoint import load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
@@ -184,6 +185,26 @@ def test_refuses_a_dataset_of_another_spec(ensemble, held_out, tmp_path):
             label_dataset(ensemble, path, tmp_path / "out")
         assert not (tmp_path / "out").exists()
         assert not (tmp_path / "out.partial").exists()
+
+
+def test_spec_is_kept_in_the_checkpoint(ensemble, held_out, tmp_path):
+    """The checks do not need the training dataset: the checkpoint keeps its spec."""
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(ensemble, copy)
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps(config | {"dataset": str(tmp_path / "gone")}))
+    spec = json.loads((copy / "spec.json").read_text())
+    assert spec["state_names"] == list(STATE_NAMES) and spec["fps"] == FPS
+    renamed = write(tmp_path / "renamed", action_free(held_out), state_names=("a", "b", "c", "d"))
+    with pytest.raises(InputError, match="state names"):
+        label_dataset(copy, renamed, tmp_path / "out")
+    # and the labels take the training data's action names
+    result = label_dataset(copy, write(tmp_path / "free", action_free(held_out)), tmp_path / "ok")
+    assert read_dataset(result).info.action_names == ACTION_NAMES
+    # a corrupt spec is reported as such
+    (copy / "spec.json").write_text('{"state_names": "q0"}')
+    with pytest.raises(DataError, match="spec.json"):
+        label_dataset(copy, renamed, tmp_path / "out2")
 
 
 def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):

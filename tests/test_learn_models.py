@@ -205,6 +205,7 @@ def test_split_is_seeded_and_by_episode():
 def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, tmp_path):
     config = small(epochs=2, head="mixture", context=1)
     result = train(episodes, config, tmp_path, progress=False)
+    # trained on bare arrays: no dataset spec to keep
     files = {p.name for p in result.checkpoint.iterdir()}
     assert files == {
         "model.safetensors",

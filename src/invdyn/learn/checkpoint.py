@@ -5,6 +5,8 @@ A checkpoint directory holds:
   ``config.json``: the `Config` (`Config.to_json`).
   ``norm_stats.json``: the normalisation statistics (`NormStats.to_dict`).
   ``metrics.json``: validation metrics and the training history.
+  ``spec.json``: what the model's inputs and outputs are (`DataSpec`: the training dataset's
+    state and action names, frame rate and source), when it was trained on a dataset.
 and, for resuming an unfinished run:
   ``optimizer.safetensors``: the optimiser's per-parameter state tensors, keyed
     ``"<parameter index>.<name>"`` (AdamW's ``step``, ``exp_avg``, ``exp_avg_sq``).
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import uuid
@@ -31,7 +34,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from invdyn.errors import DataError, InvdynError
+from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.config import Config
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
@@ -41,6 +44,72 @@ NORM_STATS_FILE = "norm_stats.json"
 METRICS_FILE = "metrics.json"
 OPTIMIZER_FILE = "optimizer.safetensors"
 TRAIN_STATE_FILE = "train_state.json"
+SPEC_FILE = "spec.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSpec:
+    """What a model's inputs and outputs are: the spec of the dataset it was trained on.
+
+    Attributes:
+      state_names: name of each entry of the state (``observation.state``).
+      action_names: name of each entry of the action.
+      fps: frames per second.
+      source: the robot or simulator of the training data (informative: a model trained in
+        simulation may label data of the real robot).
+    """
+
+    state_names: tuple[str, ...]
+    action_names: tuple[str, ...]
+    fps: float
+    source: str = ""
+
+    @classmethod
+    def of(cls, info: Any) -> DataSpec:
+        """The spec of a dataset with actions, from its `invdyn.learn.data.DatasetInfo`."""
+        return cls(tuple(info.state_names), tuple(info.action_names), float(info.fps), info.source)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON data."""
+        return dataclasses.asdict(self) | {
+            "state_names": list(self.state_names),
+            "action_names": list(self.action_names),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DataSpec:
+        """The spec of `to_dict`'s output; ValueError or TypeError if it is malformed."""
+        names = {key: data[key] for key in ("state_names", "action_names")}
+        for key, value in names.items():
+            if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+                raise TypeError(f"{key} must be a list of strings")
+        fps = data["fps"]
+        if isinstance(fps, bool) or not isinstance(fps, int | float) or not fps > 0:
+            raise ValueError(f"fps must be a number > 0, got {fps!r}")
+        source = data.get("source", "")
+        if not isinstance(source, str):
+            raise TypeError("source must be a string")
+        return cls(tuple(names["state_names"]), tuple(names["action_names"]), float(fps), source)
+
+    def check(self, info: Any, where: str, *, actions: bool) -> None:
+        """Raise `InputError` unless the dataset of `info` (`invdyn.learn.data.DatasetInfo`)
+        fits the model: the same state names and frame rate, and with `actions`, the same
+        action names (a dataset without actions passes)."""
+        if tuple(info.state_names) != self.state_names:
+            raise InputError(
+                f"{where}: state names {list(info.state_names)} differ from those the model was "
+                f"trained on: {list(self.state_names)}"
+            )
+        if not math.isclose(info.fps, self.fps, rel_tol=1e-9):
+            raise InputError(
+                f"{where}: fps {info.fps:g} differs from the {self.fps:g} the model was trained at"
+            )
+        if actions and info.action_names is not None:
+            if tuple(info.action_names) != self.action_names:
+                raise InputError(
+                    f"{where}: action names {list(info.action_names)} differ from those the "
+                    f"model was trained on: {list(self.action_names)}"
+                )
 
 
 @dataclasses.dataclass
@@ -53,6 +122,7 @@ class Checkpoint:
       metrics: the contents of ``metrics.json``.
       train_state: the contents of ``train_state.json``, or None if the checkpoint has none.
       optimizer_state: a state dict for ``torch.optim.Optimizer.load_state_dict``, or None.
+      spec: the training data's spec, or None if it was trained on bare arrays.
     """
 
     model: InverseDynamicsModel
@@ -60,6 +130,7 @@ class Checkpoint:
     metrics: dict[str, Any]
     train_state: dict[str, Any] | None = None
     optimizer_state: dict[str, Any] | None = None
+    spec: DataSpec | None = None
 
 
 def save_checkpoint(
@@ -70,6 +141,7 @@ def save_checkpoint(
     metrics: Mapping[str, Any],
     optimizer: torch.optim.Optimizer | None = None,
     train_state: Mapping[str, Any] | None = None,
+    spec: DataSpec | None = None,
 ) -> Path:
     """Write a checkpoint directory at `path`, replacing any there, atomically.
 
@@ -80,6 +152,7 @@ def save_checkpoint(
       metrics: JSON-serialisable metrics for ``metrics.json``.
       optimizer: the optimiser, saved for resuming (with `train_state`).
       train_state: JSON-serialisable loop state for ``train_state.json``.
+      spec: the training data's spec for ``spec.json``; None writes none.
 
     Returns:
       the checkpoint directory.
@@ -95,6 +168,8 @@ def save_checkpoint(
         _write_json(tmp / CONFIG_FILE, config.to_dict())
         _write_json(tmp / NORM_STATS_FILE, model.stats.to_dict())
         _write_json(tmp / METRICS_FILE, dict(metrics))
+        if spec is not None:
+            _write_json(tmp / SPEC_FILE, spec.to_dict())
         # the optimiser: tensors to safetensors, hyper-parameters to JSON
         if optimizer is not None or train_state is not None:
             state = dict(train_state or {})
@@ -146,6 +221,9 @@ def load_checkpoint(
     _parse(path / MODEL_FILE, lambda: model.load_state_dict(weights, strict=True))
     model.to(device).eval()
     checkpoint = Checkpoint(model=model, config=config, metrics=metrics)
+    if (path / SPEC_FILE).exists():
+        spec = _read_json(path / SPEC_FILE)
+        checkpoint.spec = _parse(path / SPEC_FILE, lambda: DataSpec.from_dict(spec))
     if (path / TRAIN_STATE_FILE).exists():
         state = _read_json(path / TRAIN_STATE_FILE)
         groups = state.pop("optimizer_param_groups", None)

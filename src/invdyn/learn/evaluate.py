@@ -225,7 +225,8 @@ def evaluate_checkpoint(
 
     Raises:
       InputError: the dataset has no actions, its state or action size differs from the
-        model's, bad `episodes`, or no window to evaluate.
+        model's, its state or action names or frame rate from the training data's (the
+        checkpoint's `DataSpec`), bad `episodes`, or no window to evaluate.
       DataError: the checkpoint or the dataset is missing or corrupt.
     """
     checkpoint = load_checkpoint(checkpoint_dir)
@@ -239,6 +240,8 @@ def evaluate_checkpoint(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
         )
+    if checkpoint.spec is not None:
+        checkpoint.spec.check(info, str(data.path), actions=True)
     arrays = episode_arrays(data)
     count = len(arrays)
 

@@ -222,13 +222,15 @@ def follow(
 
     Raises:
       InputError: a bad `episode`, `seconds`, `plant` or `position_gain`, an episode shorter
-        than ``C + H + 1`` frames, a dataset without actions or of another size than the model,
+        than ``C + H + 1`` frames, a dataset without actions or of another size or spec
+        (`invdyn.learn.checkpoint.DataSpec`) than the model's,
         a source that cannot be simulated (not ``invdyn:`` or ``gym:``, a robot whose state
         names differ, a Gymnasium dataset without MuJoCo's full state).
       DataError: the checkpoint or the dataset is missing or corrupt.
       InvdynError: a simulation diverged.
     """
-    model = load_checkpoint(checkpoint_dir).model
+    checkpoint = load_checkpoint(checkpoint_dir)
+    model = checkpoint.model
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info
     if info.action_names is None:
@@ -238,6 +240,8 @@ def follow(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
         )
+    if checkpoint.spec is not None:
+        checkpoint.spec.check(info, str(data.path), actions=True)
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
     gain = _position_gain(position_gain)

@@ -58,7 +58,6 @@ from invdyn.learn.checkpoint import (
 )
 from invdyn.learn.data import (
     Dataset,
-    DatasetInfo,
     Episode,
     FrameFeature,
     _check_target,
@@ -247,33 +246,11 @@ def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> t
             f"{where} already has actions; pass replace=True (invdyn label --replace) to "
             "replace them with predictions"
         )
-    # the training dataset's spec, when the checkpoint names one that is still readable
-    trained = _training_info(checkpoint.config.dataset)
-    if trained is None:
+    spec = checkpoint.spec
+    if spec is None:
         return tuple(f"{ACTION}.{j}" for j in range(model.n_action))
-    if trained.state_names != info.state_names:
-        raise InputError(
-            f"{where}: state names {list(info.state_names)} differ from those the model was "
-            f"trained on ({checkpoint.config.dataset}): {list(trained.state_names)}"
-        )
-    if not np.isclose(trained.fps, info.fps, rtol=1e-9):
-        raise InputError(
-            f"{where}: fps {info.fps} differs from the {trained.fps} the model was trained at"
-        )
-    names = trained.action_names
-    if names is None or len(names) != model.n_action:
-        return tuple(f"{ACTION}.{j}" for j in range(model.n_action))
-    return names
-
-
-def _training_info(name: str) -> DatasetInfo | None:
-    """The `DatasetInfo` of the training dataset `name`, or None if it cannot be read."""
-    if not name or not (Path(name) / "meta" / "info.json").is_file():
-        return None
-    try:
-        return read_info(name)
-    except (DataError, OSError):
-        return None
+    spec.check(info, where, actions=False)
+    return spec.action_names
 
 
 def _n_windows(lengths: list[int], context: int, horizon: int) -> int:

@@ -32,7 +32,7 @@ import torch
 from tqdm.auto import tqdm
 
 from invdyn.errors import InputError
-from invdyn.learn.checkpoint import load_checkpoint, save_checkpoint
+from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_STATE
 from invdyn.learn.models import (
@@ -110,6 +110,8 @@ def train(
 
     Args:
       episodes: the episodes (see `invdyn.learn.models.episode_arrays` for the forms taken).
+        From an `invdyn.learn.data.Dataset`, its spec (state and action names, fps) is saved
+        with the checkpoint, and labelling, evaluation and following check data against it.
       config: the model and its training.
       out_dir: the run directory; the checkpoint is ``out_dir/checkpoint``.
       progress: show a progress bar.
@@ -127,6 +129,7 @@ def train(
     if not isinstance(config, Config):
         raise InputError(f"config must be a Config, got {type(config).__name__}")
     tc = config.train
+    spec = _spec(episodes)
     arrays = episode_arrays(episodes)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
     train_w = make_windows([arrays[i] for i in train_idx], config.model)
@@ -227,6 +230,7 @@ def train(
                         config=config,
                         metrics={"epoch": epoch + 1, "validation": metrics, "history": history},
                         optimizer=optimizer,
+                        spec=spec,
                         train_state={
                             "epoch": epoch + 1,
                             "finished": done,
@@ -340,6 +344,16 @@ class _DeviceWindows:
             OBS_STATE: self.states[self.obs_index[rows]],
             ACTION: action if self.chunk else action[:, 0],
         }
+
+
+def _spec(episodes: Iterable[Any]) -> DataSpec | None:
+    """The spec of a dataset with actions (`invdyn.learn.data.Dataset`), else None."""
+    from invdyn.learn.data import DatasetInfo
+
+    info = getattr(episodes, "info", None)
+    if isinstance(info, DatasetInfo) and info.action_names is not None:
+        return DataSpec.of(info)
+    return None
 
 
 def _learning_rate(peak: float, schedule: str, step: int, total: int) -> float:
