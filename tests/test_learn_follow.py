@@ -26,7 +26,7 @@ import invdyn
 from invdyn import InputError
 from invdyn.learn.config import Config, preset
 from invdyn.learn.data import Episode, read_dataset, write_collection, write_dataset
-from invdyn.learn.follow import FollowResult, follow, reachable
+from invdyn.learn.follow import Configurations, FollowResult, follow, reachable
 from invdyn.learn.train import train
 from invdyn.sim.collect import collect_gym, collect_robot
 from invdyn.sim.plant import Plant
@@ -129,12 +129,13 @@ def test_reachable_states():
     def subtract(q0, q1):
         return q1 - q0
 
+    space = Configurations(add, subtract)
     q, v = np.array([0.1, -0.2]), np.array([1.0, 0.5])
     # on the reference: its velocity, reached by a constant acceleration
-    state = reachable(q, v, q, np.array([2.0, 0.5]), 0.1, 10.0, add, subtract)
+    state = reachable(q, v, q, np.array([2.0, 0.5]), 0.1, 10.0, space)
     np.testing.assert_allclose(state, [0.1 + 0.15, -0.2 + 0.05, 2.0, 0.5])
     # behind the reference: a faster velocity, by the gain times the position error
-    state = reachable(q, v, q + 0.01, v, 0.1, 10.0, add, subtract)
+    state = reachable(q, v, q + 0.01, v, 0.1, 10.0, space)
     np.testing.assert_allclose(state[2:], v + 0.1)
     np.testing.assert_allclose(state[:2], q + 0.05 * (2 * v + 0.1))
 

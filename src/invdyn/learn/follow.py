@@ -315,6 +315,14 @@ def follow(
     )
 
 
+class Configurations(NamedTuple):
+    """Moves on a configuration manifold: ``integrate(q, dq) = q ⊕ dq`` and
+    ``difference(q0, q1) = q1 ⊖ q0`` ((nq,) configurations, (nv,) tangent vectors)."""
+
+    integrate: Callable[[Float, Float], Float]
+    difference: Callable[[Float, Float], Float]
+
+
 def reachable(
     q: Float,
     v: Float,
@@ -322,8 +330,7 @@ def reachable(
     v_reference: Float,
     seconds: float,
     position_gain: float,
-    integrate: Callable[[Float, Float], Float],
-    difference: Callable[[Float, Float], Float],
+    space: Configurations,
 ) -> Float:
     """(nq + nv) a state that the system at ``(q, v)`` can reach `seconds` later on the way back
     to a reference.
@@ -337,11 +344,10 @@ def reachable(
         velocity `seconds` later.
       seconds: the time to the desired state.
       position_gain: 1/s.
-      integrate: ``(q, dq) -> q ⊕ dq`` on the configuration manifold.
-      difference: ``(q0, q1) -> q1 ⊖ q0``.
+      space: the configuration manifold.
     """
-    v_desired = v_reference + position_gain * difference(q, q_reference)
-    return np.concatenate([integrate(q, 0.5 * seconds * (v + v_desired)), v_desired])
+    v_desired = v_reference + position_gain * space.difference(q, q_reference)
+    return np.concatenate([space.integrate(q, 0.5 * seconds * (v + v_desired)), v_desired])
 
 
 # checks and the model
@@ -388,8 +394,7 @@ def _desired(
     q: Float,
     v: Float,
     span: _Span,
-    integrate: Callable[[Float, Float], Float],
-    difference: Callable[[Float, Float], Float],
+    space: Configurations,
 ) -> _Target:
     """The desired states (`reachable`) of the system at ``(q, v)`` at `frame` of the (T, nq + nv)
     reference of full states."""
@@ -402,8 +407,7 @@ def _desired(
             reference[frame + ahead, nq:],
             ahead / span.fps,
             span.position_gain,
-            integrate,
-            difference,
+            space,
         )
 
     return target
@@ -437,6 +441,9 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
         plant = Plant(timestep=float(metadata.get("physics_timestep", Plant().timestep)))
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     nq = model.nq
+    space = Configurations(
+        lambda q, dq: integrate(model, q, dq), lambda q0, q1: difference(model, q0, q1)
+    )
 
     def run(policy: _Policy) -> Float:
         # the controller sees the simulated state; past the last step it is not simulated
@@ -448,16 +455,7 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
             if k >= steps:
                 return np.zeros(model.nv)
 
-            target = _desired(
-                states,
-                nq,
-                start + k,
-                q,
-                v,
-                span,
-                lambda q0, dq: integrate(model, q0, dq),
-                lambda q0, q1: difference(model, q0, q1),
-            )
+            target = _desired(states, nq, start + k, q, v, span, space)
             return policy(k, np.array(simulated), target)
 
         out = rollout(
@@ -538,9 +536,9 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
         recorded = copy.deepcopy(model)
         if plant is not None:
             _mismatch_gym(mujoco, model, plant, source)
-        space: Any = envs[0].action_space
-        low = np.asarray(space.low, dtype=np.float64)
-        high = np.asarray(space.high, dtype=np.float64)
+        actions: Any = envs[0].action_space
+        low = np.asarray(actions.low, dtype=np.float64)
+        high = np.asarray(actions.high, dtype=np.float64)
 
         def integrate(q: Float, dq: Float) -> Float:
             out = np.array(q)
@@ -551,6 +549,8 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             out = np.empty(nv)
             mujoco.mj_differentiatePos(recorded, out, 1.0, q0, q1)
             return out
+
+        space = Configurations(integrate, difference)
 
         def observe(state: Float) -> Float:
             probe.set_state(state[:nq], state[nq:])
@@ -564,10 +564,9 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             simulated.append(np.asarray(base._get_obs(), dtype=np.float64).ravel())
             for k in range(steps):
                 q, v = base.data.qpos.copy(), base.data.qvel.copy()
-
-                target = _desired(full, nq, start + k, q, v, span, integrate, difference)
+                target = _desired(full, nq, start + k, q, v, span, space)
                 action = np.clip(policy(k, np.array(simulated), target), low, high)
-                observation, *_ = base.step(action.astype(space.dtype))
+                observation, *_ = base.step(action.astype(actions.dtype))
                 simulated.append(np.asarray(observation, dtype=np.float64).ravel())
             return np.array(simulated[start:])
 
