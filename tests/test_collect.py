@@ -128,11 +128,22 @@ def test_robot_bad_input():
 
 @requires_gym
 @pytest.mark.parametrize("policy", ["random", "noisy", "scripted"])
-@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Reacher-v5"])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "HalfCheetah-v5",
+        "Hopper-v5",
+        "Walker2d-v5",
+        "Ant-v5",
+        "Reacher-v5",
+        "Pusher-v5",
+        "InvertedDoublePendulum-v5",
+    ],
+)
 def test_gym(env_id, policy):
     import gymnasium as gym
 
-    steps = 150
+    steps = 40
     collection = collect_gym(env_id, episodes=2, steps_per_episode=steps, policy=policy, seed=1)
     env = gym.make(env_id)
     low, high = env.action_space.low, env.action_space.high
@@ -142,16 +153,17 @@ def test_gym(env_id, policy):
     env.close()
     assert collection.source == f"gym:{env_id}" and len(collection) == 2
     assert len(collection.state_names) == n_obs and len(collection.action_names) == n_act
-    expected = "scripted" if (policy == "scripted" and env_id == "Reacher-v5") else policy
-    expected = "noisy" if policy == "scripted" and env_id != "Reacher-v5" else expected
-    assert collection.metadata["policy"] == expected
+    assert collection.metadata["policy"] == policy
     for episode in collection.episodes:
-        assert episode.state.shape == (steps + 1, n_obs)
-        assert episode.action.shape == (steps + 1, n_act)
+        # a falling Hopper, Walker, Ant or pendulum ends its episode early
+        n = len(episode.state)
+        assert 3 <= n <= steps + 1
+        assert episode.state.shape == (n, n_obs) and episode.action.shape == (n, n_act)
         assert episode.full_state is not None
-        assert episode.full_state.shape == (steps + 1, model.nq + model.nv)
+        assert episode.full_state.shape == (n, model.nq + model.nv)
         assert np.all(episode.action >= low) and np.all(episode.action <= high)
-        assert np.ptp(episode.action, axis=0).min() > 0.0
+    actions = np.concatenate([episode.action for episode in collection.episodes])
+    assert np.ptp(actions, axis=0).min() > 0.0
     # reproducible with a seed, different with another
     again = collect_gym(env_id, episodes=2, steps_per_episode=steps, policy=policy, seed=1)
     for a, b in zip(collection.episodes, again.episodes):
@@ -159,6 +171,22 @@ def test_gym(env_id, policy):
         np.testing.assert_array_equal(a.action, b.action)
     other = collect_gym(env_id, episodes=1, steps_per_episode=steps, policy=policy, seed=2)
     assert not np.array_equal(other.episodes[0].action, collection.episodes[0].action)
+
+
+@requires_gym
+def test_scripted_gait_is_periodic():
+    """Outside Reacher the scripted policy is a gait: one frequency in every action dimension."""
+    from invdyn.sim.collect import GAIT_FREQUENCY
+
+    collection = collect_gym("HalfCheetah-v5", episodes=2, steps_per_episode=400, policy="scripted")
+    for episode in collection.episodes:
+        action = episode.action - episode.action.mean(axis=0)
+        spectrum = np.abs(np.fft.rfft(action, axis=0))
+        frequency = np.fft.rfftfreq(len(action), d=1.0 / collection.fps)
+        peaks = frequency[np.argmax(spectrum[1:], axis=0) + 1]
+        # within one frequency bin of each other, and in the drawn range
+        assert np.ptp(peaks) <= frequency[1] + 1e-9, peaks
+        assert GAIT_FREQUENCY[0] - frequency[1] <= peaks[0] <= GAIT_FREQUENCY[1] + frequency[1]
 
 
 @requires_gym

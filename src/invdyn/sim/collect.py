@@ -14,7 +14,8 @@ of the state and action entries, the frame rate and the source. Two sources:
   layout, the action the joint forces applied after saturation at the torque limits, held for
   one control period.
 - `collect_gym`: a Gymnasium MuJoCo environment (``HalfCheetah-v5``, ``Hopper-v5``,
-  ``Reacher-v5``, ...) driven by a random, a smooth random (``"noisy"``) or a scripted policy.
+  ``Reacher-v5``, ...) driven by a random, a smooth random (``"noisy"``) or a scripted policy
+  (reaching for Reacher, a periodic gait elsewhere).
   The state is the environment's observation, the action what was passed to ``env.step``.
 
 Both also record MuJoCo's full state ``(qpos, qvel)`` at every observation (``full_state``), from
@@ -88,6 +89,12 @@ NOISE_STD = (0.3, 0.8)
 REACHER_KP = (30.0, 100.0)
 REACHER_KD = (0.05, 0.2)
 REACHER_NOISE = (0.02, 0.1)
+# the scripted gait of the other environments: every action dimension a sinusoid about the
+# middle of its range, of one frequency (Hz) and an amplitude (in units of the half-range)
+# drawn per episode, a random phase per dimension, plus action noise
+GAIT_FREQUENCY = (0.5, 3.0)
+GAIT_AMPLITUDE = (0.3, 1.0)
+GAIT_NOISE = 0.05
 # gym episodes that end before this many steps are discarded; an episode is drawn again at
 # most this many times (a gym episode too short, a robot episode off its position limits)
 MIN_STEPS = 2
@@ -329,8 +336,10 @@ def collect_gym(
       `NOISE_TIME` seconds and a stationary standard deviation σ in `NOISE_STD`.
     - ``"scripted"``: for ``Reacher``, a task-space PD law that drives the fingertip to the
       target (``ctrl = J^T (kp e) - kd qdot`` with random gains per episode, plus a little
-      noise); every other environment falls back to ``"noisy"`` (``metadata["policy"]`` says
-      which ran).
+      noise); for every other environment an open-loop periodic gait, each action dimension
+      ``centre + half A sin(2 pi f t + phi_j)`` with a frequency f in `GAIT_FREQUENCY` Hz and
+      an amplitude A in `GAIT_AMPLITUDE` per episode, a random phase per dimension and
+      Gaussian noise of `GAIT_NOISE`, clipped to the bounds.
 
     Episode k is reset, and its policy seeded, from ``numpy.random.SeedSequence(seed,
     spawn_key=(k, attempt))``, so it does not depend on how many are collected. An episode
@@ -375,7 +384,6 @@ def _collect_gym(
     base = env.unwrapped
     space = env.action_space
     dt = float(base.dt)
-    ran = "noisy" if policy == "scripted" and not _scriptable(base) else policy
 
     collected: list[CollectedEpisode] = []
     discarded = 0
@@ -383,7 +391,7 @@ def _collect_gym(
         for k in range(count):
             for attempt in range(MAX_DISCARDS + 1):
                 child = np.random.SeedSequence(seed, spawn_key=(k, attempt))
-                episode = _gym_episode(env, ran, child)
+                episode = _gym_episode(env, policy, child)
                 if episode is not None:
                     break
                 discarded += 1
@@ -408,8 +416,7 @@ def _collect_gym(
             "env_id": env_id,
             "episodes": count,
             "max_episode_steps": env.spec.max_episode_steps if env.spec else None,
-            "policy": ran,
-            "requested_policy": policy,
+            "policy": policy,
             "seed": seed,
             "discarded": discarded,
             # the physics the frames span, for MuJoCo's inverse dynamics in evaluation
@@ -634,9 +641,11 @@ def _policy(name: str, env: Any, rng: np.random.Generator) -> Any:
     low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
     if name == "random":
         return lambda observation: space.sample()
-    if name == "scripted":
-        return _reacher_policy(env.unwrapped, low, high, rng)
     centre, half = 0.5 * (high + low), 0.5 * (high - low)
+    if name == "scripted" and _scriptable(env.unwrapped):
+        return _reacher_policy(env.unwrapped, low, high, rng)
+    if name == "scripted":
+        return _gait_policy(float(env.unwrapped.dt), centre, half, rng)
     rho = math.exp(-float(env.unwrapped.dt) / rng.uniform(*NOISE_TIME))
     sigma = rng.uniform(*NOISE_STD)
     state = {"x": sigma * rng.standard_normal(low.shape)}
@@ -647,6 +656,22 @@ def _policy(name: str, env: Any, rng: np.random.Generator) -> Any:
         return np.clip(centre + half * x, low, high)
 
     return noisy
+
+
+def _gait_policy(dt: float, centre: Float, half: Float, rng: np.random.Generator) -> Any:
+    """A periodic gait (see `collect_gym`), one action per call, time advancing by `dt`."""
+    frequency, amplitude = rng.uniform(*GAIT_FREQUENCY), rng.uniform(*GAIT_AMPLITUDE)
+    phase = rng.uniform(0.0, 2.0 * math.pi, size=centre.shape)
+    step = {"k": 0}
+
+    def gait(observation: Any) -> Float:
+        t = step["k"] * dt
+        step["k"] += 1
+        x = amplitude * np.sin(2.0 * math.pi * frequency * t + phase)
+        x = x + GAIT_NOISE * rng.standard_normal(centre.shape)
+        return np.clip(centre + half * x, centre - half, centre + half)
+
+    return gait
 
 
 def _scriptable(env: Any) -> bool:
