@@ -178,13 +178,12 @@ def test_action_free_episodes(tmp_path: Path) -> None:
 
 
 def test_reads_lerobot_variants(tmp_path: Path) -> None:
-    """Names as {"motors": [...]}, variable-size lists, a video feature, an unnamed task index."""
+    """Names as {"motors": [...]}, variable-size lists, an unnamed task index."""
     written = episodes(2, dtype=np.float32)
     path = write(tmp_path / "ds", written)
     info = json.loads((path / "meta/info.json").read_text())
     info["features"][keys.OBS_STATE]["names"] = {"motors": STATE_NAMES}
     info["features"][keys.ACTION]["names"] = None
-    info["features"]["observation.images.top"] = {"dtype": "video", "shape": [8, 8, 3]}
     (path / "meta/info.json").write_text(json.dumps(info))
     table = pq.read_table(path / DATA_FILE)
     for name in (keys.OBS_STATE, keys.ACTION):

@@ -1,7 +1,7 @@
 """Datasets on disk: the LeRobot v3 layout, and readers for the tables and files users have.
 
 A dataset is a directory in LeRobot's ``v3.0`` layout, so that LeRobot reads what invdyn writes
-and invdyn reads the state and action of what LeRobot writes (videos are not read)::
+and invdyn reads the state, action and videos of what LeRobot writes::
 
     meta/info.json                                  fps, features (dtype, shape, names), counts
     meta/stats.json                                 min, max, mean, std, count, q01 ... q99
@@ -11,6 +11,10 @@ and invdyn reads the state and action of what LeRobot writes (videos are not rea
     data/chunk-{chunk:03d}/file-{file:03d}.parquet  one row per frame: observation.state,
                                                     action, timestamp, frame_index,
                                                     episode_index, index, task_index
+    videos/observation.images.<camera>/chunk-{chunk:03d}/file-{file:03d}.mp4
+                                                    a camera's frames, episode after episode
+                                                    (`invdyn.learn.video`); the episodes'
+                                                    spans in the episodes metadata
 
 Frames of several episodes share a data file; a new file starts when the next episode would
 take the current one past `Layout.file_size_mb` (uncompressed), and a new chunk directory after
@@ -42,7 +46,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -57,9 +61,21 @@ from invdyn.learn.keys import (
     EPISODE_INDEX,
     FRAME_INDEX,
     INDEX,
+    OBS_IMAGE_PREFIX,
     OBS_STATE,
     TASK_INDEX,
     TIMESTAMP,
+)
+from invdyn.learn.video import (
+    QUANTILES,
+    TOLERANCE_S,
+    Frames,
+    VideoFrames,
+    VideoSegment,
+    check_frames,
+    frame_statistics,
+    video_info,
+    write_camera,
 )
 
 Float = NDArray[np.floating[Any]]
@@ -81,10 +97,6 @@ MUJOCO_STATE = "observation.mujoco_state"
 METADATA_KEY = "invdyn"
 """Key of ``meta/info.json`` under which `write_collection` stores how the data was collected."""
 
-# LeRobot's defaults, written to info.json
-_VIDEO_FILE_SIZE_MB = 500
-# statistics of every feature, as LeRobot computes them
-_QUANTILES = {"q01": 0.01, "q10": 0.10, "q50": 0.50, "q90": 0.90, "q99": 0.99}
 # bookkeeping columns of every frame, int64
 _INDEX_COLUMNS = (FRAME_INDEX, EPISODE_INDEX, INDEX, TASK_INDEX)
 _INFO_FIELDS = (
@@ -95,6 +107,7 @@ _INFO_FIELDS = (
     "data_path",
     "features",
 )
+_SEGMENT_FIELDS = ("chunk_index", "file_index", "from_timestamp", "to_timestamp")
 _EPISODE_COLUMNS = (
     "episode_index",
     "tasks",
@@ -219,6 +232,8 @@ class DatasetInfo:
       state_dtype: dtype of the state on disk, "float32" or "float64".
       action_dtype: dtype of the action on disk, or None for action-free data.
       codebase_version: LeRobot's format version, "v3.0".
+      videos: the video features, ``observation.images.<camera>``, each with its frame
+        shape (H, W, 3).
     """
 
     fps: float
@@ -231,6 +246,7 @@ class DatasetInfo:
     state_dtype: str = "float64"
     action_dtype: str | None = None
     codebase_version: str = CODEBASE_VERSION
+    videos: dict[str, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
 
     @property
     def n_state(self) -> int:
@@ -251,10 +267,13 @@ class Layout:
       chunks_size: data files per ``chunk-NNN`` directory, >= 1.
       file_size_mb: a data file takes no further episode once that episode would take it past
         this many megabytes (uncompressed; one episode may exceed it alone), > 0.
+      video_file_size_mb: a video file takes no further episode once it has passed this many
+        megabytes (encoded), > 0.
     """
 
     chunks_size: int = 1000
     file_size_mb: float = 100.0
+    video_file_size_mb: float = 500.0
 
     def __post_init__(self) -> None:
         if isinstance(self.chunks_size, bool) or not isinstance(self.chunks_size, int):
@@ -262,6 +281,7 @@ class Layout:
         if self.chunks_size < 1:
             raise InputError(f"Layout.chunks_size must be >= 1, got {self.chunks_size}")
         check_positive("Layout.file_size_mb", self.file_size_mb)
+        check_positive("Layout.video_file_size_mb", self.video_file_size_mb)
 
 
 class Arrays(NamedTuple):
@@ -307,6 +327,8 @@ class Dataset:
         frames: dict[str, np.ndarray],
         starts: Int,
         episode_tasks: tuple[str, ...],
+        segments: dict[str, list[VideoSegment]] | None = None,
+        video_path: str | None = None,
     ) -> None:
         self.path = path
         self.info = info
@@ -314,6 +336,8 @@ class Dataset:
         self._frames = frames
         self._starts = starts
         self._tasks = episode_tasks
+        self._segments = segments or {}
+        self._videos = VideoFrames(path, video_path or "", info.fps)
 
     def __len__(self) -> int:
         return self.info.total_episodes
@@ -345,6 +369,23 @@ class Dataset:
             task=self._tasks[i],
         )
 
+    def frames(self, key: str, i: int) -> Frames:
+        """(T, H, W, 3) uint8 frames of video feature `key` (``observation.images.<camera>``,
+        or the camera's name) in episode `i`, decoded from its mp4 file.
+
+        Raises:
+          InputError: no such video feature or episode.
+          DataError: the video file is missing or corrupt, or lacks frames of the episode.
+        """
+        key = key if key in self._segments else OBS_IMAGE_PREFIX + key
+        if key not in self._segments:
+            raise InputError(
+                f"dataset {self.path} has no video {key!r}; it has {sorted(self._segments)}"
+            )
+        episode = self.episode(i)
+        index = int(i) % len(self)
+        return self._videos.frames(key, self._segments[key][index], episode.timestamp)
+
     def arrays(self) -> Arrays:
         """All frames: state, action and episode index, as read-only arrays."""
         return Arrays(
@@ -368,6 +409,7 @@ def write_dataset(
     overwrite: bool = False,
     layout: Layout | None = None,
     extra_features: dict[str, FrameFeature] | None = None,
+    videos: Mapping[str, Sequence[ArrayLike]] | None = None,
 ) -> Path:
     """Write episodes as a LeRobot v3 dataset directory, atomically.
 
@@ -388,6 +430,9 @@ def write_dataset(
       extra_features: further per-frame features by key (``"action.std"``, say), written as
         columns of the data files with their info.json feature and statistics; `read_dataset`
         ignores them and `read_frame_columns` reads them.
+      videos: camera name -> one (T, H, W, 3) uint8 array of frames per episode (one size per
+        camera, an even H and W), written as the mp4 videos of ``observation.images.<camera>``
+        (`invdyn.learn.video`); the episodes' timestamps must then be ``k / fps``.
 
     Returns:
       The dataset directory.
@@ -395,7 +440,7 @@ def write_dataset(
     Raises:
       InputError: bad arguments: no episodes, names that do not match the arrays, episodes
         with and without actions mixed, an extra feature with a reserved key or of the wrong
-        length.
+        length, video frames of the wrong shape, length or size.
       FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
         dataset.
     """
@@ -438,16 +483,41 @@ def write_dataset(
     if actions is not None and not has_action:
         raise InputError("action_names given, but the episodes have no action")
     extras = _extra_features(extra_features, [len(e) for e in episodes])
+    cameras = _video_frames(videos, episodes, rate)
     _check_target(target, overwrite=overwrite)
-
-    # the tables, in memory, before touching the disk
-    tables = _tables(
-        pa, episodes, states, actions, fps=rate, source=source, layout=layout, extras=extras
-    )
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        encoded = {
+            key: _Video(
+                frames,
+                write_camera(
+                    staging,
+                    VIDEO_PATH,
+                    key,
+                    frames,
+                    rate,
+                    chunks_size=layout.chunks_size,
+                    file_size_mb=layout.video_file_size_mb,
+                ),
+            )
+            for key, frames in cameras.items()
+        }
+        tables = _tables(
+            pa,
+            episodes,
+            states,
+            actions,
+            fps=rate,
+            source=source,
+            layout=layout,
+            extras=extras,
+            videos={
+                key: (video, _first_video_info(staging, key, video))
+                for key, video in encoded.items()
+            },
+        )
         for relative, content in tables.items():
             file = staging / relative
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -528,6 +598,77 @@ def _extra_features(
     return out
 
 
+class _Video(NamedTuple):
+    """A video feature being written: each episode's frames and where they went."""
+
+    frames: list[Frames]
+    segments: list[VideoSegment]
+
+
+def _video_frames(
+    videos: Mapping[str, Sequence[ArrayLike]] | None, episodes: list[Episode], fps: float
+) -> dict[str, list[Frames]]:
+    """The checked frames of `write_dataset`'s `videos`, by feature key."""
+    if videos is None:
+        return {}
+    if not isinstance(videos, Mapping):
+        raise InputError(f"videos must map camera names to frames, got {type(videos).__name__}")
+    out: dict[str, list[Frames]] = {}
+    for camera, per_episode in videos.items():
+        if not isinstance(camera, str) or not re.fullmatch(r"[A-Za-z0-9_\-]+", camera):
+            raise InputError(
+                f"camera name {camera!r} must be letters, digits, '_' or '-' (it names files)"
+            )
+        if isinstance(per_episode, np.ndarray) or len(per_episode) != len(episodes):
+            raise InputError(
+                f"videos[{camera!r}] must hold one frame array per episode ({len(episodes)})"
+            )
+        frames = [check_frames(f"videos[{camera!r}][{k}]", f) for k, f in enumerate(per_episode)]
+        for k, (array, episode) in enumerate(zip(frames, episodes)):
+            if array.shape[1:] != frames[0].shape[1:]:
+                raise InputError(
+                    f"videos[{camera!r}][{k}] has frames of {array.shape[1:]}, but episode 0's "
+                    f"are {frames[0].shape[1:]}: one size per camera"
+                )
+            if len(array) != len(episode):
+                raise InputError(
+                    f"videos[{camera!r}][{k}] has {len(array)} frames, episode {k} {len(episode)}"
+                )
+            late = np.abs(episode.timestamp - np.arange(len(episode)) / fps)
+            if late.max() > TOLERANCE_S:
+                raise InputError(
+                    f"episode {k} has video, so its timestamps must be k / fps; timestamp"
+                    f"[{int(np.argmax(late))}] is {late.max():.3g} s off"
+                )
+        out[OBS_IMAGE_PREFIX + camera] = frames
+    return out
+
+
+def _first_video_info(root: Path, key: str, video: _Video) -> dict[str, Any]:
+    """The ``info`` of a video feature: that of its first file."""
+    first = video.segments[0]
+    relative = VIDEO_PATH.format(
+        video_key=key, chunk_index=first.chunk_index, file_index=first.file_index
+    )
+    return video_info(root / relative)
+
+
+def _video_columns(pa: ModuleType, key: str, video: _Video) -> dict[str, Any]:
+    """The episodes-metadata columns of a video feature: its file and span, and statistics."""
+    segments = video.segments
+    columns = {
+        f"videos/{key}/chunk_index": pa.array([s.chunk_index for s in segments], pa.int64()),
+        f"videos/{key}/file_index": pa.array([s.file_index for s in segments], pa.int64()),
+        f"videos/{key}/from_timestamp": pa.array([s.from_timestamp for s in segments]),
+        f"videos/{key}/to_timestamp": pa.array([s.to_timestamp for s in segments]),
+    }
+    per_episode = [frame_statistics(frames) for frames in video.frames]
+    for stat in per_episode[0]:
+        values = [entry[stat] for entry in per_episode]
+        columns[f"stats/{key}/{stat}"] = pa.array(values)
+    return columns
+
+
 def _check_target(target: Path, *, overwrite: bool) -> None:
     """`FileExistsError` unless `target` is absent, an empty directory, or a dataset to replace."""
     if not target.exists() and not target.is_symlink():
@@ -552,8 +693,10 @@ def _tables(
     source: str,
     layout: Layout,
     extras: dict[str, tuple[np.ndarray, tuple[str, ...] | None]] | None = None,
+    videos: dict[str, tuple[_Video, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Every file of the dataset: relative path -> parquet table or JSON content."""
+    """Every file of the dataset but the videos: relative path -> parquet table or JSON
+    content; `videos` gives each video feature's frames, segments and info."""
     state_dtype = np.result_type(*(e.state.dtype for e in episodes))
     action_dtypes = [e.action.dtype for e in episodes if e.action is not None]
     action_dtype = np.result_type(*action_dtypes) if action_dtypes else None
@@ -622,6 +765,9 @@ def _tables(
             kind = pa.int64() if stat == "count" else pa.float64()
             values = [entry[key][stat] for entry in per_episode]
             columns[f"stats/{key}/{stat}"] = pa.array(values, type=pa.list_(kind))
+    videos = videos or {}
+    for key, (video, _) in videos.items():
+        columns |= _video_columns(pa, key, video)
     zeros = np.zeros(len(episodes), dtype=np.int64)
     columns["meta/episodes/chunk_index"] = pa.array(zeros)
     columns["meta/episodes/file_index"] = pa.array(zeros)
@@ -629,7 +775,9 @@ def _tables(
 
     # tasks, written as pandas writes a frame indexed by task (LeRobot reads it with pandas)
     files[TASKS_PATH] = _tasks_table(pa, tasks)
-    files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()}
+    files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()} | {
+        key: frame_statistics(np.concatenate(video.frames)) for key, (video, _) in videos.items()
+    }
 
     def feature(array: np.ndarray, names: Sequence[str] | None) -> dict[str, Any]:
         width = 1 if array.ndim == 1 else array.shape[1]
@@ -644,6 +792,14 @@ def _tables(
         features[ACTION] = feature(frames[ACTION], actions)
     for key, (array, names) in extras.items():
         features[key] = feature(array, names)
+    for key, (video, info) in videos.items():
+        height, width = video.frames[0].shape[1:3]
+        features[key] = {
+            "dtype": "video",
+            "shape": [height, width, 3],
+            "names": ["height", "width", "channels"],
+            "info": info,
+        }
     for key in (TIMESTAMP, *_INDEX_COLUMNS):
         features[key] = feature(frames[key], None)
     files[INFO_PATH] = {
@@ -654,11 +810,11 @@ def _tables(
         "total_tasks": len(tasks),
         "chunks_size": layout.chunks_size,
         "data_files_size_in_mb": _plain_number(layout.file_size_mb),
-        "video_files_size_in_mb": _VIDEO_FILE_SIZE_MB,
+        "video_files_size_in_mb": _plain_number(layout.video_file_size_mb),
         "fps": _plain_number(fps),
         "splits": {"train": f"0:{len(episodes)}"},
         "data_path": DATA_PATH,
-        "video_path": None,
+        "video_path": VIDEO_PATH if videos else None,
         "features": features,
     }
     return files
@@ -734,8 +890,8 @@ def _statistics(array: np.ndarray) -> dict[str, list[float] | list[int]]:
         "std": values.std(axis=0).tolist(),
         "count": [int(values.shape[0])],
     }
-    quantiles = np.quantile(values, list(_QUANTILES.values()), axis=0)
-    for name, row in zip(_QUANTILES, quantiles):
+    quantiles = np.quantile(values, list(QUANTILES.values()), axis=0)
+    for name, row in zip(QUANTILES, quantiles):
         stats[name] = row.tolist()
     return stats
 
@@ -807,6 +963,7 @@ def write_collection(
     *,
     overwrite: bool = False,
     layout: Layout | None = None,
+    videos: Mapping[str, Sequence[ArrayLike]] | None = None,
 ) -> Path:
     """Write a collection of simulated episodes as a dataset, with MuJoCo's full state.
 
@@ -824,6 +981,8 @@ def write_collection(
       path: the dataset directory to create.
       overwrite: replace an existing dataset.
       layout: how to split frames into files; None for `Layout()`.
+      videos: camera name -> each episode's frames, as `write_dataset` takes them (from
+        `invdyn.sim.render.render_collection`, say).
 
     Returns:
       The dataset directory.
@@ -871,6 +1030,7 @@ def write_collection(
             source=source,
             layout=layout,
             extra_features=extras,
+            videos=videos,
         )
         info = _read_json(staging, INFO_PATH)
         info[METADATA_KEY] = metadata
@@ -902,7 +1062,8 @@ def _plain_json(value: Any) -> Any:
 
 
 def read_dataset(path: str | os.PathLike[str]) -> Dataset:
-    """Read a LeRobot v3 dataset directory (state and action; videos are not read).
+    """Read a LeRobot v3 dataset directory: state and action in memory, videos when asked
+    (`Dataset.frames`), their files checked to exist.
 
     Every file is checked before anything is returned: see the raised errors.
 
@@ -1006,6 +1167,18 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
         {OBS_STATE: state_feature[0]} | ({ACTION: action_feature[0]} if action_feature else {}),
     )
     episode_tasks = tuple(tasks[int(frames[TASK_INDEX][s])] for s in starts[:-1])
+    videos = _video_shapes(root, features)
+    video_path = info_json.get("video_path") if videos else None
+    if videos and not isinstance(video_path, str):
+        raise DataError(f"{root / INFO_PATH}: has videos, so video_path must be a template string")
+    segments = _read_segments(pa, pq, root, list(videos), total_episodes)
+    for key, spans in segments.items():
+        for file in dict.fromkeys((s.chunk_index, s.file_index) for s in spans):
+            relative = str(video_path).format(
+                video_key=key, chunk_index=file[0], file_index=file[1]
+            )
+            if not (root / relative).is_file():
+                raise DataError(f"{root / relative}: missing (a video of {key})")
     info = DatasetInfo(
         fps=float(fps),
         state_names=state_feature[2],
@@ -1017,8 +1190,9 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
         state_dtype=str(frames[OBS_STATE].dtype),
         action_dtype=str(frames[ACTION].dtype) if action_feature else None,
         codebase_version=str(info_json["codebase_version"]),
+        videos=videos,
     )
-    return Dataset(root, info, stats, frames, starts, episode_tasks)
+    return Dataset(root, info, stats, frames, starts, episode_tasks, segments, video_path)
 
 
 def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
@@ -1046,6 +1220,7 @@ def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
         state_dtype=str(state[1]),
         action_dtype=str(action[1]) if action else None,
         codebase_version=str(info_json["codebase_version"]),
+        videos=_video_shapes(root, features),
     )
 
 
@@ -1212,6 +1387,55 @@ def _vector_feature(
     if names is not None and not isinstance(names, dict):
         raise DataError(f"{file}: features[{key!r}].names must list {width} strings, got {names!r}")
     return width, dtype, tuple(f"{key}.{i}" for i in range(width))
+
+
+def _video_shapes(root: Path, features: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """The video features of info.json and their frame shapes (H, W, 3)."""
+    shapes = {}
+    for key, feature in features.items():
+        if not (isinstance(feature, dict) and feature.get("dtype") == "video"):
+            continue
+        shape, names = feature.get("shape"), feature.get("names")
+        if not (
+            isinstance(shape, list)
+            and len(shape) == 3
+            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
+        ):
+            raise DataError(f"{root / INFO_PATH}: features[{key!r}].shape must be 3 sizes")
+        # LeRobot writes [height, width, channels]; some datasets [channels, height, width]
+        channels_first = isinstance(names, list) and names[:1] in (["channels"], ["channel"], ["c"])
+        height, width, channels = shape[1:] + shape[:1] if channels_first else shape
+        if channels != 3:
+            raise DataError(f"{root / INFO_PATH}: features[{key!r}] must have 3 channels")
+        shapes[key] = (height, width, 3)
+    return shapes
+
+
+def _read_segments(
+    pa: ModuleType, pq: ModuleType, root: Path, keys: list[str], count: int
+) -> dict[str, list[VideoSegment]]:
+    """Each video feature's segment of every episode, from the episodes metadata."""
+    if not keys:
+        return {}
+    files = sorted((root / EPISODES_DIR).glob("chunk-*/file-*.parquet"))
+    names = [f"videos/{key}/{field}" for key in keys for field in _SEGMENT_FIELDS]
+    tables = [_read_parquet(pa, pq, file, names) for file in files]
+    columns = {}
+    for name in names:
+        parts = [table.column(name) for table in tables]
+        if any(part.null_count for part in parts):
+            raise DataError(f"{root / EPISODES_DIR}: column {name} holds null values")
+        columns[name] = np.concatenate([np.asarray(part.to_numpy()) for part in parts])
+    segments = {}
+    for key in keys:
+        fields = [columns[f"videos/{key}/{field}"] for field in _SEGMENT_FIELDS]
+        segments[key] = [
+            VideoSegment(int(c), int(f), float(start), float(end))
+            for c, f, start, end in zip(*fields)
+        ]
+        if len(segments[key]) != count:
+            raise DataError(f"{root / EPISODES_DIR}: {key} has {len(segments[key])} episodes")
+    return segments
 
 
 def _read_parquet(pa: ModuleType, pq: ModuleType, file: Path, columns: list[str]) -> Any:

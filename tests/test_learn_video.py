@@ -1,0 +1,182 @@
+"""Videos: mp4 encoding and decoding, and datasets with camera frames in LeRobot v3's layout.
+
+Frames are smooth colour patterns that move from frame to frame, each episode in its own
+brightness, so that a decoded frame can be told apart from its neighbours and from other
+episodes' frames despite lossy H.264.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("av")
+pytest.importorskip("pyarrow")
+
+from invdyn import DataError, InputError
+from invdyn.learn.data import (
+    Episode,
+    Layout,
+    read_dataset,
+    read_info,
+    write_collection,
+    write_dataset,
+)
+from invdyn.learn.video import decode_video, encode_video, frame_statistics
+
+FPS = 20.0
+
+
+def pattern(count: int, height: int = 32, width: int = 48, level: int = 0) -> np.ndarray:
+    """(count, H, W, 3) uint8 frames: a moving colour wave, brighter with `level`."""
+    y, x = np.mgrid[0:height, 0:width] / 16.0
+    frames = [
+        80 + 40 * level + 60 * np.sin(x[..., None] + 0.5 * y[..., None] + 0.3 * t + np.arange(3))
+        for t in range(count)
+    ]
+    return np.clip(frames, 0, 255).astype(np.uint8)
+
+
+def episodes(lengths: list[int]) -> list[Episode]:
+    rng = np.random.default_rng(0)
+    return [
+        Episode(rng.normal(size=(n, 2)), rng.normal(size=(n, 1)), np.arange(n) / FPS)
+        for n in lengths
+    ]
+
+
+def write(path: Path, lengths: list[int], **options: object) -> tuple[Path, list[np.ndarray]]:
+    frames = [pattern(n, level=k) for k, n in enumerate(lengths)]
+    written = write_dataset(
+        path,
+        episodes(lengths),
+        fps=FPS,
+        state_names=["a", "b"],
+        action_names=["u"],
+        videos={"front": frames},
+        **options,  # type: ignore[arg-type]
+    )
+    return written, frames
+
+
+def test_encode_decode_round_trip(tmp_path):
+    frames = pattern(30)
+    path = encode_video(tmp_path / "a.mp4", frames, FPS)
+    decoded, times = decode_video(path)
+    assert decoded.shape == frames.shape and decoded.dtype == np.uint8
+    np.testing.assert_allclose(times, np.arange(30) / FPS, atol=1e-9)
+    # lossy, but close: measured mean absolute error 1.3 of 255
+    assert np.abs(decoded.astype(int) - frames).mean() < 4
+
+
+def test_dataset_with_a_camera(tmp_path):
+    lengths = [25, 31, 18]
+    path, frames = write(tmp_path / "d", lengths)
+    dataset = read_dataset(path)
+    key = "observation.images.front"
+    assert dataset.info.videos == {key: (32, 48, 3)} == read_info(path).videos
+    for k, expected in enumerate(frames):
+        decoded = dataset.frames("front", k)
+        assert decoded.shape == expected.shape
+        error = np.abs(decoded.astype(int) - expected).mean(axis=(1, 2, 3))
+        assert error.max() < 4, error
+        # each frame is its own, not a neighbour's or another episode's
+        assert np.abs(decoded[1:].astype(int) - expected[:-1]).mean() > 3 * error.mean()
+    np.testing.assert_array_equal(dataset.frames(key, -1), dataset.frames("front", 2))
+    info = json.loads((path / "meta/info.json").read_text())
+    feature = info["features"][key]
+    assert feature["dtype"] == "video" and feature["shape"] == [32, 48, 3]
+    assert feature["names"] == ["height", "width", "channels"]
+    assert feature["info"]["video.codec"] == "h264" and feature["info"]["video.fps"] == 20
+    assert (
+        info["video_path"] == "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+    )
+    # image statistics per channel in [0, 1], as LeRobot keeps them
+    stats = json.loads((path / "meta/stats.json").read_text())[key]
+    assert np.array(stats["mean"]).shape == (3, 1, 1) and stats["count"] == [sum(lengths)]
+    every = np.concatenate(frames) / 255.0
+    np.testing.assert_allclose(np.ravel(stats["mean"]), every.mean(axis=(0, 1, 2)), atol=1e-9)
+    np.testing.assert_allclose(np.ravel(stats["max"]), every.max(axis=(0, 1, 2)), atol=1e-9)
+
+
+def test_episodes_spread_over_files(tmp_path):
+    """A tiny video file budget: every episode opens a new file, the spans start at 0 again."""
+    layout = Layout(chunks_size=2, video_file_size_mb=1e-6)
+    path, frames = write(tmp_path / "d", [10, 12, 14], layout=layout)
+    files = sorted(str(p.relative_to(path)) for p in path.rglob("*.mp4"))
+    assert files == [
+        "videos/observation.images.front/chunk-000/file-000.mp4",
+        "videos/observation.images.front/chunk-000/file-001.mp4",
+        "videos/observation.images.front/chunk-001/file-000.mp4",
+    ]
+    dataset = read_dataset(path)
+    for k, expected in enumerate(frames):
+        assert np.abs(dataset.frames("front", k).astype(int) - expected).mean() < 4
+
+
+def test_frame_statistics_match_numpy():
+    frames = pattern(7, 8, 10)
+    stats = frame_statistics(frames)
+    values = frames.reshape(-1, 3) / 255.0
+    for name, expected in (("min", values.min(0)), ("std", values.std(0))):
+        np.testing.assert_allclose(np.ravel(stats[name]), expected, atol=1e-12)
+    # quantiles: the smallest level with at least that share of pixels at or below it
+    np.testing.assert_allclose(
+        np.ravel(stats["q50"]), np.quantile(values, 0.5, axis=0, method="inverted_cdf")
+    )
+
+
+def test_write_collection_with_frames(tmp_path):
+    from invdyn.sim.collect import CollectedEpisode, Collection
+
+    items = [
+        CollectedEpisode(e.state, e.action, e.timestamp, full_state=e.state) for e in episodes([9])
+    ]
+    collection = Collection(tuple(items), ("a", "b"), ("u",), FPS, "test")
+    path = write_collection(collection, tmp_path / "c", videos={"top": [pattern(9)]})
+    assert read_dataset(path).frames("top", 0).shape == (9, 32, 48, 3)
+
+
+@pytest.mark.parametrize(
+    ("videos", "message"),
+    [
+        ({"front": [pattern(10).astype(np.float32)]}, "uint8"),
+        ({"front": [pattern(10)[..., :2]]}, r"\(T, H, W, 3\)"),
+        ({"front": [pattern(10, 31, 48)]}, "even width and height"),
+        ({"front": [pattern(9)]}, "9 frames, episode 0 10"),
+        ({"front": []}, "one frame array per episode"),
+        ({"front cam": [pattern(10)]}, "camera name"),
+        ("front", "must map camera names"),
+    ],
+)
+def test_bad_videos(tmp_path, videos, message):
+    with pytest.raises(InputError, match=message):
+        write_dataset(
+            tmp_path / "d", episodes([10]), fps=FPS, state_names=["a", "b"],
+            action_names=["u"], videos=videos,
+        )  # fmt: skip
+    assert not (tmp_path / "d").exists()
+
+
+def test_video_needs_timestamps_at_the_frame_rate(tmp_path):
+    late = [Episode(np.zeros((5, 1)), None, 0.5 + np.arange(5) / FPS)]
+    with pytest.raises(InputError, match="timestamps must be k / fps"):
+        write_dataset(tmp_path / "d", late, fps=FPS, state_names=["a"], videos={"f": [pattern(5)]})
+
+
+def test_missing_or_corrupt_video_is_a_data_error(tmp_path):
+    path, _ = write(tmp_path / "d", [10, 10])
+    video = next(path.rglob("*.mp4"))
+    # truncated: decoding fails or comes up short
+    video.write_bytes(video.read_bytes()[:300])
+    dataset = read_dataset(path)
+    with pytest.raises(DataError, match=str(video.name)):
+        dataset.frames("front", 1)
+    with pytest.raises(InputError, match="no video"):
+        dataset.frames("side", 0)
+    video.unlink()
+    with pytest.raises(DataError, match="missing"):
+        read_dataset(path)
