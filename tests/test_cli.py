@@ -292,8 +292,14 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         (["collect", "NoSuchEnv-v5", "--out", "x"], "NoSuchEnv-v5"),
         (["collect", "double_pendulum", "--episodes", "0", "--out", "x"], "episodes"),
         (["train", "missing-dataset", "--out", "x"], "missing-dataset"),
+        (["collect", "double_pendulum", "--camera", "front", "--size", "63x64", "--out", "x"],
+         "even width and height"),
+        (["collect", "double_pendulum", "--camera", "front", "--size", "big", "--out", "x"],
+         "WIDTHxHEIGHT"),
+        (["collect", "double_pendulum", "--camera", "back", "--episodes", "1", "--duration",
+          "0.1", "--out", "x"], "unknown camera"),
     ],
-)
+)  # fmt: skip
 def test_collect_and_train_bad_input(
     argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -302,6 +308,25 @@ def test_collect_and_train_bad_input(
     status, _, err = run(capsys, *argv)
     assert status == 2
     assert err.startswith("invdyn: error:") and message in err, err
+
+
+def test_collect_renders_cameras(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--camera renders each episode into the dataset's videos, one per camera."""
+    from invdyn.learn.data import read_dataset
+
+    path = tmp_path / "data"
+    status, _, err = run(
+        capsys, "collect", "double_pendulum", "--episodes", "2", "--duration", "0.2",
+        "--camera", "front", "--camera", "top", "--size", "48x32", "--out", str(path),
+        "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    dataset = read_dataset(path)
+    assert set(dataset.info.videos) == {"observation.images.front", "observation.images.top"}
+    frames = dataset.frames("front", 1)
+    assert frames.shape == (len(dataset.episode(1)), 32, 48, 3)
+    # the pendulum swings: the frames change
+    assert np.abs(frames[-1].astype(int) - frames[0]).mean() > 0.1
 
 
 def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

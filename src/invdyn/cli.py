@@ -205,6 +205,19 @@ def _parser() -> argparse.ArgumentParser:
         default="random",
         help="gym episodes: the policy (default: random)",
     )
+    collect.add_argument(
+        "--camera",
+        metavar="NAME",
+        action="append",
+        help="also render this camera into the dataset's videos, repeatable: for robots "
+        "front, side or top; for environments a camera of theirs or default (the free camera)",
+    )
+    collect.add_argument(
+        "--size",
+        metavar="WxH",
+        default="64x64",
+        help="rendered frame size in pixels, even numbers (default: 64x64)",
+    )
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
     collect.set_defaults(command=_collect)
@@ -578,7 +591,16 @@ def _collect(args: argparse.Namespace) -> int:
     from invdyn.sim.collect import collect_gym, collect_robot
 
     progress = not args.no_progress
-    if _is_gym_id(args.source):
+    size = _frame_size(args.size)
+    robot = None if _is_gym_id(args.source) else _load(args.source, floating_base=False)
+    scene = None
+    if args.camera:
+        # the cameras checked before the collection, not after
+        from invdyn.sim.render import camera_ids, robot_scene, scene_for
+
+        scene = scene_for(f"gym:{args.source}") if robot is None else robot_scene(robot)
+        camera_ids(scene, args.camera)
+    if robot is None:
         collection = collect_gym(
             args.source,
             episodes=args.episodes,
@@ -589,14 +611,27 @@ def _collect(args: argparse.Namespace) -> int:
         )
     else:
         collection = collect_robot(
-            _load(args.source, floating_base=False),
+            robot,
             episodes=args.episodes,
             duration=args.duration,
             control_rate=args.rate,
             seed=args.seed,
             progress=progress,
         )
-    path = write_collection(collection, args.out, overwrite=args.overwrite)
+    videos = None
+    if scene is not None:
+        from invdyn.sim.render import render_collection
+
+        rendered = render_collection(
+            collection,
+            cameras=args.camera,
+            width=size[0],
+            height=size[1],
+            scene=scene,
+            progress=progress,
+        )
+        videos = {camera: [episode[camera] for episode in rendered] for camera in rendered[0]}
+    path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
     frames = sum(len(e.state) for e in collection.episodes)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "
@@ -605,6 +640,16 @@ def _collect(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path}")
     return 0
+
+
+def _frame_size(text: str) -> tuple[int, int]:
+    """``--size WxH`` as (width, height), even and positive."""
+    width, _, height = text.lower().partition("x")
+    if not (width.isdigit() and height.isdigit()) or int(width) < 2 or int(height) < 2:
+        raise InputError(f"--size must be WIDTHxHEIGHT in pixels, such as 64x64, got {text!r}")
+    if int(width) % 2 or int(height) % 2:
+        raise InputError(f"--size {text}: video frames need an even width and height")
+    return int(width), int(height)
 
 
 def _train(args: argparse.Namespace) -> int:

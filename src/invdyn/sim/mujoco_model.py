@@ -63,7 +63,8 @@ _TRIANGLE_TOLERANCE = 1e-9
 
 
 def import_mujoco() -> ModuleType:
-    """The ``mujoco`` module, or an ImportError that says how to install it."""
+    """The ``mujoco`` module, or an ImportError that says how to install it (its OpenGL
+    backend chosen by `invdyn._headless` when invdyn was imported)."""
     try:
         import mujoco
     except ImportError as error:

@@ -1,0 +1,167 @@
+"""Offscreen rendering: the robot scene mirrors `build_mujoco`, frames show the motion.
+
+Needs MuJoCo (the Gymnasium tests Gymnasium) and an offscreen OpenGL context: EGL or OSMesa
+where there is no display (`invdyn._headless`); without one the rendering tests fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import requires_erd
+from invdyn.model import Model
+from invdyn.sim import CollectedEpisode, Collection, build_mujoco, collect_gym, collect_robot
+from invdyn.sim.mujoco_model import import_mujoco
+from invdyn.sim.render import (
+    ROBOT_CAMERAS,
+    render_collection,
+    render_frames,
+    robot_scene,
+    scene_for,
+)
+
+if importlib.util.find_spec("mujoco") is None:
+    pytest.skip("mujoco is not installed", allow_module_level=True)
+mujoco = import_mujoco()
+
+requires_gym = pytest.mark.skipif(
+    importlib.util.find_spec("gymnasium") is None, reason="gymnasium is not installed"
+)
+ROBOTS = [
+    pytest.param("panda", marks=requires_erd),
+    pytest.param("ur5", marks=requires_erd),
+    "double_pendulum",
+]
+
+
+@pytest.fixture(autouse=True)
+def _mujoco_log_elsewhere(tmp_path, monkeypatch):
+    # mujoco writes MUJOCO_LOG.TXT into the working directory on a warning
+    monkeypatch.chdir(tmp_path)
+
+
+def _load(name: str) -> Model:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        return invdyn.load(name)
+
+
+def _states(model: Model, scene, q: np.ndarray) -> np.ndarray:
+    """(T, nq + nv) MuJoCo states of the (T, nq) configurations `q` (fixed base), at rest."""
+    assert scene.nq == model.nq
+    return np.concatenate([q, np.zeros((len(q), scene.nv))], axis=1)
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_robot_scene_mirrors_build_mujoco(name):
+    model = _load(name)
+    scene, sim = robot_scene(model), build_mujoco(model)
+    # the same joints, coordinates and inertias, so a collection's full_state applies as it is
+    assert (scene.nq, scene.nv, scene.njnt) == (sim.nq, sim.nv, sim.njnt)
+    names = [scene.joint(j).name for j in range(scene.njnt)]
+    assert names == [sim.joint(j).name for j in range(sim.njnt)] == list(model.jnt_name)
+    for field in ("jnt_qposadr", "jnt_dofadr", "jnt_type", "qpos0", "body_mass", "dof_armature"):
+        np.testing.assert_array_equal(getattr(scene, field), getattr(sim, field), err_msg=field)
+    # cameras, and visuals that touch nothing
+    assert [scene.camera(i).name for i in range(scene.ncam)] == list(ROBOT_CAMERAS)
+    assert scene.ngeom > model.nbody
+    assert not scene.geom_contype.any() and not scene.geom_conaffinity.any()
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_robot_frames_show_the_configuration(name):
+    model = _load(name)
+    scene = robot_scene(model)
+    # neutral twice, then a configuration within the limits
+    rng = np.random.default_rng(0)
+    lower, upper = np.maximum(model.q_lower, -1.5), np.minimum(model.q_upper, 1.5)
+    q = np.stack([np.zeros(model.nq), np.zeros(model.nq), rng.uniform(lower, upper)])
+    for camera in ("front", "side", -1):
+        frames = render_frames(scene, _states(model, scene, q), camera=camera, width=48, height=40)
+        assert frames.shape == (3, 40, 48, 3) and frames.dtype == np.uint8
+        assert np.ptp(frames[0]) > 0
+        np.testing.assert_array_equal(frames[0], frames[1])
+        moved = np.any(frames[0] != frames[2], axis=-1).mean()
+        assert moved > 0.005, f"{camera}: {moved:.4f} of the pixels changed"
+
+
+def test_render_collection_robot():
+    model = _load("double_pendulum")
+    collection = collect_robot(model, episodes=1, duration=0.1, control_rate=100.0, seed=0)
+    videos = render_collection(collection, cameras=("front", "top", -1), width=32, height=24)
+    assert len(videos) == 1 and list(videos[0]) == ["front", "top", "default"]
+    for frames in videos[0].values():
+        assert frames.shape == (11, 24, 32, 3) and frames.dtype == np.uint8
+    # the scene renders what render_frames renders from the full state
+    again = render_frames(
+        robot_scene(model), collection.episodes[0].full_state, camera="top", width=32, height=24
+    )
+    np.testing.assert_array_equal(videos[0]["top"], again)
+
+
+@requires_gym
+def test_render_collection_gym():
+    collection = collect_gym("Reacher-v5", episodes=1, steps_per_episode=5, seed=0)
+    videos = render_collection(collection, cameras=("default",), width=40, height=32)
+    assert videos[0]["default"].shape == (6, 32, 40, 3)
+
+    # two arm configurations give two images
+    scene = scene_for(collection.source)
+    states = np.repeat(collection.episodes[0].full_state[:1], 2, axis=0)
+    states[1, :2] += [1.0, -1.0]
+    frames = render_frames(scene, states, camera="default", width=64, height=64)
+    assert np.any(frames[0] != frames[1], axis=-1).mean() > 0.002
+
+
+def test_buffer_enlarged_on_a_copy():
+    scene = robot_scene(_load("double_pendulum"))
+    frames = render_frames(scene, np.zeros((1, 4)), camera="front", width=700, height=8)
+    assert frames.shape == (1, 8, 700, 3)
+    assert scene.vis.global_.offwidth == 640
+
+
+def test_bad_input():
+    model = _load("double_pendulum")
+    scene = robot_scene(model)
+    states = np.zeros((2, 4))
+    with pytest.raises(invdyn.InputError, match=r"unknown camera 'back'.*'front', 'side', 'top'"):
+        render_frames(scene, states, camera="back")
+    with pytest.raises(invdyn.InputError, match="unknown camera 3"):
+        render_frames(scene, states, camera=3)
+    with pytest.raises(invdyn.InputError, match="width must be an integer >= 1"):
+        render_frames(scene, states, camera="front", width=0)
+    with pytest.raises(invdyn.InputError, match="height must be an integer >= 1"):
+        render_frames(scene, states, camera="front", height=True)
+    with pytest.raises(invdyn.InputError, match=r"full_states must have shape \(T, 4\)"):
+        render_frames(scene, np.zeros((2, 3)), camera="front")
+    with pytest.raises(invdyn.InputError, match="non-finite"):
+        render_frames(scene, np.full((2, 4), np.nan), camera="front")
+    with pytest.raises(invdyn.InputError, match="model must be an invdyn.Model"):
+        robot_scene("double_pendulum")
+
+    # collections: no full_state, a wrong one, another source, cameras as a string
+    episode = CollectedEpisode(state=np.zeros((2, 4)), action=np.zeros((2, 2)), timestamp=[0, 1])
+    collection = Collection((episode,), ("a",) * 4, ("b",) * 2, 1.0, "invdyn:double_pendulum")
+    with pytest.raises(invdyn.InputError, match=r"episodes\[0\] has no full_state"):
+        render_collection(collection, scene=scene)
+    good, wrong = (
+        CollectedEpisode(
+            state=np.zeros((2, 4)), action=np.zeros((2, 2)), timestamp=[0, 1], full_state=full
+        )
+        for full in (np.zeros((2, 4)), np.zeros((2, 2)))
+    )
+    with pytest.raises(invdyn.InputError, match=r"episodes\[1\].full_state must have shape"):
+        render_collection(Collection((good, wrong), ("a",) * 4, ("b",) * 2, 1.0, "x"), scene=scene)
+    with pytest.raises(invdyn.InputError, match="cameras must be a non-empty sequence"):
+        render_collection(collection, cameras="front", scene=scene)
+    with pytest.raises(invdyn.InputError, match="names a camera twice"):
+        render_collection(collection, cameras=("default", -1), scene=scene)
+    with pytest.raises(invdyn.InputError, match="source 'robot:x' is not rendered"):
+        render_collection(Collection((episode,), ("a",) * 4, ("b",) * 2, 1.0, "robot:x"))
+    with pytest.raises(invdyn.InputError, match="cannot load the robot"):
+        scene_for("invdyn:nosuchrobot")
