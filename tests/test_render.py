@@ -118,6 +118,71 @@ def test_render_collection_gym():
     assert np.any(frames[0] != frames[1], axis=-1).mean() > 0.002
 
 
+def _changed(frames: np.ndarray) -> float:
+    """Share of the pixels that differ between the two frames of `frames`."""
+    return float(np.any(frames[0] != frames[1], axis=-1).mean())
+
+
+@requires_gym
+def test_gym_scene_frames_the_arm():
+    import gymnasium
+
+    env = gymnasium.make("Reacher-v5")
+    sim = env.unwrapped.model
+    env.close()
+    scene = scene_for("gym:Reacher-v5")
+    # the environment's joints and layout, and the three cameras, fixed (no root slides)
+    assert [scene.camera(i).name for i in range(scene.ncam)] == list(ROBOT_CAMERAS)
+    assert not scene.cam_mode.any()
+    assert (scene.nq, scene.nv, scene.ngeom) == (sim.nq, sim.nv, sim.ngeom)
+    names = [scene.joint(j).name for j in range(scene.njnt)]
+    assert names == [sim.joint(j).name for j in range(sim.njnt)]
+    np.testing.assert_array_equal(scene.qpos0, sim.qpos0)
+
+    # the arm fills the top view: two arm configurations differ in many more pixels there
+    states = np.zeros((2, scene.nq + scene.nv))
+    states[:, : scene.nq] = scene.qpos0
+    states[1, :2] += [1.0, -1.0]
+    top = _changed(render_frames(scene, states, camera="top", width=64, height=64))
+    free = _changed(render_frames(scene, states, camera="default", width=64, height=64))
+    assert top > 0.02 and top > 3.0 * free, f"top {top:.4f}, default {free:.4f}"
+
+
+@requires_gym
+def test_gym_scene_follows_a_runner():
+    scene = scene_for("gym:HalfCheetah-v5")
+    # the environment's camera first, then ours, which track the torso's centre of mass
+    names = [scene.camera(i).name for i in range(scene.ncam)]
+    assert names == ["track", *ROBOT_CAMERAS]
+    assert (scene.cam_mode == mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM).all()
+    states = np.zeros((2, scene.nq + scene.nv))
+    states[:, : scene.nq] = scene.qpos0
+    states[1, 3:] = 0.5  # legs bent
+    for camera in ROBOT_CAMERAS:
+        frames = render_frames(scene, states, camera=camera, width=48, height=48)
+        assert np.ptp(frames[0]) > 0 and _changed(frames) > 0.005, camera
+
+    # 5 m on, the cameras moved with it
+    data = mujoco.MjData(scene)
+    mujoco.mj_forward(scene, data)
+    start = data.cam_xpos.copy()
+    data.qpos[0] += 5.0
+    mujoco.mj_forward(scene, data)
+    np.testing.assert_allclose(data.cam_xpos - start, [[5.0, 0.0, 0.0]] * 4, atol=1e-9)
+
+
+@requires_gym
+def test_gym_scene_needs_the_environment_joints(monkeypatch):
+    import gymnasium.envs.mujoco
+
+    # the environment's MJCF file read as another one, with other joints
+    from_file = mujoco.MjSpec.from_file
+    other = f"{gymnasium.envs.mujoco.__path__[0]}/assets/hopper.xml"
+    monkeypatch.setattr(mujoco.MjSpec, "from_file", lambda path: from_file(other))
+    with pytest.raises(invdyn.InputError, match="compiles to a model with other joints"):
+        scene_for("gym:Reacher-v5")
+
+
 def test_buffer_enlarged_on_a_copy():
     scene = robot_scene(_load("double_pendulum"))
     frames = render_frames(scene, np.zeros((1, 4)), camera="front", width=700, height=8)

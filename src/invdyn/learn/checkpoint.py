@@ -237,6 +237,15 @@ def load_checkpoint(
     return checkpoint
 
 
+def require_state_model(checkpoint: Checkpoint, task: str) -> None:
+    """`InputError` if the checkpoint's model sees camera frames, which `task` cannot give."""
+    cameras = checkpoint.model.config.camera_names
+    if cameras:
+        raise InputError(
+            f"{task} takes models of the state; this one sees the cameras {list(cameras)}"
+        )
+
+
 def load_model(
     path: str | os.PathLike[str], *, device: str | torch.device = "cpu"
 ) -> InverseDynamicsModel:

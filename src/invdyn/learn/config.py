@@ -53,6 +53,13 @@ class ModelConfig:
         expected value) or ``"argmax"`` (the most probable bin / component's mean).
       ensemble: independently initialised members (deep ensembles); the prediction is their
         mean and the uncertainty their standard deviation.
+      cameras: comma-separated cameras (video features ``observation.images.<camera>``) the
+        model sees, frames of the same window stacked along the channels and encoded by a
+        convolutional network per member; empty for none.
+      state: the model sees ``observation.state`` too; False for frames alone.
+      encoder: channels of the convolutions of the image encoder, each 3x3 with stride 2.
+      augment: during training, shift every window's frames by up to this many pixels, at
+        random (pad and crop; 0: never).
     """
 
     context: int = 0
@@ -68,6 +75,10 @@ class ModelConfig:
     n_components: int = 5
     decode: str = "mean"
     ensemble: int = 1
+    cameras: str = ""
+    state: bool = True
+    encoder: tuple[int, ...] = (32, 64, 64, 128)
+    augment: int = 4
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -82,6 +93,26 @@ class ModelConfig:
         _check(self.bin_range > 0, "model.bin_range", "must be > 0", self.bin_range)
         _check(self.n_components >= 1, "model.n_components", "must be >= 1", self.n_components)
         _check(self.ensemble >= 1, "model.ensemble", "must be >= 1", self.ensemble)
+        names = self.camera_names
+        _check(
+            all(names) and len(set(names)) == len(names),
+            "model.cameras",
+            "must name distinct cameras, separated by commas",
+            self.cameras,
+        )
+        _check(self.state or bool(names), "model.state", "is False, so name cameras", self.state)
+        _check(
+            bool(self.encoder) and all(c >= 1 for c in self.encoder),
+            "model.encoder",
+            "needs at least one layer, of >= 1 channels",
+            self.encoder,
+        )
+        _check(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
+
+    @property
+    def camera_names(self) -> tuple[str, ...]:
+        """The cameras of `cameras`, in order."""
+        return tuple(name.strip() for name in self.cameras.split(",")) if self.cameras else ()
 
     @property
     def n_steps(self) -> int:

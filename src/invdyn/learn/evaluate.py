@@ -73,9 +73,16 @@ from invdyn.learn.data import (
     read_frame_columns,
     read_metadata,
 )
-from invdyn.learn.keys import OBS_STATE
-from invdyn.learn.models import Float, InverseDynamicsModel, Windows, episode_arrays, make_windows
-from invdyn.learn.train import EVAL_BATCH, _fingerprint
+from invdyn.learn.models import (
+    Float,
+    InverseDynamicsModel,
+    Windows,
+    episode_arrays,
+    episode_images,
+    make_windows,
+    select_episodes,
+)
+from invdyn.learn.train import _fingerprint, eval_batch
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -261,7 +268,7 @@ def evaluate_checkpoint(
     else:
         eval_idx, selection = list(range(count)), "all"
     config = model.config
-    windows = make_windows([arrays[i] for i in eval_idx], config)
+    windows = make_windows(*select_episodes(arrays, episode_images(data, config), eval_idx, config))
     if len(windows) == 0:
         raise InputError(
             "no windows to evaluate: the episodes are shorter than context + horizon + 1 = "
@@ -371,10 +378,10 @@ def _targets(windows: Windows) -> Float:
 def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
     """(N, n_out, n_action) the model's actions for every window."""
     out = []
-    for start in range(0, len(windows), EVAL_BATCH):
-        obs = windows.states[windows.obs_index[start : start + EVAL_BATCH]]
-        mean, _ = model.predict_with_uncertainty({OBS_STATE: obs})
-        out.append(mean.double().cpu().numpy().reshape(len(obs), -1, model.n_action))
+    size = eval_batch(model)
+    for start in range(0, len(windows), size):
+        mean, _ = model.predict_with_uncertainty(windows.batch(slice(start, start + size)))
+        out.append(mean.double().cpu().numpy().reshape(len(mean), -1, model.n_action))
     return np.concatenate(out)
 
 

@@ -65,7 +65,7 @@ import numpy as np
 import torch
 
 from invdyn.errors import DataError, InputError, InvdynError
-from invdyn.learn.checkpoint import load_checkpoint
+from invdyn.learn.checkpoint import load_checkpoint, require_state_model
 from invdyn.learn.data import (
     MUJOCO_STATE,
     Dataset,
@@ -230,6 +230,7 @@ def follow(
       InvdynError: a simulation diverged.
     """
     checkpoint = load_checkpoint(checkpoint_dir)
+    require_state_model(checkpoint, "following")
     model = checkpoint.model
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info

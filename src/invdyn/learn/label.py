@@ -55,6 +55,7 @@ from invdyn.learn.checkpoint import (
     NORM_STATS_FILE,
     Checkpoint,
     load_checkpoint,
+    require_state_model,
 )
 from invdyn.learn.data import (
     Dataset,
@@ -136,6 +137,7 @@ def label_dataset(
     out = Path(out_path)
     _check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
+    require_state_model(checkpoint, "labelling")
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
     model = checkpoint.model

@@ -16,7 +16,14 @@ actions.
 
 A batch is a mapping with (LeRobot's keys):
   ``"observation.state"``: (B, C + 2, n_state), the window ``o_{t-C}, ..., o_t, o_{t+H}``.
+  ``"observation.images.<camera>"``: (B, C + 2, H, W, 3) uint8 frames of the same window, for
+    each camera of ``config.cameras`` (VPT's and GR00T's IDMs see frames this way).
   ``"action"``: (B, n_action), or (B, H, n_action) when chunked; targets, for `loss` only.
+
+Frames of a window are stacked along the channels, so that the first convolution already sees
+the motion between them, and encoded by a small convolutional network (`ModelConfig.encoder`,
+trained from scratch) per camera and ensemble member; its output joins the normalised state
+window (unless ``config.state`` is False) at the input of the member's MLP.
 """
 
 from __future__ import annotations
@@ -34,10 +41,13 @@ from torch import Tensor, nn
 
 from invdyn.errors import InputError
 from invdyn.learn.config import ModelConfig
-from invdyn.learn.keys import ACTION, OBS_STATE
+from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
+Frames = NDArray[np.uint8]
+# width of an image encoder's output
+IMAGE_FEATURES = 256
 # standard deviations below this are treated as 1 (a constant feature is only centred)
 STD_FLOOR = 1e-8
 # log standard deviations of the mixture head are clamped to this range (normalised units)
@@ -144,6 +154,7 @@ class Windows:
       action_index: (N, n_out) rows of `actions` of each target: ``t .. t + n_out - 1``.
       episode: (N,) the episode of each window.
       chunk: targets are (n_out, n_action) chunks rather than single actions.
+      images: feature key -> (n_steps, H, W, 3) uint8 frames of every step, as `states`.
     """
 
     states: Float
@@ -152,6 +163,7 @@ class Windows:
     action_index: Int
     episode: Int
     chunk: bool
+    images: Mapping[str, Frames] = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.obs_index.shape[0])
@@ -159,14 +171,32 @@ class Windows:
     def batch(self, rows: Any = slice(None)) -> dict[str, Float]:
         """The batch of windows `rows`, in physical units (see the module docstring)."""
         action = self.actions[self.action_index[rows]]
+        index = self.obs_index[rows]
         return {
-            OBS_STATE: self.states[self.obs_index[rows]],
+            OBS_STATE: self.states[index],
             ACTION: action if self.chunk else action[:, 0],
-        }
+        } | {key: frames[index] for key, frames in self.images.items()}
 
 
-def make_windows(episodes: Sequence[tuple[Float, Float]], config: ModelConfig) -> Windows:
-    """The windows of `config` over `episodes` (pairs from `episode_arrays`)."""
+def select_episodes(
+    arrays: Sequence[tuple[Float, Float]],
+    images: Mapping[str, Sequence[Frames]],
+    indices: Sequence[int],
+    config: ModelConfig,
+) -> tuple[list[tuple[Float, Float]], ModelConfig, dict[str, list[Frames]]]:
+    """The arguments of `make_windows` for the episodes `indices` of `episode_arrays` and
+    `episode_images` output."""
+    chosen = {key: [frames[i] for i in indices] for key, frames in images.items()}
+    return [arrays[i] for i in indices], config, chosen
+
+
+def make_windows(
+    episodes: Sequence[tuple[Float, Float]],
+    config: ModelConfig,
+    images: Mapping[str, Sequence[Frames]] | None = None,
+) -> Windows:
+    """The windows of `config` over `episodes` (pairs from `episode_arrays`), with each
+    camera's frames of `images` (feature key -> one (T, H, W, 3) array per episode)."""
     lengths = [s.shape[0] for s, _ in episodes]
     t, episode = window_starts(lengths, context=config.context, horizon=config.horizon)
     # observation offsets -C .. 0 and H; action offsets 0 .. n_out - 1
@@ -179,7 +209,32 @@ def make_windows(episodes: Sequence[tuple[Float, Float]], config: ModelConfig) -
         action_index=t[:, None] + action_offsets,
         episode=episode,
         chunk=config.chunk,
+        images={key: np.concatenate(frames) for key, frames in (images or {}).items()},
     )
+
+
+def episode_images(episodes: Any, config: ModelConfig) -> dict[str, list[Frames]]:
+    """The frames of each camera of `config` in every episode of a dataset with videos.
+
+    Args:
+      episodes: an `invdyn.learn.data.Dataset` (anything with ``frames(key, i)`` and a length).
+      config: names the cameras.
+
+    Returns:
+      feature key (``observation.images.<camera>``) -> one (T, H, W, 3) array per episode.
+
+    Raises:
+      InputError: the model sees cameras and `episodes` is not a dataset that has them.
+    """
+    keys = [OBS_IMAGE_PREFIX + name for name in config.camera_names]
+    if not keys:
+        return {}
+    if not callable(getattr(episodes, "frames", None)):
+        raise InputError(
+            f"the model sees cameras {list(config.camera_names)}: give a dataset with videos "
+            "(invdyn.learn.data.read_dataset), not bare episodes"
+        )
+    return {key: [episodes.frames(key, i) for i in range(len(episodes))] for key in keys}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,6 +304,38 @@ def _std(x: Float) -> Float:
     return np.where(std > STD_FLOOR, std, 1.0)
 
 
+def _encoder(channels_in: int, channels: tuple[int, ...]) -> nn.Sequential:
+    """An image encoder: 3x3 convolutions of stride 2 with GroupNorm and GELU, global average
+    pooling of the last map into a grid of 4x4, and a linear layer to `IMAGE_FEATURES`."""
+    layers: list[nn.Module] = []
+    for width in channels:
+        layers += [
+            nn.Conv2d(channels_in, width, 3, stride=2, padding=1),
+            nn.GroupNorm(min(8, width), width),
+            nn.GELU(),
+        ]
+        channels_in = width
+    layers += [
+        nn.AdaptiveAvgPool2d(4),
+        nn.Flatten(),
+        nn.Linear(channels_in * 16, IMAGE_FEATURES),
+        nn.GELU(),
+    ]
+    return nn.Sequential(*layers)
+
+
+def _random_shift(x: Tensor, pad: int) -> Tensor:
+    """(B, C, H, W) images shifted by up to `pad` pixels each way, one shift per image, the
+    border repeated (DrQ's augmentation)."""
+    batch, _, height, width = x.shape
+    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
+    shift = torch.randint(0, 2 * pad + 1, (batch, 2), device=x.device)
+    rows = torch.arange(height, device=x.device)[None, :] + shift[:, :1]
+    cols = torch.arange(width, device=x.device)[None, :] + shift[:, 1:]
+    index = torch.arange(batch, device=x.device)[:, None, None]
+    return padded.permute(0, 2, 3, 1)[index, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+
+
 def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
     layers: list[nn.Module] = []
     for width in hidden:
@@ -280,7 +367,8 @@ class InverseDynamicsModel(nn.Module):
         # D: the predicted numbers, n_out steps of n_action each
         self.n_out = config.n_steps
         dim = self.n_out * self.n_action
-        n_in = (config.context + 2 + int(config.delta)) * self.n_state
+        n_in = (config.context + 2 + int(config.delta)) * self.n_state if config.state else 0
+        n_in += len(config.camera_names) * IMAGE_FEATURES
         if config.head == "regression":
             n_head = dim
         elif config.head == "bins":
@@ -289,6 +377,12 @@ class InverseDynamicsModel(nn.Module):
             n_head = config.n_components * (1 + 2 * dim)
         self.members = nn.ModuleList(
             _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
+        )
+        # per member, an image encoder per camera (none without cameras)
+        frames = 3 * (config.context + 2)
+        self.encoders = nn.ModuleList(
+            nn.ModuleDict({name: _encoder(frames, config.encoder) for name in config.camera_names})
+            for _ in range(config.ensemble if config.camera_names else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
         # saved as norm_stats.json, not in the weights
@@ -318,8 +412,31 @@ class InverseDynamicsModel(nn.Module):
             )
         return obs
 
+    def _images(self, batch: Mapping[str, Any], count: int) -> dict[str, Tensor]:
+        """Each camera's (B, 3 (C + 2), H, W) frames of a batch, in [-0.5, 0.5], shifted at
+        random when training with `ModelConfig.augment`."""
+        device = self._buffer("state_mean").device
+        out = {}
+        for name in self.config.camera_names:
+            key = OBS_IMAGE_PREFIX + name
+            frames = batch.get(key)
+            if frames is None:
+                raise InputError(f"batch has no {key!r}")
+            frames = torch.as_tensor(frames, device=device)
+            if frames.ndim != 5 or tuple(frames.shape[:2]) != (count, self.config.context + 2):
+                raise InputError(
+                    f"{key} must have shape (B, {self.config.context + 2}, H, W, 3) with "
+                    f"B = {count}, got {tuple(frames.shape)}"
+                )
+            # (B, C + 2, H, W, 3) -> (B, (C + 2) 3, H, W)
+            x = frames.permute(0, 1, 4, 2, 3).flatten(1, 2).float() / 255.0 - 0.5
+            if self.training and self.config.augment:
+                x = _random_shift(x, self.config.augment)
+            out[name] = x
+        return out
+
     def features(self, obs: Tensor) -> Tensor:
-        """(B, n_in) normalised network input of (B, C + 2, n_state) observation windows."""
+        """(B, n) normalised state input of (B, C + 2, n_state) observation windows."""
         x = (obs - self._buffer("state_mean")) / self._buffer("state_std")
         parts = [x.flatten(1)]
         if self.config.delta:
@@ -327,10 +444,20 @@ class InverseDynamicsModel(nn.Module):
             parts.append((delta - self._buffer("delta_mean")) / self._buffer("delta_std"))
         return torch.cat(parts, dim=1)
 
-    def forward(self, obs: Tensor) -> Tensor:
-        """(E, B, n_head) raw head outputs of each ensemble member for (B, C + 2, n_state)."""
-        x = self.features(obs)
-        return torch.stack([member(x) for member in self.members])
+    def forward(self, obs: Tensor, images: Mapping[str, Tensor] | None = None) -> Tensor:
+        """(E, B, n_head) raw head outputs of each ensemble member for (B, C + 2, n_state)
+        windows and, with cameras, their (B, 3 (C + 2), H, W) frames (see `_images`)."""
+        state = [self.features(obs)] if self.config.state else []
+        frames = dict(images or {})
+        outputs = []
+        for k, member in enumerate(self.members):
+            encoded: list[Tensor] = []
+            if frames:
+                encoders = self.encoders[k]
+                assert isinstance(encoders, nn.ModuleDict)
+                encoded = [encoders[name](x) for name, x in frames.items()]
+            outputs.append(member(torch.cat([*state, *encoded], dim=1)))
+        return torch.stack(outputs)
 
     def _decode(self, out: Tensor) -> Tensor:
         """(E, B, D) normalised point predictions of (E, B, n_head) head outputs."""
@@ -383,7 +510,7 @@ class InverseDynamicsModel(nn.Module):
         y = ((target - self._buffer("action_mean")) / self._buffer("action_std")).reshape(
             obs.shape[0], -1
         )
-        out = self(obs)
+        out = self(obs, self._images(batch, obs.shape[0]))
         config = self.config
         if config.head == "regression":
             error = out - y
@@ -417,7 +544,7 @@ class InverseDynamicsModel(nn.Module):
           model), each (B, n_action), or (B, H, n_action) when chunked, in physical units.
         """
         obs = self._observations(batch)
-        actions = self._denormalise(self._decode(self(obs)))
+        actions = self._denormalise(self._decode(self(obs, self._images(batch, obs.shape[0]))))
         mean = actions.mean(0)
         std = actions.std(0, unbiased=False)
         if not self.config.chunk:

@@ -41,12 +41,15 @@ from invdyn.learn.models import (
     Windows,
     compute_norm_stats,
     episode_arrays,
+    episode_images,
     make_windows,
+    select_episodes,
 )
 
 CHECKPOINT_DIR = "checkpoint"
-# windows per forward pass when evaluating
+# windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
+IMAGE_EVAL_BATCH = 256
 # config fields that may change between an interrupted run and its resumption
 _RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every")
 
@@ -131,9 +134,12 @@ def train(
     tc = config.train
     spec = _spec(episodes)
     arrays = episode_arrays(episodes)
+    images = episode_images(episodes, config.model)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
-    train_w = make_windows([arrays[i] for i in train_idx], config.model)
-    val_w = make_windows([arrays[i] for i in val_idx], config.model) if val_idx else None
+    train_w = make_windows(*select_episodes(arrays, images, train_idx, config.model))
+    val_w = (
+        make_windows(*select_episodes(arrays, images, val_idx, config.model)) if val_idx else None
+    )
     if len(train_w) == 0:
         raise InputError(
             "no training windows: episodes need more than context + horizon = "
@@ -256,9 +262,10 @@ def train(
 
 
 def evaluate(
-    model: InverseDynamicsModel, episodes: Iterable[Any], *, batch_size: int = EVAL_BATCH
+    model: InverseDynamicsModel, episodes: Iterable[Any], *, batch_size: int | None = None
 ) -> dict[str, float]:
-    """Accuracy of `model` on the windows of `episodes`.
+    """Accuracy of `model` on the windows of `episodes` (a dataset with videos for a model
+    of frames), `batch_size` windows at a time (None: `eval_batch`).
 
     Returns:
       ``r2/<j>``, ``nmse/<j>``, ``mae/<j>`` for each action dimension ``j`` (chunked
@@ -269,21 +276,29 @@ def evaluate(
     Raises:
       InputError: bad episodes, or none long enough for a window.
     """
-    windows = make_windows(episode_arrays(episodes), model.config)
+    windows = make_windows(
+        episode_arrays(episodes), model.config, episode_images(episodes, model.config)
+    )
     if len(windows) == 0:
         raise InputError("no windows: the episodes are shorter than context + horizon + 1")
     return _evaluate_windows(model, windows, batch_size=batch_size)
 
 
+def eval_batch(model: InverseDynamicsModel) -> int:
+    """Windows per forward pass of `model` when evaluating: fewer when it sees frames."""
+    return IMAGE_EVAL_BATCH if model.config.camera_names else EVAL_BATCH
+
+
 def _evaluate_windows(
-    model: InverseDynamicsModel, windows: Windows, *, batch_size: int = EVAL_BATCH
+    model: InverseDynamicsModel, windows: Windows, *, batch_size: int | None = None
 ) -> dict[str, float]:
     was_training = model.training
     model.eval()
     means, stds = [], []
+    batch_size = batch_size or eval_batch(model)
     for start in range(0, len(windows), batch_size):
         batch = windows.batch(slice(start, start + batch_size))
-        mean, std = model.predict_with_uncertainty({OBS_STATE: batch[OBS_STATE]})
+        mean, std = model.predict_with_uncertainty(batch)
         means.append(mean.double().cpu().numpy())
         stds.append(std.double().cpu().numpy())
     model.train(was_training)
@@ -319,8 +334,9 @@ def _mean(x: Float, mask: np.ndarray) -> float:
 def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str, float]:
     """Training loss and normalised MSE on `windows`, averaged over windows."""
     sums = {"loss": 0.0, "mse": 0.0}
-    for start in range(0, len(windows), EVAL_BATCH):
-        rows = slice(start, start + EVAL_BATCH)
+    size = eval_batch(model)
+    for start in range(0, len(windows), size):
+        rows = slice(start, start + size)
         _, metrics = model.loss(windows.batch(rows))
         n = len(windows.obs_index[rows])
         for key in sums:
@@ -337,13 +353,17 @@ class _DeviceWindows:
         self.obs_index = torch.as_tensor(windows.obs_index, device=device)
         self.action_index = torch.as_tensor(windows.action_index, device=device)
         self.chunk = windows.chunk
+        self.images = {
+            key: torch.as_tensor(frames, device=device) for key, frames in windows.images.items()
+        }
 
     def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
         action = self.actions[self.action_index[rows]]
+        index = self.obs_index[rows]
         return {
-            OBS_STATE: self.states[self.obs_index[rows]],
+            OBS_STATE: self.states[index],
             ACTION: action if self.chunk else action[:, 0],
-        }
+        } | {key: frames[index] for key, frames in self.images.items()}
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:

@@ -3,12 +3,14 @@
 `render_frames` renders rows of MuJoCo's full state ``(qpos, qvel)`` from one camera;
 `render_collection` renders every episode of a `invdyn.sim.Collection` from its
 ``full_state``, in the MuJoCo model that `scene_for` finds for its source: the Gymnasium
-environment's own model, or for an invdyn robot `robot_scene`, a stick figure of it.
-`build_mujoco` adds no geometry, so the stick figure is drawn on the same bodies and joints:
-a capsule from each body's origin to each child's (and from the world origin to each root),
-spheres at the origins, a marker at the end of each leaf body, one colour per link, a checker
-floor below the robot, a headlight and a directional light, and the fixed cameras "front"
-(on +x), "side" (on -y) and "top", aimed at the robot's workspace.
+environment's own model with cameras added, or for an invdyn robot `robot_scene`, a stick
+figure of it. `build_mujoco` adds no geometry, so the stick figure is drawn on the same bodies
+and joints: a capsule from each body's origin to each child's (and from the world origin to
+each root), spheres at the origins, a marker at the end of each leaf body, one colour per link,
+a checker floor below the robot, a headlight and a directional light, and the fixed cameras
+"front" (on +x), "side" (on -y) and "top", aimed at the robot's workspace. Every scene of
+`scene_for` has these three cameras (`ROBOT_CAMERAS`); in a Gymnasium scene they frame the
+environment's moving bodies, where MuJoCo's free camera frames the whole floor.
 
 Rendering needs an OpenGL context without a window. MuJoCo chooses its backend when it is
 first imported, from the environment variable ``MUJOCO_GL``, which is always honoured. When it
@@ -51,7 +53,7 @@ DEFAULT_CAMERA = "default"
 """Camera name of MuJoCo's free camera (id -1), placed by ``mjv_defaultFreeCamera``."""
 
 ROBOT_CAMERAS: tuple[str, ...] = ("front", "side", "top")
-"""Fixed cameras of `robot_scene`."""
+"""Cameras of `robot_scene` and of every scene of `scene_for`."""
 
 # stick radius as a share of the reach, and its floor (m); joint spheres and leaf markers are
 # larger by these factors; the reach of a robot smaller than MIN_REACH (m) counts as MIN_REACH
@@ -82,11 +84,19 @@ FLOOR_SQUARES = 4
 # camera elevation above the horizon for "front" and "side" (degrees), vertical field of view
 # (degrees, MuJoCo's default), the share of the workspace's half-side that fills half the view
 # (an arm seldom stretches to a corner of its workspace), and the room left around the figure
-# at the neutral configuration, which is always in view
+# at the neutral configuration, which is always in view (in a Gymnasium scene, around the
+# robot in every configuration framed)
 ELEVATION = 30.0
 FOVY = 45.0
 FRAMED = 0.75
 MARGIN = 1.15
+# diffuse intensity of the headlight and of the directional light (`_add_lights`) in a robot
+# scene, and in a Gymnasium scene without lights (its light floor would glare under the first)
+ROBOT_DIFFUSE = (0.4, 0.6)
+GYM_DIFFUSE = (0.3, 0.3)
+# configurations sampled to frame a Gymnasium environment (`_configurations`), and their seed
+FRAME_SAMPLES = 64
+FRAME_SEED = 0
 
 
 def robot_scene(model: Model) -> mujoco.MjModel:
@@ -163,18 +173,16 @@ def robot_scene(model: Model) -> mujoco.MjModel:
     low, high = _workspace(origins, lengths, roots, floor)
     centre = 0.5 * (low + high)
     _add_floor(mujoco, spec, centre, floor, reach)
-    _add_lights(mujoco, spec, centre, reach)
+    _add_lights(mujoco, spec, centre, reach, ROBOT_DIFFUSE)
     half = max(
         FRAMED * float(np.max(high - low)) / 2.0,
         MARGIN * float(np.linalg.norm(points - centre, axis=1).max()),
     )
-    distance = half / math.tan(math.radians(FOVY / 2.0))
     for name in ROBOT_CAMERAS:
-        direction, right = _view(name)
-        up = np.cross(direction, right)
-        camera = spec.worldbody.add_camera(name=name, pos=centre + distance * direction)
+        position, rotation = _camera_pose(name, centre, half)
+        camera = spec.worldbody.add_camera(name=name, pos=position)
         camera.fovy = FOVY
-        camera.quat = _quat(mujoco, np.column_stack([right, up, direction]))
+        camera.quat = _quat(mujoco, rotation)
 
     scene = spec.compile()
     # per-dof armature and friction exactly, as build_mujoco sets them
@@ -221,18 +229,39 @@ def scene_for(source: str) -> mujoco.MjModel:
     """The MuJoCo model that renders the ``full_state`` of data from `source`.
 
     Args:
+    A Gymnasium scene is the environment's MJCF file (``env.unwrapped.fullpath``) compiled
+    with the cameras of `ROBOT_CAMERAS` that it lacks (a camera of the environment's own with
+    that name is kept), and a headlight and a directional light when it has no light; its
+    joints, ``qpos0``, geoms, options and cameras are the environment's, so a recorded
+    ``full_state`` renders as it is. The environment's cameras keep their names, though their
+    ids shift when ours come first in MuJoCo's order (by body).
+
+    The cameras frame the environment's robot: the moving bodies of the kinematic trees that
+    hold an actuated joint (not Reacher's target or Pusher's object), their origins and
+    geoms (bounding spheres), at ``qpos0`` and at `FRAME_SAMPLES` - 1 random configurations
+    of the hinges and limited slides, each view fitted in perspective with `MARGIN` to spare.
+    When that robot has one root body and a free or slide joint moves it (HalfCheetah, Hopper,
+    Ant, the inverted pendulums), the cameras sit on that body in mode ``trackcom``: they
+    keep their offset from its subtree's centre of mass at ``qpos0`` and their orientation in
+    the world, so the robot stays in view as it runs and the floor moves behind it; its own
+    joints stay at ``qpos0`` when framing. Otherwise (Reacher, Pusher) they are fixed in the
+    world.
+
+    Args:
       source: ``"invdyn:<robot>"`` (`robot_scene` of ``invdyn.load(robot)``) or
-        ``"gym:<env id>"`` (the environment's model, cameras as it defines them), as
+        ``"gym:<env id>"`` (the environment's model with cameras), as
         `invdyn.sim.Collection.source` names it.
 
     Returns:
-      The compiled ``mujoco.MjModel``.
+      The compiled ``mujoco.MjModel``, with the cameras of `ROBOT_CAMERAS`.
 
     Raises:
-      InputError: another source, or a robot that ``invdyn.load`` cannot find by name (render
-        with ``render_collection(..., scene=robot_scene(model))`` then).
+      InputError: another source, a robot that ``invdyn.load`` cannot find by name (render
+        with ``render_collection(..., scene=robot_scene(model))`` then), an unknown
+        environment, or one whose MJCF file compiles to other joints than its model's (render
+        with ``scene=env.unwrapped.model`` then).
     """
-    import_mujoco()
+    mujoco = import_mujoco()
     if not isinstance(source, str):
         raise InputError(f"source must be a string, got {type(source).__name__}")
     kind, _, name = source.partition(":")
@@ -246,11 +275,7 @@ def scene_for(source: str) -> mujoco.MjModel:
             ) from None
         return robot_scene(model)
     if kind == "gym":
-        env = _make_env(_import_gymnasium(), name, None)
-        try:
-            return env.unwrapped.model
-        finally:
-            env.close()
+        return _gym_scene(mujoco, source, name)
     raise InputError(
         f"source {source!r} is not rendered; expected 'invdyn:<robot>' or 'gym:<env id>'"
     )
@@ -270,7 +295,8 @@ def render_collection(
     Args:
       collection: the episodes, each with a ``full_state``.
       cameras: camera names or ids of the scene; `DEFAULT_CAMERA` (``"default"``) or -1 is
-        MuJoCo's free camera, which every scene has. `robot_scene` has `ROBOT_CAMERAS`.
+        MuJoCo's free camera, which every scene has. The scenes of `scene_for` and
+        `robot_scene` have `ROBOT_CAMERAS`.
       width: image width in pixels, >= 1.
       height: image height in pixels, >= 1.
       scene: the MuJoCo model to render in; None for ``scene_for(collection.source)``.
@@ -306,6 +332,140 @@ def render_collection(
         for states in tqdm(videos, disable=not progress, desc="render", unit="ep"):
             rendered.append({name: _render(mujoco, renderer, states, i) for name, i in ids.items()})
     return rendered
+
+
+# Gymnasium scenes
+
+
+def _gym_scene(mujoco: ModuleType, source: str, env_id: str) -> mujoco.MjModel:
+    """`scene_for`'s scene of the Gymnasium environment `env_id` (see `scene_for`)."""
+    env = _make_env(_import_gymnasium(), env_id, None)
+    try:
+        sim, path = env.unwrapped.model, env.unwrapped.fullpath
+    finally:
+        env.close()
+
+    # the framed bodies in many configurations, their root's joints frozen when cameras follow it
+    bodies = _framed_bodies(mujoco, sim)
+    root = _tracked_root(mujoco, sim, bodies)
+    qpos = _configurations(mujoco, sim, root, np.random.default_rng(FRAME_SEED))
+    points, radii = _spheres(mujoco, sim, bodies, qpos)
+
+    # the environment's own MJCF, with lights if it has none and the cameras it lacks
+    spec = mujoco.MjSpec.from_file(path)
+    if sim.nlight == 0:
+        reach = float(np.ptp(points, axis=0).max())
+        _add_lights(mujoco, spec, points.mean(axis=0), reach, GYM_DIFFUSE)
+    data = mujoco.MjData(sim)
+    mujoco.mj_kinematics(sim, data)
+    owned = {sim.camera(i).name for i in range(sim.ncam)}
+    for name in ROBOT_CAMERAS:
+        if name in owned:
+            continue
+        centre, half = _fit_view(name, points, radii)
+        position, rotation = _camera_pose(name, centre, MARGIN * half)
+        if root is None:
+            camera = spec.worldbody.add_camera(name=name, pos=position)
+        else:
+            # placed at qpos0 in the root's frame; MuJoCo keeps its offset from the root's
+            # subtree centre of mass and its orientation in the world
+            frame = data.xmat[root].reshape(3, 3)
+            position, rotation = frame.T @ (position - data.xpos[root]), frame.T @ rotation
+            camera = spec.bodies[root].add_camera(name=name, pos=position)
+            camera.mode = mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM
+        camera.fovy = FOVY
+        camera.quat = _quat(mujoco, rotation)
+    scene = spec.compile()
+
+    # a recorded full state must mean the same in the scene as in the environment
+    joints = [[m.joint(j).name for j in range(m.njnt)] for m in (scene, sim)]
+    if (
+        (scene.nq, scene.nv) != (sim.nq, sim.nv)
+        or joints[0] != joints[1]
+        or not np.array_equal(scene.qpos0, sim.qpos0)
+    ):
+        raise InputError(
+            f"source {source!r}: {path} compiles to a model with other joints than the "
+            f"environment's (nq {scene.nq} vs {sim.nq}, nv {scene.nv} vs {sim.nv}, joint names "
+            "or qpos0 differ); pass scene=env.unwrapped.model to render_collection"
+        )
+    return scene
+
+
+def _framed_bodies(mujoco: ModuleType, mj_model: Any) -> Int:
+    """(n,) bodies the cameras of a Gymnasium scene frame.
+
+    Those that move (a joint in their ancestry) in the kinematic trees (a child of the world
+    and its descendants) that hold an actuated joint: the robot, not a target or an object
+    that it pushes. All that move when no joint is actuated.
+    """
+    moving = np.flatnonzero(mj_model.body_weldid > 0)
+    by_joint = [int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)]
+    actuated = mj_model.actuator_trnid[np.isin(mj_model.actuator_trntype, by_joint), 0]
+    trees = mj_model.body_rootid[mj_model.jnt_bodyid[actuated]]
+    driven = moving[np.isin(mj_model.body_rootid[moving], trees)]
+    return driven if len(driven) else moving
+
+
+def _tracked_root(mujoco: ModuleType, mj_model: Any, bodies: Int) -> int | None:
+    """The body the cameras follow: the one root of `bodies`, if a free or slide joint moves it."""
+    roots = np.unique(mj_model.body_rootid[bodies])
+    if len(roots) != 1:
+        return None
+    root = int(roots[0])
+    kinds = mj_model.jnt_type[mj_model.jnt_bodyid == root]
+    mobile = [int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_SLIDE)]
+    return root if np.isin(kinds, mobile).any() else None
+
+
+def _configurations(
+    mujoco: ModuleType, mj_model: Any, frozen: int | None, rng: np.random.Generator
+) -> Float:
+    """(FRAME_SAMPLES, nq) configurations to frame: qpos0, then random ones.
+
+    Hinges and limited slides are uniform in their range, a hinge without limits over a full
+    turn about qpos0; other joints (free, ball, slides without limits) and those of body
+    `frozen` stay at qpos0.
+    """
+    qpos = np.tile(mj_model.qpos0, (FRAME_SAMPLES, 1))
+    hinge, slide = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)
+    for j in range(mj_model.njnt):
+        kind, limited = int(mj_model.jnt_type[j]), mj_model.jnt_limited[j]
+        if mj_model.jnt_bodyid[j] == frozen or kind not in (hinge, slide):
+            continue
+        adr = mj_model.jnt_qposadr[j]
+        if limited:
+            low, high = mj_model.jnt_range[j]
+        elif kind == hinge:
+            low, high = mj_model.qpos0[adr] - math.pi, mj_model.qpos0[adr] + math.pi
+        else:
+            continue
+        qpos[1:, adr] = rng.uniform(low, high, FRAME_SAMPLES - 1)
+    return qpos
+
+
+def _spheres(mujoco: ModuleType, mj_model: Any, bodies: Int, qpos: Float) -> tuple[Float, Float]:
+    """The origins and geoms of `bodies` in every configuration, as spheres to frame.
+
+    A body's origin is a point (radius 0), a geom its bounding sphere (``geom_rbound``).
+
+    Args:
+      mj_model: the MuJoCo model.
+      bodies: (n,) body ids.
+      qpos: (T, nq) configurations.
+
+    Returns:
+      (m, 3) world centres and (m,) radii (m).
+    """
+    data = mujoco.MjData(mj_model)
+    geoms = np.flatnonzero(np.isin(mj_model.geom_bodyid, bodies))
+    centres = []
+    for q in qpos:
+        data.qpos[:] = q
+        mujoco.mj_kinematics(mj_model, data)
+        centres += [data.xpos[bodies], data.geom_xpos[geoms]]
+    radii = np.concatenate([np.zeros(len(bodies)), mj_model.geom_rbound[geoms]])
+    return np.concatenate(centres), np.tile(radii, len(qpos))
 
 
 # rendering
@@ -527,20 +687,74 @@ def _add_floor(mujoco: ModuleType, spec: Any, centre: Float, floor: float, reach
     geom.contype = geom.conaffinity = 0
 
 
-def _add_lights(mujoco: ModuleType, spec: Any, centre: Float, reach: float) -> None:
-    """A soft headlight, and a directional light from above, the front (+x) and the left (+y)."""
+def _add_lights(
+    mujoco: ModuleType, spec: Any, centre: Float, reach: float, diffuse: tuple[float, float]
+) -> None:
+    """A soft headlight, and a directional light from above, the front (+x) and the left (+y).
+
+    `diffuse` is the headlight's and the directional light's diffuse intensity.
+    """
     spec.visual.headlight.ambient = [0.3] * 3
-    spec.visual.headlight.diffuse = [0.4] * 3
+    spec.visual.headlight.diffuse = [diffuse[0]] * 3
     spec.visual.headlight.specular = [0.1] * 3
     direction = np.array([-0.5, -0.3, -1.0]) / np.linalg.norm([-0.5, -0.3, -1.0])
     spec.worldbody.add_light(
         type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
         pos=centre - 3.0 * reach * direction,
         dir=direction,
-        diffuse=[0.6] * 3,
+        diffuse=[diffuse[1]] * 3,
         specular=[0.2] * 3,
         castshadow=False,
     )
+
+
+def _camera_pose(name: str, centre: Float, half: float) -> tuple[Float, Float]:
+    """World placement of camera `name` aimed at `centre`, its view of half-side `half` there.
+
+    The camera looks along `_view` from the distance at which its `FOVY` spans ``2 * half`` at
+    `centre`.
+
+    Args:
+      name: one of `ROBOT_CAMERAS`.
+      centre: (3,) the point in the middle of the view.
+      half: half the side of the square the view spans at `centre` (m).
+
+    Returns:
+      (3,) position and (3, 3) orientation, its columns the image's right, its up and the
+      camera's backward direction (MuJoCo's camera frame).
+    """
+    direction, right = _view(name)
+    up = np.cross(direction, right)
+    distance = half / math.tan(math.radians(FOVY / 2.0))
+    return centre + distance * direction, np.column_stack([right, up, direction])
+
+
+def _fit_view(name: str, points: Float, radii: Float) -> tuple[Float, float]:
+    """The centre and half-side of camera `name`'s view (`_camera_pose`) that hold the spheres.
+
+    The centre is the middle of their extent across the view and along it; the half-side
+    puts each sphere inside the perspective view: ``|x| + r <= tan(FOVY / 2) (d - z)`` for its
+    offset ``x`` across the view (right or up) and ``z`` toward the camera, at the camera's
+    distance ``d`` from the centre.
+
+    Args:
+      name: one of `ROBOT_CAMERAS`.
+      points: (m, 3) sphere centres in the world.
+      radii: (m,) their radii.
+
+    Returns:
+      (3,) centre and half-side (m).
+    """
+    direction, right = _view(name)
+    axes = np.stack([right, np.cross(direction, right), direction])
+    offsets = points @ axes.T
+    low = (offsets - radii[:, None]).min(axis=0)
+    high = (offsets + radii[:, None]).max(axis=0)
+    middle = 0.5 * (low + high)
+    offsets -= middle
+    across = np.abs(offsets[:, :2]).max(axis=1) + radii
+    slope = math.tan(math.radians(FOVY / 2.0))
+    return middle @ axes, float((across + slope * offsets[:, 2]).max())
 
 
 def _view(name: str) -> tuple[Float, Float]:
