@@ -6,6 +6,7 @@ import functools
 import warnings
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,6 +108,20 @@ def load_robot() -> Callable[..., Model]:
         return _load_robot(info.name, floating_base)
 
     return load
+
+
+def load_quietly(name: str) -> Model:
+    """``invdyn.load(name)``, its `invdyn.ModelWarning` s silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        return invdyn.load(name)
+
+
+@pytest.fixture
+def mujoco_log_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the test in its tmp_path: MuJoCo writes MUJOCO_LOG.TXT into the working directory
+    on a warning."""
+    monkeypatch.chdir(tmp_path)
 
 
 def driven_pendulums(

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import requires_erd
+from conftest import load_quietly, requires_erd
 from invdyn.model import Model
 
 pytest.importorskip("mujoco")
@@ -31,16 +31,7 @@ requires_gym = pytest.mark.skipif(
 PHYSICS_TOLERANCE = 1e-6
 
 
-@pytest.fixture(autouse=True)
-def _mujoco_log_elsewhere(tmp_path, monkeypatch):
-    # mujoco writes MUJOCO_LOG.TXT into the working directory on a warning
-    monkeypatch.chdir(tmp_path)
-
-
-def _load(name: str) -> Model:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", invdyn.ModelWarning)
-        return invdyn.load(name)
+pytestmark = pytest.mark.usefixtures("mujoco_log_elsewhere")
 
 
 def _check_robot(model: Model, collection: Collection, episodes: int, frames: int) -> None:
@@ -69,7 +60,7 @@ def _check_robot(model: Model, collection: Collection, episodes: int, frames: in
 
 
 def test_robot_double_pendulum():
-    model = _load("double_pendulum")
+    model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=2, duration=0.5, control_rate=1000.0, seed=3)
     _check_robot(model, collection, 2, 501)
     first = collection.episodes[0]
@@ -83,7 +74,7 @@ def test_robot_double_pendulum():
 
 
 def test_robot_default_rate_holds_the_action():
-    model = _load("double_pendulum")
+    model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=1, duration=1.0)
     assert collection.fps == 100.0 and len(collection.episodes[0]) == 101
     assert collection.metadata["control_rate"] == 100.0
@@ -93,7 +84,7 @@ def test_robot_default_rate_holds_the_action():
 
 @requires_erd
 def test_robot_panda():
-    model = _load("panda")
+    model = load_quietly("panda")
     collection = collect_robot(model, episodes=2, duration=0.5, control_rate=1000.0, seed=0)
     _check_robot(model, collection, 2, 501)
     again = collect_robot(model, episodes=2, duration=0.5, control_rate=1000.0, seed=0)
@@ -103,7 +94,7 @@ def test_robot_panda():
 
 
 def test_robot_bad_input():
-    model = _load("double_pendulum")
+    model = load_quietly("double_pendulum")
     with pytest.raises(invdyn.InputError, match="model must be an invdyn.Model"):
         collect_robot("double_pendulum", episodes=1)  # type: ignore[arg-type]
     with pytest.raises(invdyn.InputError, match="episodes"):

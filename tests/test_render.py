@@ -7,13 +7,12 @@ where there is no display (`invdyn._headless`); without one the rendering tests 
 from __future__ import annotations
 
 import importlib.util
-import warnings
 
 import numpy as np
 import pytest
 
 import invdyn
-from conftest import requires_erd
+from conftest import load_quietly, requires_erd
 from invdyn.model import Model
 from invdyn.sim import CollectedEpisode, Collection, build_mujoco, collect_gym, collect_robot
 from invdyn.sim.mujoco_model import import_mujoco
@@ -39,16 +38,7 @@ ROBOTS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _mujoco_log_elsewhere(tmp_path, monkeypatch):
-    # mujoco writes MUJOCO_LOG.TXT into the working directory on a warning
-    monkeypatch.chdir(tmp_path)
-
-
-def _load(name: str) -> Model:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", invdyn.ModelWarning)
-        return invdyn.load(name)
+pytestmark = pytest.mark.usefixtures("mujoco_log_elsewhere")
 
 
 def _states(model: Model, scene, q: np.ndarray) -> np.ndarray:
@@ -59,7 +49,7 @@ def _states(model: Model, scene, q: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("name", ROBOTS)
 def test_robot_scene_mirrors_build_mujoco(name):
-    model = _load(name)
+    model = load_quietly(name)
     scene, sim = robot_scene(model), build_mujoco(model)
     # the same joints, coordinates and inertias, so a collection's full_state applies as it is
     assert (scene.nq, scene.nv, scene.njnt) == (sim.nq, sim.nv, sim.njnt)
@@ -75,7 +65,7 @@ def test_robot_scene_mirrors_build_mujoco(name):
 
 @pytest.mark.parametrize("name", ROBOTS)
 def test_robot_frames_show_the_configuration(name):
-    model = _load(name)
+    model = load_quietly(name)
     scene = robot_scene(model)
     # neutral twice, then a configuration within the limits
     rng = np.random.default_rng(0)
@@ -91,7 +81,7 @@ def test_robot_frames_show_the_configuration(name):
 
 
 def test_render_collection_robot():
-    model = _load("double_pendulum")
+    model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=1, duration=0.1, control_rate=100.0, seed=0)
     videos = render_collection(collection, cameras=("front", "top", -1), width=32, height=24)
     assert len(videos) == 1 and list(videos[0]) == ["front", "top", "default"]
@@ -184,14 +174,14 @@ def test_gym_scene_needs_the_environment_joints(monkeypatch):
 
 
 def test_buffer_enlarged_on_a_copy():
-    scene = robot_scene(_load("double_pendulum"))
+    scene = robot_scene(load_quietly("double_pendulum"))
     frames = render_frames(scene, np.zeros((1, 4)), camera="front", width=700, height=8)
     assert frames.shape == (1, 8, 700, 3)
     assert scene.vis.global_.offwidth == 640
 
 
 def test_bad_input():
-    model = _load("double_pendulum")
+    model = load_quietly("double_pendulum")
     scene = robot_scene(model)
     states = np.zeros((2, 4))
     with pytest.raises(invdyn.InputError, match=r"unknown camera 'back'.*'front', 'side', 'top'"):
