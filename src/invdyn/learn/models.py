@@ -20,10 +20,13 @@ A batch is a mapping with (LeRobot's keys):
     each camera of ``config.cameras`` (VPT's and GR00T's IDMs see frames this way).
   ``"action"``: (B, n_action), or (B, H, n_action) when chunked; targets, for `loss` only.
 
-Frames of a window are stacked along the channels, so that the first convolution already sees
-the motion between them, and encoded by a small convolutional network (`ModelConfig.encoder`,
-trained from scratch) per camera and ensemble member; its output joins the normalised state
-window (unless ``config.state`` is False) at the input of the member's MLP.
+Frames of a window are stacked along the channels with the differences of consecutive frames
+(amplified by `MOTION_GAIN`) and two channels of pixel coordinates, so that the first
+convolution already sees the motion and where it happens, and encoded by a small convolutional
+network (`ModelConfig.encoder`, trained from scratch) per camera and ensemble member; its
+output joins the normalised state window (unless ``config.state`` is False) at the input of
+the member's MLP. Without the differences and coordinates a network of the default size did
+not start to learn Reacher's actions from 64x64 frames within 800 steps; with them it did.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ Int = NDArray[np.int64]
 Frames = NDArray[np.uint8]
 # width of an image encoder's output
 IMAGE_FEATURES = 256
+# factor on the differences of consecutive frames (in [-1, 1]) fed to the encoder
+MOTION_GAIN = 8.0
 # standard deviations below this are treated as 1 (a constant feature is only centred)
 STD_FLOOR = 1e-8
 # log standard deviations of the mixture head are clamped to this range (normalised units)
@@ -324,6 +329,21 @@ def _encoder(channels_in: int, channels: tuple[int, ...]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def _with_motion(x: Tensor) -> Tensor:
+    """(B, 3 W, H, W') frames of W-frame windows, with their W - 1 consecutive differences
+    (times `MOTION_GAIN`) and the row and column coordinates in [-1, 1] appended as channels."""
+    batch, _, height, width = x.shape
+    frames = x.unflatten(1, (-1, 3))
+    motion = (frames[:, 1:] - frames[:, :-1]).flatten(1, 2) * MOTION_GAIN
+    rows, cols = torch.meshgrid(
+        torch.linspace(-1, 1, height, device=x.device),
+        torch.linspace(-1, 1, width, device=x.device),
+        indexing="ij",
+    )
+    grid = torch.stack([rows, cols]).expand(batch, 2, height, width)
+    return torch.cat([x, motion, grid], dim=1)
+
+
 def _random_shift(x: Tensor, pad: int) -> Tensor:
     """(B, C, H, W) images shifted by up to `pad` pixels each way, one shift per image, the
     border repeated (DrQ's augmentation)."""
@@ -378,10 +398,13 @@ class InverseDynamicsModel(nn.Module):
         self.members = nn.ModuleList(
             _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
         )
-        # per member, an image encoder per camera (none without cameras)
-        frames = 3 * (config.context + 2)
+        # per member, an image encoder per camera (none without cameras): the window's frames,
+        # their differences and the two coordinates
+        channels = 3 * (config.context + 2) + 3 * (config.context + 1) + 2
         self.encoders = nn.ModuleList(
-            nn.ModuleDict({name: _encoder(frames, config.encoder) for name in config.camera_names})
+            nn.ModuleDict(
+                {name: _encoder(channels, config.encoder) for name in config.camera_names}
+            )
             for _ in range(config.ensemble if config.camera_names else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
@@ -413,8 +436,9 @@ class InverseDynamicsModel(nn.Module):
         return obs
 
     def _images(self, batch: Mapping[str, Any], count: int) -> dict[str, Tensor]:
-        """Each camera's (B, 3 (C + 2), H, W) frames of a batch, in [-0.5, 0.5], shifted at
-        random when training with `ModelConfig.augment`."""
+        """Each camera's encoder input of a batch: (B, 3 (C + 2) + 3 (C + 1) + 2, H, W), the
+        frames in [-0.5, 0.5] (shifted at random when training with `ModelConfig.augment`),
+        their differences and the pixel coordinates (see the module docstring)."""
         device = self._buffer("state_mean").device
         out = {}
         for name in self.config.camera_names:
@@ -432,7 +456,7 @@ class InverseDynamicsModel(nn.Module):
             x = frames.permute(0, 1, 4, 2, 3).flatten(1, 2).float() / 255.0 - 0.5
             if self.training and self.config.augment:
                 x = _random_shift(x, self.config.augment)
-            out[name] = x
+            out[name] = _with_motion(x)
         return out
 
     def features(self, obs: Tensor) -> Tensor:
