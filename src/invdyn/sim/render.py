@@ -228,7 +228,6 @@ def render_frames(
 def scene_for(source: str) -> mujoco.MjModel:
     """The MuJoCo model that renders the ``full_state`` of data from `source`.
 
-    Args:
     A Gymnasium scene is the environment's MJCF file (``env.unwrapped.fullpath``) compiled
     with the cameras of `ROBOT_CAMERAS` that it lacks (a camera of the environment's own with
     that name is kept), and a headlight and a directional light when it has no light; its
