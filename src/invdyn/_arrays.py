@@ -105,6 +105,20 @@ def check_real(name: str, x: object, *, minimum: float | None = None) -> float:
     return value
 
 
+def check_count(name: str, x: object, *, minimum: int = 1) -> int:
+    """`x` as an integer >= `minimum` (not a bool), or `InputError` naming `name`."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise InputError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    if x < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {x}")
+    return int(x)
+
+
+def plain_number(value: float) -> int | float:
+    """`value` as an int when it is a whole number (as LeRobot writes fps and sizes in JSON)."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
 def check_positive(name: str, x: object) -> float:
     """`x` as a finite float > 0, or `InputError` naming `name`."""
     value = check_real(name, x)

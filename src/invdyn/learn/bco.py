@@ -38,18 +38,17 @@ from numpy.typing import NDArray
 from torch import nn
 from tqdm.auto import tqdm
 
+from invdyn._arrays import check_count
 from invdyn.errors import InputError
 from invdyn.learn.config import ACTIVATIONS, Config, preset
 from invdyn.learn.label import _predict
 from invdyn.learn.models import _ACTIVATIONS, InverseDynamicsModel, window_starts
 from invdyn.learn.train import _deterministic, evaluate, train
 from invdyn.sim.collect import (
-    _count,
     _import_gymnasium,
     _make_env,
     _policy,
     _scriptable,
-    _seed,
     collect_gym,
 )
 
@@ -96,9 +95,9 @@ class BCOSettings:
             raise InputError(
                 f"exploration must be one of {list(EXPLORATION_POLICIES)}, got {self.exploration!r}"
             )
-        _count("eval_episodes", self.eval_episodes)
+        check_count("eval_episodes", self.eval_episodes)
         if self.steps_per_episode is not None:
-            _count("steps_per_episode", self.steps_per_episode)
+            check_count("steps_per_episode", self.steps_per_episode)
         hidden = tuple(self.policy_hidden)
         if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in hidden):
             raise InputError(f"policy_hidden widths must be integers >= 1, got {hidden!r}")
@@ -108,16 +107,13 @@ class BCOSettings:
                 f"policy_activation must be one of {list(ACTIVATIONS)}, "
                 f"got {self.policy_activation!r}"
             )
-        _count("policy_epochs", self.policy_epochs)
-        _count("policy_batch_size", self.policy_batch_size)
+        check_count("policy_epochs", self.policy_epochs)
+        check_count("policy_batch_size", self.policy_batch_size)
         if not (isinstance(self.policy_lr, (int, float)) and math.isfinite(self.policy_lr)):
             raise InputError(f"policy_lr must be a finite number > 0, got {self.policy_lr!r}")
         if self.policy_lr <= 0:
             raise InputError(f"policy_lr must be a finite number > 0, got {self.policy_lr!r}")
-        if isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int):
-            raise InputError(f"num_threads must be an integer >= 0, got {self.num_threads!r}")
-        if self.num_threads < 0:
-            raise InputError(f"num_threads must be an integer >= 0, got {self.num_threads}")
+        check_count("num_threads", self.num_threads, minimum=0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,11 +197,11 @@ def bco(
       InputError: an unknown or non-MuJoCo environment, one without a scripted expert, or a
         bad count, seed or config.
     """
-    n_expert = _count("expert_episodes", expert_episodes)
-    n_explore = _count("exploration_episodes", exploration_episodes)
+    n_expert = check_count("expert_episodes", expert_episodes)
+    n_explore = check_count("exploration_episodes", exploration_episodes)
     if n_explore < 2:
         raise InputError(f"exploration_episodes must be >= 2, got {n_explore}")
-    seed = _seed(seed)
+    seed = check_count("seed", seed, minimum=0)
     settings = BCOSettings() if settings is None else settings
     if not isinstance(settings, BCOSettings):
         raise InputError(f"settings must be a BCOSettings, got {type(settings).__name__}")
@@ -404,9 +400,11 @@ def evaluate_policy(
     Returns:
       The mean over episodes of the sum of rewards.
     """
-    count = _count("episodes", episodes)
-    seed = _seed(seed)
-    steps = None if steps_per_episode is None else _count("steps_per_episode", steps_per_episode)
+    count = check_count("episodes", episodes)
+    seed = check_count("seed", seed, minimum=0)
+    steps = (
+        None if steps_per_episode is None else check_count("steps_per_episode", steps_per_episode)
+    )
     env = _make_env(_import_gymnasium(), env_id, steps)
     try:
         space = env.action_space

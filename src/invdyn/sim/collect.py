@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_positive, not_a_model
+from invdyn._arrays import check_count, check_positive, not_a_model
 from invdyn.configuration import integrate, neutral, to_mujoco_state
 from invdyn.control.computed_torque import CONTROLLERS, Gains
 from invdyn.control.trajectories import JointTrajectory, fourier
@@ -270,10 +270,10 @@ def collect_robot(
             )
     if model.nv == 0:
         raise InputError(f"collect_robot: model {model.name!r} has no joint to move")
-    count = _count("episodes", episodes)
+    count = check_count("episodes", episodes)
     duration = check_positive("duration", duration)
     rate = check_positive("control_rate", control_rate)
-    seed = _seed(seed)
+    seed = check_count("seed", seed, minimum=0)
     plant = _check_plant(plant)
 
     columns = csv_columns(model)
@@ -365,11 +365,13 @@ def collect_gym(
       InvdynError: `MAX_DISCARDS` episodes in a row ended before `MIN_STEPS` steps.
     """
     gym = _import_gymnasium()
-    count = _count("episodes", episodes)
-    steps = None if steps_per_episode is None else _count("steps_per_episode", steps_per_episode)
+    count = check_count("episodes", episodes)
+    steps = (
+        None if steps_per_episode is None else check_count("steps_per_episode", steps_per_episode)
+    )
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    seed = _seed(seed)
+    seed = check_count("seed", seed, minimum=0)
     env = _make_env(gym, env_id, steps)
     try:
         return _collect_gym(env, env_id, count, policy, seed, progress)
@@ -738,21 +740,3 @@ def _mujoco_state_names(model: Any) -> tuple[str, ...]:
 
 
 # argument checks
-
-
-def _count(name: str, value: object) -> int:
-    """`value` as an integer >= 1, or `InputError`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise InputError(f"{name} must be an integer >= 1, got {value}")
-    return int(value)
-
-
-def _seed(value: object) -> int:
-    """`value` as an integer >= 0, or `InputError`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"seed must be an integer >= 0, got {value!r}")
-    if value < 0:
-        raise InputError(f"seed must be an integer >= 0, got {value}")
-    return int(value)

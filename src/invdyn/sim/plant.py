@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from invdyn._arrays import check_count
 from invdyn.errors import InputError
 from invdyn.io.mjcf import combine_inertias
 from invdyn.model import Model
@@ -98,9 +99,9 @@ class Plant:
                 raise InputError("Plant.torque_limit must be > 0 (or inf) for every dof")
             set_field(self, "torque_limit", limit)
         set_field(self, "sensor_noise", _noise(self.sensor_noise))
-        set_field(self, "delay", _count("delay", self.delay))
+        set_field(self, "delay", check_count("Plant.delay", self.delay, minimum=0))
         if self.seed is not None:
-            set_field(self, "seed", _count("seed", self.seed))
+            set_field(self, "seed", check_count("Plant.seed", self.seed, minimum=0))
         if not isinstance(self.joint_limits, (bool, np.bool_)):
             raise InputError(
                 f"Plant.joint_limits must be True or False, got {type(self.joint_limits).__name__}"
@@ -294,12 +295,3 @@ def _noise(value: object) -> tuple[float, float]:
         raise InputError(f"Plant.sensor_noise must be finite and >= 0, got {array.tolist()}")
     pair = np.broadcast_to(array, (2,))
     return (float(pair[0]), float(pair[1]))
-
-
-def _count(name: str, value: object) -> int:
-    """`value` as an integer >= 0, or `InputError`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"Plant.{name} must be an integer >= 0, got {value!r}")
-    if value < 0:
-        raise InputError(f"Plant.{name} must be an integer >= 0, got {value}")
-    return int(value)

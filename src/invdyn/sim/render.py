@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import not_a_model
+from invdyn._arrays import check_count, not_a_model
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import load
@@ -221,7 +221,9 @@ def render_frames(
     mujoco = import_mujoco()
     camera_id = _camera_id(mj_model, camera)
     states = _full_states(mj_model, full_states, "full_states")
-    with _renderer(mujoco, mj_model, _pixels("width", width), _pixels("height", height)) as r:
+    with _renderer(
+        mujoco, mj_model, check_count("width", width), check_count("height", height)
+    ) as r:
         return _render(mujoco, r, states, camera_id)
 
 
@@ -325,7 +327,7 @@ def render_collection(
             )
         name = f"collection.episodes[{k}].full_state"
         videos.append(_full_states(mj_model, episode.full_state, name))
-    size = _pixels("width", width), _pixels("height", height)
+    size = check_count("width", width), check_count("height", height)
     rendered = []
     with _renderer(mujoco, mj_model, *size) as renderer:
         for states in tqdm(videos, disable=not progress, desc="render", unit="ep"):
@@ -562,15 +564,6 @@ def _full_states(mj_model: Any, values: Any, name: str) -> Float:
     if not np.all(np.isfinite(states)):
         raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     return states
-
-
-def _pixels(name: str, value: object) -> int:
-    """`value` as an image size (an integer >= 1), or `InputError` naming it."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer >= 1 (pixels), got {value!r}")
-    if value < 1:
-        raise InputError(f"{name} must be an integer >= 1 (pixels), got {value}")
-    return int(value)
 
 
 # the stick figure
