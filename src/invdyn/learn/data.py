@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_positive
+from invdyn._arrays import check_positive, plain_number
 from invdyn.errors import DataError, InputError
 from invdyn.learn.keys import (
     ACTION,
@@ -455,7 +455,7 @@ def write_dataset(
             raise InputError(f"episodes[{k}] must be an Episode, got {type(episode).__name__}")
     if not episodes:
         raise InputError("episodes is empty: a dataset needs at least one episode")
-    rate = _rate(fps)
+    rate = check_positive("fps", fps)
     if not isinstance(source, str):
         raise InputError(f"source must be a string, got {type(source).__name__}")
     states = _names("state_names", state_names)
@@ -809,20 +809,15 @@ def _tables(
         "total_frames": int(ends[-1]),
         "total_tasks": len(tasks),
         "chunks_size": layout.chunks_size,
-        "data_files_size_in_mb": _plain_number(layout.file_size_mb),
-        "video_files_size_in_mb": _plain_number(layout.video_file_size_mb),
-        "fps": _plain_number(fps),
+        "data_files_size_in_mb": plain_number(layout.file_size_mb),
+        "video_files_size_in_mb": plain_number(layout.video_file_size_mb),
+        "fps": plain_number(fps),
         "splits": {"train": f"0:{len(episodes)}"},
         "data_path": DATA_PATH,
         "video_path": VIDEO_PATH if videos else None,
         "features": features,
     }
     return files
-
-
-def _plain_number(value: float) -> int | float:
-    """`value` as an int when it is a whole number (as LeRobot writes fps and sizes)."""
-    return int(value) if float(value).is_integer() else float(value)
 
 
 def _frame_table(pa: ModuleType, frames: dict[str, np.ndarray]) -> Any:
@@ -1777,18 +1772,18 @@ def _csv_columns(file: Path) -> dict[str, _Column]:
     return columns
 
 
+def _row(i: int) -> str:
+    """How an NPZ or parquet file's messages name row `i`."""
+    return f"row {i}"
+
+
 def _npz_columns(file: Path) -> dict[str, _Column]:
     """Arrays of an NPZ file, each (N,) or (N, k)."""
     try:
         with np.load(file, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
-    except (OSError, ValueError, EOFError) as error:
+    except Exception as error:  # OSError, ValueError, EOFError, zipfile.BadZipFile, ...
         raise DataError(f"{file}: not a readable NPZ file: {error}") from None
-    except Exception as error:  # zipfile.BadZipFile and friends
-        raise DataError(f"{file}: not a readable NPZ file: {error}") from None
-
-    def row(i: int) -> str:
-        return f"row {i}"
 
     columns = {}
     for name, array in arrays.items():
@@ -1797,7 +1792,7 @@ def _npz_columns(file: Path) -> dict[str, _Column]:
                 f"{file}: array {name!r} has shape {array.shape} and dtype {array.dtype}; "
                 f"expected (N,) or (N, k) numbers"
             )
-        columns[name] = _Column(array, row)
+        columns[name] = _Column(array, _row)
     return columns
 
 
@@ -1808,9 +1803,6 @@ def _parquet_columns(file: Path) -> dict[str, _Column]:
         table = pq.read_table(file)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
-
-    def row(i: int) -> str:
-        return f"row {i}"
 
     columns = {}
     for name in table.column_names:
@@ -1833,7 +1825,7 @@ def _parquet_columns(file: Path) -> dict[str, _Column]:
             values = np.asarray(column.to_numpy(zero_copy_only=False))
         else:
             values = ["" if v is None else v for v in column.to_pylist()]
-        columns[name] = _Column(values, row)
+        columns[name] = _Column(values, _row)
     return columns
 
 
@@ -1864,7 +1856,7 @@ def read_robomimic(
       DataError: an unreadable file, a missing group or dataset, an image among `obs_keys`,
         lengths that disagree, or values that are not finite; the message names the demo.
     """
-    rate = _rate(fps)
+    rate = check_positive("fps", fps)
     h5py = _h5py()
     file = Path(path)
     with _open_hdf5(h5py, file) as handle:
@@ -1939,7 +1931,7 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episo
       DataError: an unreadable file, neither layout, lengths that disagree, an empty episode,
         or values that are not finite; the message names the episode.
     """
-    rate = _rate(fps)
+    rate = check_positive("fps", fps)
     h5py = _h5py()
     file = Path(path)
     if file.is_dir():
@@ -2007,14 +1999,6 @@ def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> list[Episod
         )
         start = stop
     return episodes
-
-
-def _rate(fps: float) -> float:
-    """`fps` as a positive finite float, or `InputError`."""
-    rate = check_positive("fps", fps)
-    if not math.isfinite(rate):
-        raise InputError(f"fps must be finite, got {fps!r}")
-    return rate
 
 
 def _open_hdf5(h5py: ModuleType, file: Path) -> Any:

@@ -56,7 +56,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
 import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -64,6 +63,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from invdyn._arrays import check_positive, check_real
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.checkpoint import load_checkpoint, require_state_model
 from invdyn.learn.data import (
@@ -245,7 +245,7 @@ def follow(
         checkpoint.spec.check(info, str(data.path), actions=True)
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
-    gain = _position_gain(position_gain)
+    gain = check_real("position_gain", position_gain, minimum=0.0)
     index = _episode_index(episode, len(data))
     recorded = data.episode(index)
     states = np.asarray(recorded.state, dtype=np.float64)
@@ -262,11 +262,7 @@ def follow(
         )
     steps = available
     if seconds is not None:
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float | np.floating):
-            raise InputError(f"seconds must be a number, got {seconds!r}")
-        if not math.isfinite(seconds) or seconds <= 0:
-            raise InputError(f"seconds must be > 0, got {seconds}")
-        steps = min(available, max(1, round(seconds * info.fps)))
+        steps = min(available, max(1, round(check_positive("seconds", seconds) * info.fps)))
     start = context
 
     chosen: list[Float] = []
@@ -352,15 +348,6 @@ def reachable(
 
 
 # checks and the model
-
-
-def _position_gain(value: Any) -> float:
-    """`position_gain`, checked: a finite number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
-        raise InputError(f"position_gain must be a number, got {value!r}")
-    if not (math.isfinite(value) and value >= 0):
-        raise InputError(f"position_gain must be a finite number >= 0, got {value}")
-    return float(value)
 
 
 def _episode_index(episode: Any, count: int) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from invdyn._arrays import check_positive, plain_number
 from invdyn.errors import DataError, InputError
 
 Frames = NDArray[np.uint8]
@@ -183,25 +185,15 @@ def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             "video.codec": str(context.codec.canonical_name),
             "video.pix_fmt": str(context.pix_fmt),
             "video.is_depth_map": False,
-            "video.fps": _plain(float(stream.average_rate or stream.base_rate)),
+            "video.fps": plain_number(float(stream.average_rate or stream.base_rate)),
             "video.channels": 3,
             "has_audio": bool(container.streams.audio),
         }
 
 
-def _frame_rate(fps: float) -> Any:
-    """`fps` as the exact fraction PyAV takes for a stream's rate."""
-    from fractions import Fraction
-
-    if isinstance(fps, bool) or not isinstance(fps, int | float | np.floating):
-        raise InputError(f"fps must be a number, got {fps!r}")
-    if not np.isfinite(fps) or fps <= 0:
-        raise InputError(f"fps must be > 0, got {fps}")
-    return Fraction(float(fps)).limit_denominator(1_000_000)
-
-
-def _plain(value: float) -> int | float:
-    return int(value) if value.is_integer() else value
+def _frame_rate(fps: float) -> Fraction:
+    """`fps` (> 0) as the exact fraction PyAV takes for a stream's rate."""
+    return Fraction(check_positive("fps", fps)).limit_denominator(1_000_000)
 
 
 # the videos of a LeRobot v3 dataset
