@@ -7,6 +7,7 @@ where there is no display (`invdyn._headless`); without one the rendering tests 
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -220,3 +221,23 @@ def test_bad_input():
         render_collection(Collection((episode,), ("a",) * 4, ("b",) * 2, 1.0, "robot:x"))
     with pytest.raises(invdyn.InputError, match="cannot load the robot"):
         scene_for("invdyn:nosuchrobot")
+
+
+def test_headless_backend_choice(monkeypatch):
+    """Without a display, before MuJoCo loads, EGL is chosen where it loads (as here)."""
+    import sys
+
+    from invdyn._headless import choose_gl_backend
+
+    for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delitem(sys.modules, "mujoco", raising=False)
+    if sys.platform.startswith("linux"):
+        assert choose_gl_backend() == "egl"
+        assert os.environ["MUJOCO_GL"] == os.environ["PYOPENGL_PLATFORM"] == "egl"
+    # the user's choice, a display, or MuJoCo already loaded: left alone
+    monkeypatch.setenv("MUJOCO_GL", "osmesa")
+    assert choose_gl_backend() is None and os.environ["MUJOCO_GL"] == "osmesa"
+    monkeypatch.delenv("MUJOCO_GL")
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert choose_gl_backend() is None and "MUJOCO_GL" not in os.environ

@@ -3,15 +3,25 @@
 MuJoCo reads ``MUJOCO_GL`` once, when first imported: without a display its default (GLFW)
 cannot render. So ``import invdyn`` sets, on Linux without ``DISPLAY`` and when the user has
 not chosen, ``MUJOCO_GL`` (and ``PYOPENGL_PLATFORM``, unless set) to ``"egl"`` where the EGL
-library is found, else to ``"osmesa"`` where OSMesa is. A process that imported MuJoCo before
+library loads, else to ``"osmesa"`` where OSMesa does. A process that imported MuJoCo before
 invdyn keeps the backend MuJoCo chose.
+
+The libraries are probed by loading them by name (about 3 ms), not with
+``ctypes.util.find_library``, which imports subprocess and runs ``ldconfig`` (about 30 ms on
+every ``import invdyn``).
 """
 
 from __future__ import annotations
 
-import ctypes.util
+import ctypes
 import os
 import sys
+
+# backend -> the library names (sonames) that provide it
+_LIBRARIES = {
+    "egl": ("libEGL.so.1", "libEGL.so"),
+    "osmesa": ("libOSMesa.so.8", "libOSMesa.so.6", "libOSMesa.so"),
+}
 
 
 def choose_gl_backend() -> str | None:
@@ -19,9 +29,18 @@ def choose_gl_backend() -> str | None:
     headless = sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
     if not headless or "MUJOCO_GL" in os.environ or "mujoco" in sys.modules:
         return None
-    for backend, library in (("egl", "EGL"), ("osmesa", "OSMesa")):
-        if ctypes.util.find_library(library):
+    for backend, names in _LIBRARIES.items():
+        if any(_loads(name) for name in names):
             os.environ["MUJOCO_GL"] = backend
             os.environ.setdefault("PYOPENGL_PLATFORM", backend)
             return backend
     return None
+
+
+def _loads(name: str) -> bool:
+    """Whether the shared library `name` loads."""
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
