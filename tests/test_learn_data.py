@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -175,6 +176,88 @@ def test_action_free_episodes(tmp_path: Path) -> None:
     assert dataset.arrays().action is None
     features = json.loads((tmp_path / "ds/meta/info.json").read_text())["features"]
     assert keys.ACTION not in features
+
+
+def state_free(dtype: type = np.float64, *, actions: bool = True) -> list[Episode]:
+    """The test episodes without their state (and without actions unless `actions`)."""
+    return [
+        Episode(None, e.action if actions else None, e.timestamp, e.task)
+        for e in episodes(dtype=dtype)
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_state_free_episodes(tmp_path: Path, dtype: type) -> None:
+    written = state_free(dtype)
+    path = write_dataset(tmp_path / "ds", written, fps=100, action_names=ACTION_NAMES)
+    dataset = read_dataset(path)
+    for read, expected in zip(dataset, written):
+        assert read.state is None and read.action is not None
+        assert read.action.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(read.action, expected.action)
+        np.testing.assert_array_equal(read.timestamp, expected.timestamp)
+    info = dataset.info
+    assert (info.state_names, info.n_state, info.state_dtype) == ((), 0, None)
+    assert info.action_dtype == np.dtype(dtype).name and info.n_action == 2
+    assert data.read_info(path) == info
+    state, action, episode = dataset.arrays()
+    assert state is None and action is not None and len(action) == len(episode) == 24
+    assert "n_state=0, n_action=2" in repr(dataset)
+    features = json.loads((path / "meta/info.json").read_text())["features"]
+    stats = json.loads((path / "meta/stats.json").read_text())
+    assert keys.OBS_STATE not in features and keys.OBS_STATE not in stats
+    assert keys.OBS_STATE not in pq.read_table(path / DATA_FILE).column_names
+    columns = data.read_frame_columns(path, [keys.ACTION, keys.TIMESTAMP])
+    np.testing.assert_array_equal(columns[keys.ACTION], action)
+    # () names no state, as None does
+    again = write_dataset(
+        tmp_path / "again", written, fps=100, state_names=(), action_names=ACTION_NAMES
+    )
+    assert read_dataset(again).info == dataclasses.replace(info)
+
+
+def test_state_free_episode_rules() -> None:
+    t = np.arange(4) / 10
+    assert len(Episode(None, None, t)) == 4
+    assert len(Episode(np.zeros((4, 1)), None, t)) == 4
+    cases = [
+        (dict(state=None, action=None, timestamp=None), "Episode.timestamp is None"),
+        (dict(state=np.zeros((4, 1)), action=None, timestamp=None), "Episode.timestamp is None"),
+        (dict(state=None, action=None, timestamp=t[:0]), "Episode.timestamp is empty"),
+        (dict(state=None, action=np.zeros((3, 1)), timestamp=t), r"expected \(4, n\) as timestamp"),
+        (dict(state=None, action=None, timestamp=t[::-1]), "increase strictly"),
+    ]
+    for fields, message in cases:
+        with pytest.raises(DataError, match=message):
+            Episode(**fields)  # type: ignore[arg-type]
+
+
+def test_state_free_bad_arguments(tmp_path: Path) -> None:
+    with_state, without = episodes(2), state_free()[:2]
+    target = tmp_path / "ds"
+    cases: list[tuple[Callable[[], object], str]] = [
+        (
+            lambda: write(target, [with_state[0], without[1]]),
+            r"episodes\[1\] has no state, unlike episodes\[0\]: all episodes need states",
+        ),
+        (
+            lambda: write(target, [without[0], with_state[1]]),
+            r"episodes\[1\] has state, unlike episodes\[0\]",
+        ),
+        (lambda: write(target, without), "state_names given, but the episodes have no state"),
+        (
+            lambda: write_dataset(target, with_state, fps=10, action_names=ACTION_NAMES),
+            "the episodes have states: give their state_names",
+        ),
+        (
+            lambda: write_dataset(target, state_free(actions=False), fps=10),
+            "neither state nor action, and there are no videos: nothing to store",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(InputError, match=message):
+            call()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_reads_lerobot_variants(tmp_path: Path) -> None:
@@ -377,9 +460,11 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
         lambda p: _edit_info(p, lambda i: i["features"]["action"].update(shape=[3], names=None)),
         "column action has 2 values in row 0, expected 3",
     ),
-    "no state feature": (
-        lambda p: _edit_info(p, lambda i: i["features"].pop("observation.state")),
-        "features has no 'observation.state'",
+    "neither state, action nor video": (
+        lambda p: _edit_info(
+            p, lambda i: [i["features"].pop(k) for k in ("observation.state", "action")]
+        ),
+        "features has no 'observation.state', no 'action' and no video .*: nothing to read",
     ),
     "stats": (
         lambda p: (p / "meta/stats.json").write_text('{"observation.state": {"mean": [0]}}'),

@@ -22,8 +22,10 @@ from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
 from invdyn.learn.data import Dataset, Episode, read_dataset, write_dataset  # noqa: E402
 from invdyn.learn.evaluate import evaluate_checkpoint  # noqa: E402
+from invdyn.learn.label import label_dataset, label_videos, read_labels  # noqa: E402
 from invdyn.learn.models import _random_shift, episode_arrays, make_windows  # noqa: E402
 from invdyn.learn.train import evaluate, train  # noqa: E402
+from invdyn.learn.video import encode_video  # noqa: E402
 
 SIZE = 24
 FPS = 10.0
@@ -142,12 +144,49 @@ def test_random_shift_moves_whole_images():
     assert not torch.equal(shifted, x) or not torch.equal(_random_shift(x, 2), x)
 
 
-def test_labelling_and_following_refuse_frame_models(data, trained, tmp_path):
+def test_following_refuses_frame_models(data, trained):
     from invdyn.learn.follow import follow
-    from invdyn.learn.label import label_dataset
 
     _, held = data
-    with pytest.raises(InputError, match="labelling takes models of the state"):
-        label_dataset(trained.checkpoint, held.path, tmp_path / "labelled", replace=True)
     with pytest.raises(InputError, match="following takes models of the state"):
         follow(trained.checkpoint, held)
+
+
+def _labelled_r2(path: Path, actions: list[np.ndarray]) -> float:
+    """Mean R^2 of a labelled dataset's labels (frames with a window) against `actions`."""
+    labels = read_labels(path)
+    target = np.concatenate(actions)
+    error = (labels.action - target)[labels.is_labelled]
+    return float(np.mean(1 - error.var(0) / target[labels.is_labelled].var(0)))
+
+
+def test_labelling_a_video_dataset(data, trained, tmp_path):
+    _, held = data
+    held_out = evaluate(trained.model, held)["r2_mean"]
+    out = label_dataset(trained.checkpoint, held.path, tmp_path / "labelled", replace=True)
+    labelled = read_dataset(out)
+    # the frames come along (encoded again), and the labels score as the model did on the
+    # same windows
+    difference = labelled.frames("cam", 3).astype(float) - held.frames("cam", 3)
+    assert np.abs(difference).mean() < 1.0
+    r2 = _labelled_r2(out, [e.action for e in held])
+    assert r2 == pytest.approx(held_out, abs=1e-4)
+
+
+def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_path):
+    _, held = data
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    # action-free mp4 files, as a camera would give them; the actions stay hidden
+    for i in range(len(held)):
+        encode_video(folder / f"clip{i:02d}.mp4", held.frames("cam", i), FPS)
+    out = label_videos(trained.checkpoint, folder, tmp_path / "labelled")
+    labelled = read_dataset(out)
+    assert labelled.info.state_names == () and len(labelled) == len(held)
+    assert not (tmp_path / "labelled.videos").exists()
+    # a second pass through H.264 costs little: within 0.05 of the held-out R^2
+    r2 = _labelled_r2(out, [e.action for e in held])
+    assert r2 > evaluate(trained.model, held)["r2_mean"] - 0.05
+    with pytest.raises(InputError, match="fps"):
+        encode_video(folder / "clip99.mp4", held.frames("cam", 0), 2 * FPS)
+        label_videos(trained.checkpoint, folder, tmp_path / "other")

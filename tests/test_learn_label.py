@@ -248,9 +248,9 @@ def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_pa
     predict = label._predict
     predicted: list[int] = []
 
-    def counting(model: object, states: list[np.ndarray], batch_size: int) -> object:
-        predicted.append(len(states))
-        return predict(model, states, batch_size)  # type: ignore[arg-type]
+    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
+        predicted.append(len(inputs.lengths))
+        return predict(model, inputs, batch_size)  # type: ignore[arg-type]
 
     monkeypatch.setattr(label, "_predict", counting)
     label_dataset(ensemble, unlabelled, out, batch_size=60)

@@ -130,7 +130,8 @@ def test_chunked_predictions_with_horizon(episodes, tmp_path):
     np.testing.assert_array_equal(batch[ACTION][0], action[1:4])
 
 
-def test_windows_never_cross_episode_boundaries():
+@pytest.mark.parametrize("future", [0, 2])
+def test_windows_never_cross_episode_boundaries(future):
     lengths = [5, 7, 6, 3, 1, 9]
     context, horizon = 2, 3
     episodes = []
@@ -138,18 +139,20 @@ def test_windows_never_cross_episode_boundaries():
         # the state encodes (episode, step) so every window can be checked
         state = np.stack([np.full(n, i), np.arange(n)], axis=1).astype(float)
         episodes.append((state, np.arange(n, dtype=float)[:, None] + 100 * i))
-    config = ModelConfig(context=context, horizon=horizon, chunk=True)
+    config = ModelConfig(context=context, horizon=horizon, future=future, chunk=True)
     windows = make_windows(episode_arrays(episodes), config)
-    # brute force: every t with t - context >= 0 and t + horizon < T
-    expected = [(i, t) for i, n in enumerate(lengths) for t in range(context, n - horizon)]
-    assert len(windows) == len(expected) == sum(max(n - context - horizon, 0) for n in lengths)
+    # brute force: every t with t - context >= 0 and t + horizon + future < T
+    ahead = horizon + future
+    expected = [(i, t) for i, n in enumerate(lengths) for t in range(context, n - ahead)]
+    assert len(windows) == len(expected) == sum(max(n - context - ahead, 0) for n in lengths)
     batch = windows.batch()
     for k, (i, t) in enumerate(expected):
         np.testing.assert_array_equal(batch[OBS_STATE][k, :, 0], i)
-        np.testing.assert_array_equal(batch[OBS_STATE][k, :, 1], [t - 2, t - 1, t, t + 3])
+        steps = [t - 2, t - 1, t, *range(t + 3, t + 4 + future)]
+        np.testing.assert_array_equal(batch[OBS_STATE][k, :, 1], steps)
         np.testing.assert_array_equal(batch[ACTION][k, :, 0], 100 * i + np.arange(t, t + 3))
         assert windows.episode[k] == i
-    t, episode = window_starts([0, 4], context=0, horizon=1)
+    t, episode = window_starts([0, 4], context=0, ahead=1)
     np.testing.assert_array_equal(t, [0, 1, 2])
     np.testing.assert_array_equal(episode, [1, 1, 1])
 

@@ -27,6 +27,7 @@ from invdyn.control.trajectories import from_csv
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import robots
 from invdyn.model import JointType, Model
+from invdyn.sim.collect import POLICIES
 
 Array = NDArray[np.float64]
 
@@ -201,9 +202,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument(
         "--policy",
-        choices=("random", "noisy", "scripted"),
+        choices=POLICIES,
         default="random",
-        help="gym episodes: the policy (default: random)",
+        help="gym episodes: the policy (default: random; noisy: smooth random actions; "
+        "bounded: noisy, kept off joint limits)",
     )
     collect.add_argument(
         "--camera",
@@ -263,13 +265,22 @@ def _parser() -> argparse.ArgumentParser:
 
     label = commands.add_parser(
         "label",
-        help="add a trained model's actions to a dataset without actions",
+        help="add a trained model's actions to a dataset without actions, or to plain videos",
         description="Predict the action between consecutive observations of every episode and "
         "write a labelled copy of the dataset (with the ensemble's spread for ensembles); "
-        "resumes a killed run and writes the output atomically.",
+        "resumes a killed run and writes the output atomically. DATA may also be plain "
+        "videos for a model of one camera's frames: a folder of mp4 files and image folders, "
+        "each an episode.",
     )
     label.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
-    label.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    label.add_argument(
+        "dataset", metavar="DATA", help="LeRobot v3 dataset directory, or a folder of videos"
+    )
+    label.add_argument(
+        "--size",
+        metavar="WxH",
+        help="plain videos: resize the frames to this size (that of the training frames)",
+    )
     label.add_argument("--out", metavar="DIR", type=Path, required=True, help="labelled dataset")
     label.add_argument(
         "--replace", action="store_true", help="replace the actions a dataset already has"
@@ -644,12 +655,12 @@ def _collect(args: argparse.Namespace) -> int:
 
 def _frame_size(text: str) -> tuple[int, int]:
     """``--size WxH`` as (width, height), even and positive."""
+    from invdyn.learn.video import check_size
+
     width, _, height = text.lower().partition("x")
-    if not (width.isdigit() and height.isdigit()) or int(width) < 2 or int(height) < 2:
+    if not (width.isdigit() and height.isdigit()):
         raise InputError(f"--size must be WIDTHxHEIGHT in pixels, such as 64x64, got {text!r}")
-    if int(width) % 2 or int(height) % 2:
-        raise InputError(f"--size {text}: video frames need an even width and height")
-    return int(width), int(height)
+    return check_size((int(width), int(height)))
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -697,16 +708,17 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _label(args: argparse.Namespace) -> int:
-    from invdyn.learn.label import label_dataset
+    from invdyn.learn.label import label_dataset, label_videos
 
-    path = label_dataset(
-        _checkpoint_dir(args.checkpoint),
-        args.dataset,
-        args.out,
-        progress=not args.no_progress,
-        overwrite=args.overwrite,
-        replace=args.replace,
-    )
+    checkpoint = _checkpoint_dir(args.checkpoint)
+    options = {"progress": not args.no_progress, "overwrite": args.overwrite}
+    if (Path(args.dataset) / "meta" / "info.json").is_file():
+        if args.size is not None:
+            raise InputError("--size is for plain videos; DATA is a dataset")
+        path = label_dataset(checkpoint, args.dataset, args.out, replace=args.replace, **options)
+    else:
+        size = None if args.size is None else _frame_size(args.size)
+        path = label_videos(checkpoint, args.dataset, args.out, size=size, **options)
     print(f"wrote {path}")
     return 0
 

@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 from invdyn._arrays import check_count
 from invdyn.errors import InputError
 from invdyn.learn.config import ACTIVATIONS, Config, preset
-from invdyn.learn.label import _predict
+from invdyn.learn.label import Inputs, _predict
 from invdyn.learn.models import _ACTIVATIONS, InverseDynamicsModel, window_starts
 from invdyn.learn.train import _deterministic, evaluate, train
 from invdyn.sim.collect import (
@@ -440,9 +440,9 @@ def _label(idm: InverseDynamicsModel, states: list[Float]) -> tuple[Float, Any]:
     (N,) the row of each window's ``o_t`` in the concatenated states."""
     config = idm.config
     rows, _ = window_starts(
-        [len(s) for s in states], context=config.context, horizon=config.horizon
+        [len(s) for s in states], context=config.context, ahead=config.offsets[-1]
     )
-    labels, _ = _predict(idm, states, LABEL_BATCH)
+    labels, _ = _predict(idm, Inputs([len(s) for s in states], states, {}), LABEL_BATCH)
     return labels.astype(np.float64), rows
 
 

@@ -36,6 +36,7 @@ from safetensors.torch import load_file, save_file
 
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.config import Config
+from invdyn.learn.keys import OBS_IMAGE_PREFIX
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
 MODEL_FILE = "model.safetensors"
@@ -57,23 +58,29 @@ class DataSpec:
       fps: frames per second.
       source: the robot or simulator of the training data (informative: a model trained in
         simulation may label data of the real robot).
+      videos: the (h, w, 3) frame shape of each video feature (``observation.images.<camera>``).
     """
 
     state_names: tuple[str, ...]
     action_names: tuple[str, ...]
     fps: float
     source: str = ""
+    videos: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, info: Any) -> DataSpec:
         """The spec of a dataset with actions, from its `invdyn.learn.data.DatasetInfo`."""
-        return cls(tuple(info.state_names), tuple(info.action_names), float(info.fps), info.source)
+        videos = {key: tuple(shape) for key, shape in info.videos.items()}
+        return cls(
+            tuple(info.state_names), tuple(info.action_names), float(info.fps), info.source, videos
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON data."""
         return dataclasses.asdict(self) | {
             "state_names": list(self.state_names),
             "action_names": list(self.action_names),
+            "videos": {key: list(shape) for key, shape in self.videos.items()},
         }
 
     @classmethod
@@ -89,13 +96,38 @@ class DataSpec:
         source = data.get("source", "")
         if not isinstance(source, str):
             raise TypeError("source must be a string")
-        return cls(tuple(names["state_names"]), tuple(names["action_names"]), float(fps), source)
+        videos = data.get("videos", {})
+        if not isinstance(videos, Mapping) or not all(
+            isinstance(shape, list) and all(isinstance(n, int) for n in shape)
+            for shape in videos.values()
+        ):
+            raise TypeError("videos must map feature keys to lists of integers")
+        shapes = {str(key): tuple(shape) for key, shape in videos.items()}
+        return cls(
+            tuple(names["state_names"]), tuple(names["action_names"]), float(fps), source, shapes
+        )
 
-    def check(self, info: Any, where: str, *, actions: bool) -> None:
+    def check(
+        self, info: Any, where: str, *, actions: bool, state: bool = True, cameras: Any = ()
+    ) -> None:
         """Raise `InputError` unless the dataset of `info` (`invdyn.learn.data.DatasetInfo`)
-        fits the model: the same state names and frame rate, and with `actions`, the same
-        action names (a dataset without actions passes)."""
-        if tuple(info.state_names) != self.state_names:
+        fits the model: the same frame rate, with `state` the same state names, for each of
+        the `cameras` (names) a video of the training frames' shape, and with `actions` the
+        same action names (a dataset without actions passes)."""
+        for name in cameras:
+            key = OBS_IMAGE_PREFIX + name
+            if key not in info.videos:
+                raise InputError(
+                    f"{where}: has no video {key!r}, which the model sees; it has "
+                    f"{sorted(info.videos)}"
+                )
+            trained = self.videos.get(key)
+            if trained is not None and tuple(info.videos[key]) != tuple(trained):
+                raise InputError(
+                    f"{where}: {key} frames are {tuple(info.videos[key])}, but the model was "
+                    f"trained on {tuple(trained)} (h, w, channels)"
+                )
+        if state and tuple(info.state_names) != self.state_names:
             raise InputError(
                 f"{where}: state names {list(info.state_names)} differ from those the model was "
                 f"trained on: {list(self.state_names)}"

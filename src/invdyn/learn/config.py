@@ -30,13 +30,15 @@ SCHEDULES = ("cosine", "constant")
 class ModelConfig:
     """What an inverse dynamics model sees and predicts, and the form of its output head.
 
-    The model sees the window ``o_{t-context}, ..., o_t, o_{t+horizon}`` of one episode (and the
-    state change ``o_{t+horizon} - o_t``) and predicts the actions that led from ``o_t`` to
-    ``o_{t+horizon}``.
+    The model sees the window ``o_{t-context}, ..., o_t, o_{t+H}, ..., o_{t+H+future}`` of one
+    episode (and the state change ``o_{t+H} - o_t``; ``H`` is `horizon`) and predicts the
+    actions that led from ``o_t`` to ``o_{t+H}``.
 
     Attributes:
       context: number of past observations before ``o_t`` (0: ``o_t`` alone).
       horizon: steps ``H >= 1`` between the current and the future observation.
+      future: observations after ``o_{t+H}`` (a non-causal window, as VPT's IDM sees: with
+        smooth actions, the motion after ``t + H`` still tells ``a_t``); 0 for none.
       chunk: predict the ``H`` actions ``a_t .. a_{t+H-1}``; otherwise ``a_t`` only.
       hidden: widths of the hidden layers of each MLP (empty: a linear model).
       activation: one of `ACTIVATIONS`.
@@ -54,16 +56,23 @@ class ModelConfig:
       ensemble: independently initialised members (deep ensembles); the prediction is their
         mean and the uncertainty their standard deviation.
       cameras: comma-separated cameras (video features ``observation.images.<camera>``) the
-        model sees, frames of the same window stacked along the channels and encoded by a
-        convolutional network per member; empty for none.
+        model sees, each frame encoded by a convolutional network per camera and member, the
+        window's encodings combined by a temporal convolution; empty for none.
       state: the model sees ``observation.state`` too; False for frames alone.
-      encoder: channels of the convolutions of the image encoder, each 3x3 with stride 2.
-      augment: during training, shift every window's frames by up to this many pixels, at
+      encoder: widths of the image encoder: a 3x3 convolution of stride 2 to the first, then
+        a residual block (two 3x3 convolutions) to each further width, all at half the frame's
+        resolution.
+      keypoints: feature maps of the encoder's last layer, each reduced to the expected image
+        position of its softmax (a spatial soft-argmax).
+      augment: during training, shift the frames of a batch by up to this many pixels, at
         random (pad and crop; 0: never).
+      jitter: during training, scale each colour channel of a batch's frames by a factor in
+        ``[1 - jitter, 1 + jitter]`` and shift it by up to ``jitter / 2``, at random (0: never).
     """
 
     context: int = 0
     horizon: int = 1
+    future: int = 0
     chunk: bool = False
     hidden: tuple[int, ...] = (256, 256, 256)
     activation: str = "gelu"
@@ -77,13 +86,16 @@ class ModelConfig:
     ensemble: int = 1
     cameras: str = ""
     state: bool = True
-    encoder: tuple[int, ...] = (32, 64, 64, 128)
+    encoder: tuple[int, ...] = (32, 32)
+    keypoints: int = 32
     augment: int = 4
+    jitter: float = 0.1
 
     def __post_init__(self) -> None:
         _check_types(self)
         _check(self.context >= 0, "model.context", "must be >= 0", self.context)
         _check(self.horizon >= 1, "model.horizon", "must be >= 1", self.horizon)
+        _check(self.future >= 0, "model.future", "must be >= 0", self.future)
         _check(all(h >= 1 for h in self.hidden), "model.hidden", "widths must be >= 1", self.hidden)
         _check_choice("model.activation", self.activation, ACTIVATIONS)
         _check_choice("model.head", self.head, HEADS)
@@ -107,12 +119,25 @@ class ModelConfig:
             "needs at least one layer, of >= 1 channels",
             self.encoder,
         )
+        _check(self.keypoints >= 1, "model.keypoints", "must be >= 1", self.keypoints)
         _check(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
+        _check(0 <= self.jitter < 1, "model.jitter", "must be in [0, 1)", self.jitter)
 
     @property
     def camera_names(self) -> tuple[str, ...]:
         """The cameras of `cameras`, in order."""
         return tuple(name.strip() for name in self.cameras.split(",")) if self.cameras else ()
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Steps from ``t`` of each observation of the window: ``-context .. 0``, then
+        ``horizon .. horizon + future``."""
+        return (*range(-self.context, 1), *range(self.horizon, self.horizon + self.future + 1))
+
+    @property
+    def window(self) -> int:
+        """Observations per window: ``context + 2 + future``."""
+        return self.context + 2 + self.future
 
     @property
     def n_steps(self) -> int:

@@ -20,6 +20,11 @@ Frames of several episodes share a data file; a new file starts when the next ep
 take the current one past `Layout.file_size_mb` (uncompressed), and a new chunk directory after
 `Layout.chunks_size` files. An episode never spans two files.
 
+``observation.state`` and ``action`` are each optional: action-free data (demonstrations to
+label) has no action, and plain videos imported as episodes (`import_videos`) have neither,
+only timestamps and the frames of a camera. A dataset needs at least one of state, action and
+video.
+
 Precision: LeRobot stores float32. invdyn keeps the dtype it is given, float32 or float64 (any
 other numbers become float64), and records it in ``info.json``'s features, because the exact
 joint forces of an analytic model, or the small differences between two models, do not survive
@@ -70,10 +75,13 @@ from invdyn.learn.video import (
     QUANTILES,
     TOLERANCE_S,
     Frames,
+    Source,
     VideoFrames,
     VideoSegment,
     check_frames,
+    find_sources,
     frame_statistics,
+    read_sources,
     video_info,
     write_camera,
 )
@@ -143,44 +151,63 @@ def _h5py() -> ModuleType:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Episode:
-    """One trajectory: a state and (unless the data is action-free) an action per frame.
+    """One trajectory: a state and an action per frame, either of which may be missing.
+
+    Action-free data (videos of demonstrations, say) has no action; plain videos imported as
+    episodes (`import_videos`) have neither state nor action, only timestamps, and their frames
+    live in the dataset's videos. The number of frames T is the state's, or the timestamps'
+    when there is no state.
 
     Arrays are stored read-only, in float32 when given float32 and in float64 otherwise.
 
     Attributes:
-      state: (T, n_state) observed state of each frame (``observation.state``).
+      state: (T, n_state) observed state of each frame (``observation.state``), or None for
+        data without a state.
       action: (T, n_action) action of each frame (``action``), or None for action-free data.
       timestamp: (T,) time of each frame in seconds, strictly increasing.
       task: what the episode does, in words ("" for none).
 
     Raises:
-      DataError: a field of the wrong shape, not numbers, not finite, or timestamps that do
-        not increase; the message names the field.
+      DataError: a field of the wrong shape, not numbers, not finite, no timestamps, or
+        timestamps that do not increase; the message names the field.
     """
 
-    state: Float
+    state: Float | None
     action: Float | None
     timestamp: Float
     task: str = ""
 
     def __post_init__(self) -> None:
-        state = _float_field("Episode.state", self.state, ndim=2)
-        count = state.shape[0]
-        if count == 0 or state.shape[1] == 0:
-            raise DataError(f"Episode.state has shape {state.shape}, expected (T, n) with T, n > 0")
-        object.__setattr__(self, "state", state)
+        if self.timestamp is None:
+            raise DataError(
+                "Episode.timestamp is None, expected (T,) times in seconds (an episode "
+                "without a state takes its number of frames T from them)"
+            )
+        timestamp = _float_field("Episode.timestamp", self.timestamp, ndim=1)
+        # the number of frames: the state's, else the timestamps'
+        if self.state is not None:
+            state = _float_field("Episode.state", self.state, ndim=2)
+            if state.shape[0] == 0 or state.shape[1] == 0:
+                raise DataError(
+                    f"Episode.state has shape {state.shape}, expected (T, n) with T, n > 0"
+                )
+            object.__setattr__(self, "state", state)
+            count, basis = state.shape[0], "state"
+            if timestamp.shape != (count,):
+                raise DataError(
+                    f"Episode.timestamp has shape {timestamp.shape}, expected ({count},) as state"
+                )
+        else:
+            count, basis = timestamp.shape[0], "timestamp"
+            if count == 0:
+                raise DataError("Episode.timestamp is empty: an episode needs T > 0 frames")
         if self.action is not None:
             action = _float_field("Episode.action", self.action, ndim=2)
             if action.shape[0] != count or action.shape[1] == 0:
                 raise DataError(
-                    f"Episode.action has shape {action.shape}, expected ({count}, n) as state"
+                    f"Episode.action has shape {action.shape}, expected ({count}, n) as {basis}"
                 )
             object.__setattr__(self, "action", action)
-        timestamp = _float_field("Episode.timestamp", self.timestamp, ndim=1)
-        if timestamp.shape != (count,):
-            raise DataError(
-                f"Episode.timestamp has shape {timestamp.shape}, expected ({count},) as state"
-            )
         steps = np.diff(timestamp)
         if np.any(steps <= 0):
             bad = int(np.flatnonzero(steps <= 0)[0]) + 1
@@ -193,7 +220,7 @@ class Episode:
             raise DataError(f"Episode.task must be a string, got {type(self.task).__name__}")
 
     def __len__(self) -> int:
-        return int(self.state.shape[0])
+        return int(self.timestamp.shape[0])
 
 
 def _float_field(name: str, value: ArrayLike, *, ndim: int) -> Float:
@@ -223,13 +250,14 @@ class DatasetInfo:
 
     Attributes:
       fps: frames per second.
-      state_names: name of each entry of the state.
+      state_names: name of each entry of the state; () for data without a state.
       action_names: name of each entry of the action, or None for action-free data.
       source: the robot or simulator the data comes from (LeRobot's ``robot_type``).
       total_episodes: number of episodes.
       total_frames: number of frames, all episodes together.
       tasks: the task of each ``task_index``.
-      state_dtype: dtype of the state on disk, "float32" or "float64".
+      state_dtype: dtype of the state on disk, "float32" or "float64", or None for data
+        without a state.
       action_dtype: dtype of the action on disk, or None for action-free data.
       codebase_version: LeRobot's format version, "v3.0".
       videos: the video features, ``observation.images.<camera>``, each with its frame
@@ -243,14 +271,14 @@ class DatasetInfo:
     total_episodes: int = 0
     total_frames: int = 0
     tasks: tuple[str, ...] = ()
-    state_dtype: str = "float64"
+    state_dtype: str | None = "float64"
     action_dtype: str | None = None
     codebase_version: str = CODEBASE_VERSION
     videos: dict[str, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
 
     @property
     def n_state(self) -> int:
-        """Size of the state."""
+        """Size of the state, 0 for data without a state."""
         return len(self.state_names)
 
     @property
@@ -288,12 +316,12 @@ class Arrays(NamedTuple):
     """All frames of a dataset, episode after episode.
 
     Attributes:
-      state: (N, n_state) state of every frame.
+      state: (N, n_state) state of every frame, or None for data without a state.
       action: (N, n_action) action of every frame, or None for action-free data.
       episode_index: (N,) episode of every frame.
     """
 
-    state: Float
+    state: Float | None
     action: Float | None
     episode_index: Int
 
@@ -361,9 +389,9 @@ class Dataset:
             raise IndexError(f"episode {i} out of range: the dataset has {count} episodes")
         i = int(i) % count
         rows = slice(int(self._starts[i]), int(self._starts[i + 1]))
-        action = self._frames.get(ACTION)
+        state, action = self._frames.get(OBS_STATE), self._frames.get(ACTION)
         return Episode(
-            state=self._frames[OBS_STATE][rows],
+            state=None if state is None else state[rows],
             action=None if action is None else action[rows],
             timestamp=self._frames[TIMESTAMP][rows],
             task=self._tasks[i],
@@ -387,9 +415,10 @@ class Dataset:
         return self._videos.frames(key, self._segments[key][index], episode.timestamp)
 
     def arrays(self) -> Arrays:
-        """All frames: state, action and episode index, as read-only arrays."""
+        """All frames: state, action and episode index, as read-only arrays (state and action
+        None where the dataset has none)."""
         return Arrays(
-            state=self._frames[OBS_STATE],
+            state=self._frames.get(OBS_STATE),
             action=self._frames.get(ACTION),
             episode_index=self._frames[EPISODE_INDEX],
         )
@@ -403,7 +432,7 @@ def write_dataset(
     episodes: Iterable[Episode],
     *,
     fps: float,
-    state_names: Sequence[str],
+    state_names: Sequence[str] | None = None,
     action_names: Sequence[str] | None = None,
     source: str = "",
     overwrite: bool = False,
@@ -419,11 +448,15 @@ def write_dataset(
 
     Args:
       path: the dataset directory to create.
-      episodes: the episodes, at least one; all with actions or all without. Each feature is
-        stored in float32 when every episode gives float32, and in float64 otherwise.
+      episodes: the episodes, at least one; all with a state or all without, all with actions
+        or all without. Each feature is stored in float32 when every episode gives float32,
+        and in float64 otherwise. Without a state no ``observation.state`` feature is
+        written; a dataset needs a state, actions or `videos` (else there is nothing to store).
       fps: frames per second, > 0 (LeRobot expects the timestamps to be about k / fps).
-      state_names: name of each entry of the state, ``n_state`` distinct strings.
-      action_names: name of each entry of the action; None when the episodes have no action.
+      state_names: name of each entry of the state, ``n_state`` distinct strings; None (or
+        empty) when the episodes have no state.
+      action_names: name of each entry of the action; None (or empty) when the episodes have
+        no action.
       source: the robot or simulator the data comes from (LeRobot's ``robot_type``).
       overwrite: replace an existing dataset (a directory holding ``meta/info.json``).
       layout: how to split frames into files; None for `Layout()` (LeRobot's defaults).
@@ -439,8 +472,9 @@ def write_dataset(
 
     Raises:
       InputError: bad arguments: no episodes, names that do not match the arrays, episodes
-        with and without actions mixed, an extra feature with a reserved key or of the wrong
-        length, video frames of the wrong shape, length or size.
+        with and without a state (or actions) mixed, neither state, actions nor videos, an
+        extra feature with a reserved key or of the wrong length, video frames of the wrong
+        shape, length or size.
       FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
         dataset.
     """
@@ -458,32 +492,14 @@ def write_dataset(
     rate = check_positive("fps", fps)
     if not isinstance(source, str):
         raise InputError(f"source must be a string, got {type(source).__name__}")
-    states = _names("state_names", state_names)
-    has_action = episodes[0].action is not None
-    actions = None if action_names is None else _names("action_names", action_names)
-    for k, episode in enumerate(episodes):
-        if episode.state.shape[1] != len(states):
-            raise InputError(
-                f"episodes[{k}].state has {episode.state.shape[1]} entries per frame, but "
-                f"state_names has {len(states)}"
-            )
-        if (episode.action is not None) != has_action:
-            raise InputError(
-                f"episodes[{k}] {'has' if episode.action is not None else 'has no'} action, "
-                f"unlike episodes[0]: all episodes need actions, or none"
-            )
-        if episode.action is not None:
-            if actions is None:
-                raise InputError("the episodes have actions: give their action_names")
-            if episode.action.shape[1] != len(actions):
-                raise InputError(
-                    f"episodes[{k}].action has {episode.action.shape[1]} entries per frame, "
-                    f"but action_names has {len(actions)}"
-                )
-    if actions is not None and not has_action:
-        raise InputError("action_names given, but the episodes have no action")
+    states = _vector_names(episodes, "state", "state_names", state_names)
+    actions = _vector_names(episodes, "action", "action_names", action_names)
     extras = _extra_features(extra_features, [len(e) for e in episodes])
     cameras = _video_frames(videos, episodes, rate)
+    if states is None and actions is None and not cameras:
+        raise InputError(
+            "the episodes have neither state nor action, and there are no videos: nothing to store"
+        )
     _check_target(target, overwrite=overwrite)
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -531,6 +547,39 @@ def write_dataset(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _vector_names(
+    episodes: list[Episode], field: str, argument: str, value: Sequence[str] | None
+) -> tuple[str, ...] | None:
+    """The names `value` of the episodes' `field` vectors ("state" or "action"), checked to
+    match them, or None when the episodes have no such vector; `InputError` otherwise."""
+    names = None if value is None or _is_empty(value) else _names(argument, value)
+    present = getattr(episodes[0], field) is not None
+    for k, episode in enumerate(episodes):
+        array = getattr(episode, field)
+        if (array is not None) != present:
+            raise InputError(
+                f"episodes[{k}] {'has' if array is not None else 'has no'} {field}, unlike "
+                f"episodes[0]: all episodes need {field}s, or none"
+            )
+        if array is None:
+            continue
+        if names is None:
+            raise InputError(f"the episodes have {field}s: give their {argument}")
+        if array.shape[1] != len(names):
+            raise InputError(
+                f"episodes[{k}].{field} has {array.shape[1]} entries per frame, but "
+                f"{argument} has {len(names)}"
+            )
+    if names is not None and not present:
+        raise InputError(f"{argument} given, but the episodes have no {field}")
+    return names
+
+
+def _is_empty(value: object) -> bool:
+    """Whether `value` is an empty sequence (not a string)."""
+    return isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 0
 
 
 def _names(name: str, value: Sequence[str]) -> tuple[str, ...]:
@@ -615,10 +664,7 @@ def _video_frames(
         raise InputError(f"videos must map camera names to frames, got {type(videos).__name__}")
     out: dict[str, list[Frames]] = {}
     for camera, per_episode in videos.items():
-        if not isinstance(camera, str) or not re.fullmatch(r"[A-Za-z0-9_\-]+", camera):
-            raise InputError(
-                f"camera name {camera!r} must be letters, digits, '_' or '-' (it names files)"
-            )
+        _check_camera(camera)
         if isinstance(per_episode, np.ndarray) or len(per_episode) != len(episodes):
             raise InputError(
                 f"videos[{camera!r}] must hold one frame array per episode ({len(episodes)})"
@@ -642,6 +688,14 @@ def _video_frames(
                 )
         out[OBS_IMAGE_PREFIX + camera] = frames
     return out
+
+
+def _check_camera(camera: object) -> None:
+    """`InputError` unless `camera` is a name of letters, digits, '_' and '-'."""
+    if not isinstance(camera, str) or not re.fullmatch(r"[A-Za-z0-9_\-]+", camera):
+        raise InputError(
+            f"camera name {camera!r} must be letters, digits, '_' or '-' (it names files)"
+        )
 
 
 def _first_video_info(root: Path, key: str, video: _Video) -> dict[str, Any]:
@@ -686,7 +740,7 @@ def _check_target(target: Path, *, overwrite: bool) -> None:
 def _tables(
     pa: ModuleType,
     episodes: list[Episode],
-    states: tuple[str, ...],
+    states: tuple[str, ...] | None,
     actions: tuple[str, ...] | None,
     *,
     fps: float,
@@ -697,9 +751,6 @@ def _tables(
 ) -> dict[str, Any]:
     """Every file of the dataset but the videos: relative path -> parquet table or JSON
     content; `videos` gives each video feature's frames, segments and info."""
-    state_dtype = np.result_type(*(e.state.dtype for e in episodes))
-    action_dtypes = [e.action.dtype for e in episodes if e.action is not None]
-    action_dtype = np.result_type(*action_dtypes) if action_dtypes else None
     time_dtype = np.result_type(*(e.timestamp.dtype for e in episodes))
     tasks = list(dict.fromkeys(e.task for e in episodes))
     task_of = {task: i for i, task in enumerate(tasks)}
@@ -707,13 +758,16 @@ def _tables(
     ends = np.cumsum(lengths)
     starts = ends - lengths
 
-    # every frame, concatenated
-    frames: dict[str, np.ndarray] = {
-        OBS_STATE: np.concatenate([e.state for e in episodes]).astype(state_dtype, copy=False)
+    # every frame, concatenated (float32 only when every episode gives float32)
+    vectors = {
+        key: (field, names)
+        for key, field, names in ((OBS_STATE, "state", states), (ACTION, "action", actions))
+        if names is not None
     }
-    if actions is not None:
-        stacked = np.concatenate([e.action for e in episodes if e.action is not None])
-        frames[ACTION] = stacked.astype(action_dtype, copy=False)
+    frames: dict[str, np.ndarray] = {
+        key: np.concatenate([getattr(e, field) for e in episodes])
+        for key, (field, _) in vectors.items()
+    }
     extras = extras or {}
     for key, (array, _) in extras.items():
         frames[key] = array
@@ -787,9 +841,7 @@ def _tables(
             "names": None if names is None else list(names),
         }
 
-    features = {OBS_STATE: feature(frames[OBS_STATE], states)}
-    if actions is not None:
-        features[ACTION] = feature(frames[ACTION], actions)
+    features = {key: feature(frames[key], names) for key, (_, names) in vectors.items()}
     for key, (array, names) in extras.items():
         features[key] = feature(array, names)
     for key, (video, info) in videos.items():
@@ -1053,12 +1105,74 @@ def _plain_json(value: Any) -> Any:
     return str(value)
 
 
+# plain videos
+
+
+def import_videos(
+    sources: Source | Sequence[Source],
+    out: str | os.PathLike[str],
+    *,
+    camera: str = "video",
+    fps: float | None = None,
+    size: tuple[int, int] | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> Path:
+    """Write plain videos and folders of images as a dataset: one episode each, frames only.
+
+    The episodes have neither state nor action (`Episode`), timestamps ``k / fps``, no task,
+    and their frames in the video feature ``observation.images.<camera>``; the dataset's
+    source (``robot_type``) is ``"video"``. Frames are not resampled in time: mp4 files must
+    share one frame rate (`invdyn.learn.video.read_sources`). Every frame is held in memory
+    until the dataset is written, atomically, by `write_dataset`.
+
+    Args:
+      sources: a folder, or a list of paths: mp4 files (one episode each), folders of images
+        (``*.png``, ``*.jpg``, ``*.jpeg`` by name, one episode each), or folders whose mp4
+        files and sub-folders of images are episodes (`invdyn.learn.video.find_sources`).
+      out: the dataset directory to create.
+      camera: the camera's name: letters, digits, '_' or '-'.
+      fps: frames per second, > 0; None to take it from the mp4 files (needed for images
+        alone). Every mp4 file must have this rate.
+      size: (width, height), both even, to resize every frame to; None to keep the frames as
+        they are, which must then all have one size, with an even width and height.
+      overwrite: replace an existing dataset at `out`.
+      progress: show a progress bar over the sources (tqdm).
+
+    Returns:
+      The dataset directory.
+
+    Raises:
+      InputError: bad arguments, nothing to import, images without `fps`, an mp4 file of
+        another rate, frames of different sizes without `size`, or of an odd size; the
+        message names the file.
+      DataError: a video or image file that is corrupt, or a video of a variable frame rate;
+        the message names the file.
+      FileExistsError: as `write_dataset`.
+    """
+    _check_camera(camera)
+    target = Path(out)
+    _check_target(target, overwrite=overwrite)
+    frames, rate = read_sources(find_sources(sources), fps=fps, size=size, progress=progress)
+    episodes = [
+        Episode(state=None, action=None, timestamp=np.arange(len(f), dtype=np.float64) / rate)
+        for f in frames
+    ]
+    return write_dataset(
+        target, episodes, fps=rate, source="video", overwrite=overwrite, videos={camera: frames}
+    )
+
+
 # reading
 
 
 def read_dataset(path: str | os.PathLike[str]) -> Dataset:
-    """Read a LeRobot v3 dataset directory: state and action in memory, videos when asked
-    (`Dataset.frames`), their files checked to exist.
+    """Read a LeRobot v3 dataset directory: state and action (where it has them) in memory,
+    videos when asked (`Dataset.frames`), their files checked to exist.
+
+    A dataset needs a state, an action or a video feature; one without ``observation.state``
+    (plain videos, `import_videos`) reads with ``info.state_names == ()`` and episodes whose
+    state is None.
 
     Every file is checked before anything is returned: see the raised errors.
 
@@ -1071,23 +1185,17 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
     Raises:
       DataError: naming the file and the problem: a missing directory or meta file,
         ``info.json`` that is not JSON or lacks a field, an unsupported ``codebase_version``,
-        a truncated or corrupt parquet file, a missing column, counts that disagree between
-        ``info.json``, the episodes metadata and the data files, frame or episode indices that
-        are not contiguous, timestamps that do not increase, vectors of the wrong length, or a
-        value that is null, NaN or infinite.
+        features with neither state, action nor video, a truncated or corrupt parquet file,
+        a missing column, counts that disagree between ``info.json``, the episodes metadata
+        and the data files, frame or episode indices that are not contiguous, timestamps that
+        do not increase, vectors of the wrong length, or a value that is null, NaN or infinite.
     """
     pa, pq = _pyarrow()
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"{root}: no such dataset directory")
     info_json = _read_info(root)
-    features = info_json["features"]
-    fps = _info_number(root, info_json, "fps", positive=True)
-    total_frames = int(_info_number(root, info_json, "total_frames"))
-    total_episodes = int(_info_number(root, info_json, "total_episodes"))
-    source = info_json.get("robot_type") or ""
-    state_feature = _vector_feature(root, features, OBS_STATE)
-    action_feature = _vector_feature(root, features, ACTION) if ACTION in features else None
+    vectors, videos = _features(root, info_json["features"])
     data_path = info_json["data_path"]
     if not isinstance(data_path, str):
         raise DataError(f"{root / INFO_PATH}: data_path must be a string, got {data_path!r}")
@@ -1099,6 +1207,8 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
             f"{root / INFO_PATH}: total_tasks is {info_json['total_tasks']}, but "
             f"{TASKS_PATH} lists {len(tasks)} tasks"
         )
+    info = _dataset_info(root, info_json, vectors, videos, tasks)
+    total_frames, total_episodes = info.total_frames, info.total_episodes
     episodes = _read_episodes(pa, pq, root)
     lengths = episodes["length"]
     if len(lengths) != total_episodes:
@@ -1113,10 +1223,8 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
         )
 
     # frames, file by file in the order the episodes use them
-    keys = [OBS_STATE] + ([ACTION] if action_feature else []) + [TIMESTAMP, *_INDEX_COLUMNS]
-    widths = {OBS_STATE: state_feature[0]}
-    if action_feature:
-        widths[ACTION] = action_feature[0]
+    keys = [*vectors, TIMESTAMP, *_INDEX_COLUMNS]
+    widths = {key: feature[0] for key, feature in vectors.items()}
     files = list(
         dict.fromkeys(
             zip(episodes["data/chunk_index"].tolist(), episodes["data/file_index"].tolist())
@@ -1149,20 +1257,15 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
     frames = {key: np.concatenate(parts[key]) for key in keys}
 
     # dtypes as info.json declares them, then every index and value checked
-    frames[OBS_STATE] = frames[OBS_STATE].astype(state_feature[1], copy=False)
-    if action_feature:
-        frames[ACTION] = frames[ACTION].astype(action_feature[1], copy=False)
+    for key, feature in vectors.items():
+        frames[key] = frames[key].astype(feature[1], copy=False)
     starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     _check_frames(root, frames, lengths, starts, len(tasks))
     for array in frames.values():
         array.setflags(write=False)
 
-    stats = _read_stats(
-        root,
-        {OBS_STATE: state_feature[0]} | ({ACTION: action_feature[0]} if action_feature else {}),
-    )
+    stats = _read_stats(root, widths)
     episode_tasks = tuple(tasks[int(frames[TASK_INDEX][s])] for s in starts[:-1])
-    videos = _video_shapes(root, features)
     video_path = info_json.get("video_path") if videos else None
     if videos and not isinstance(video_path, str):
         raise DataError(f"{root / INFO_PATH}: has videos, so video_path must be a template string")
@@ -1174,19 +1277,6 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
             )
             if not (root / relative).is_file():
                 raise DataError(f"{root / relative}: missing (a video of {key})")
-    info = DatasetInfo(
-        fps=float(fps),
-        state_names=state_feature[2],
-        action_names=action_feature[2] if action_feature else None,
-        source=str(source),
-        total_episodes=total_episodes,
-        total_frames=total_frames,
-        tasks=tuple(tasks),
-        state_dtype=str(frames[OBS_STATE].dtype),
-        action_dtype=str(frames[ACTION].dtype) if action_feature else None,
-        codebase_version=str(info_json["codebase_version"]),
-        videos=videos,
-    )
     return Dataset(root, info, stats, frames, starts, episode_tasks, segments, video_path)
 
 
@@ -1201,21 +1291,52 @@ def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
     if not root.is_dir():
         raise DataError(f"{root}: no such dataset directory")
     info_json = _read_info(root)
-    features = info_json["features"]
-    state = _vector_feature(root, features, OBS_STATE)
-    action = _vector_feature(root, features, ACTION) if ACTION in features else None
+    vectors, videos = _features(root, info_json["features"])
+    return _dataset_info(root, info_json, vectors, videos, _read_tasks(pa, pq, root))
+
+
+_VectorFeature = tuple[int, np.dtype[Any], tuple[str, ...]]
+"""(width, dtype, names) of a vector feature of info.json."""
+
+
+def _features(
+    root: Path, features: dict[str, Any]
+) -> tuple[dict[str, _VectorFeature], dict[str, tuple[int, int, int]]]:
+    """The state and action features of info.json that are present (by key, state first) and
+    the video features' frame shapes, or `DataError` when there is none of them."""
+    vectors = {
+        key: _vector_feature(root, features, key) for key in (OBS_STATE, ACTION) if key in features
+    }
+    videos = _video_shapes(root, features)
+    if not vectors and not videos:
+        raise DataError(
+            f"{root / INFO_PATH}: features has no {OBS_STATE!r}, no {ACTION!r} and no video "
+            f"({OBS_IMAGE_PREFIX}<camera>): nothing to read"
+        )
+    return vectors, videos
+
+
+def _dataset_info(
+    root: Path,
+    info_json: dict[str, Any],
+    vectors: dict[str, _VectorFeature],
+    videos: dict[str, tuple[int, int, int]],
+    tasks: list[str],
+) -> DatasetInfo:
+    """The `DatasetInfo` of checked ``info.json`` fields, features (`_features`) and tasks."""
+    state, action = vectors.get(OBS_STATE), vectors.get(ACTION)
     return DatasetInfo(
         fps=_info_number(root, info_json, "fps", positive=True),
-        state_names=state[2],
+        state_names=state[2] if state else (),
         action_names=action[2] if action else None,
         source=str(info_json.get("robot_type") or ""),
         total_episodes=int(_info_number(root, info_json, "total_episodes")),
         total_frames=int(_info_number(root, info_json, "total_frames")),
-        tasks=tuple(_read_tasks(pa, pq, root)),
-        state_dtype=str(state[1]),
+        tasks=tuple(tasks),
+        state_dtype=str(state[1]) if state else None,
         action_dtype=str(action[1]) if action else None,
         codebase_version=str(info_json["codebase_version"]),
-        videos=_video_shapes(root, features),
+        videos=videos,
     )
 
 
@@ -1345,9 +1466,7 @@ def _info_number(root: Path, info: dict[str, Any], key: str, *, positive: bool =
     return float(value)
 
 
-def _vector_feature(
-    root: Path, features: dict[str, Any], key: str
-) -> tuple[int, np.dtype[Any], tuple[str, ...]]:
+def _vector_feature(root: Path, features: dict[str, Any], key: str) -> _VectorFeature:
     """(width, dtype, names) of a vector feature of info.json."""
     file = root / INFO_PATH
     if key not in features:

@@ -248,7 +248,13 @@ def evaluate_checkpoint(
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
         )
     if checkpoint.spec is not None:
-        checkpoint.spec.check(info, str(data.path), actions=True)
+        checkpoint.spec.check(
+            info,
+            str(data.path),
+            actions=True,
+            state=model.config.state,
+            cameras=model.config.camera_names,
+        )
     arrays = episode_arrays(data)
     count = len(arrays)
 
@@ -271,8 +277,8 @@ def evaluate_checkpoint(
     windows = make_windows(*select_episodes(arrays, episode_images(data, config), eval_idx, config))
     if len(windows) == 0:
         raise InputError(
-            "no windows to evaluate: the episodes are shorter than context + horizon + 1 = "
-            f"{config.context + config.horizon + 1} steps"
+            "no windows to evaluate: the episodes are shorter than context + horizon + future "
+            f"+ 1 = {config.context + config.offsets[-1] + 1} steps"
         )
     target = _targets(windows)
 

@@ -254,6 +254,11 @@ def follow(
 
     # the span: from frame C, n steps, each asking for the state H frames ahead
     context, horizon = model.config.context, model.config.horizon
+    if model.config.future:
+        raise InputError(
+            f"the model sees {model.config.future} observation(s) past the desired one "
+            "(model.future); following asks for one desired state at a time"
+        )
     available = len(states) - context - horizon
     if available < 1:
         raise InputError(

@@ -1,13 +1,14 @@
 """Labelling action-free datasets with a trained inverse dynamics model.
 
 `label_dataset` reads a LeRobot v3 dataset, predicts the action of every frame that has a full
-window ``o_{t-C}, ..., o_t, o_{t+H}`` and writes a new dataset with the same frames, in which
-``action`` holds the predictions and two per-frame features say how far to trust them:
+window ``o_{t-C}, ..., o_t, o_{t+H}, ..., o_{t+H+F}`` and writes a new dataset with the same
+frames, in which ``action`` holds the predictions and two per-frame features say how far to
+trust them:
 
   ``action.is_labelled``: (bool) the frame had a full window, so its action is the model's
-    prediction for it. The first ``C`` and the last ``H`` frames of each episode have none;
+    prediction for it. The first ``C`` and the last ``H + F`` frames of each episode have none;
     every frame is kept, and those take the action (and deviation) of the nearest labelled
-    frame of their episode, flagged False. An episode of at most ``C + H`` frames has no
+    frame of their episode, flagged False. An episode of at most ``C + H + F`` frames has no
     window at all: its frames take the training mean of the actions (and, for ensembles, the
     training deviation of the actions as their deviation), all flagged False.
   ``action.std``: (n_action floats) the standard deviation of the ensemble members'
@@ -41,7 +42,7 @@ import os
 import shutil
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -55,21 +56,22 @@ from invdyn.learn.checkpoint import (
     NORM_STATS_FILE,
     Checkpoint,
     load_checkpoint,
-    require_state_model,
 )
+from invdyn.learn.config import ModelConfig
 from invdyn.learn.data import (
     Dataset,
     Episode,
     FrameFeature,
     _check_target,
+    import_videos,
     read_dataset,
     read_frame_columns,
     read_info,
     write_dataset,
 )
-from invdyn.learn.keys import ACTION, OBS_STATE
-from invdyn.learn.models import InverseDynamicsModel, window_starts
-from invdyn.learn.train import _deterministic
+from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
+from invdyn.learn.models import Frames, InverseDynamicsModel, window_inputs, window_starts
+from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
 
 IS_LABELLED = "action.is_labelled"
 """(...,) bool: the frame's action is the model's prediction for its own window."""
@@ -137,21 +139,19 @@ def label_dataset(
     out = Path(out_path)
     _check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
-    require_state_model(checkpoint, "labelling")
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
     model = checkpoint.model
     config = model.config
-    states = [episode.state for episode in dataset]
-    lengths = [len(s) for s in states]
-    units = _units(lengths, batch_size, context=config.context, horizon=config.horizon)
+    lengths = [len(episode) for episode in dataset]
+    units = _units(lengths, batch_size, context=config.context, ahead=config.offsets[-1])
 
     # the work directory: this run's, a previous run's of the same inputs, or refused
     work = out.with_name(f"{out.name}.partial")
     identity = {
         "format": _FORMAT,
         "checkpoint": _checkpoint_fingerprint(Path(checkpoint_dir)),
-        "dataset": _states_fingerprint(states),
+        "dataset": _inputs_fingerprint(dataset, config),
         "batch_size": batch_size,
         "device": next(model.parameters()).device.type,
         "torch": torch.__version__,
@@ -160,15 +160,15 @@ def label_dataset(
 
     # predictions, unit by unit, each saved once finished
     predictions: list[tuple[Float32, Float32 | None]] = []
-    bar = tqdm(total=len(states), disable=not progress, unit="episode", desc="labelling")
+    bar = tqdm(total=len(lengths), disable=not progress, unit="episode", desc="labelling")
     try:
         with _deterministic(checkpoint.config.train.num_threads):
             for k, (first, stop) in enumerate(units):
                 file = work / f"unit-{k:06d}.npz"
-                n_windows = _n_windows(lengths[first:stop], config.context, config.horizon)
+                n_windows = _n_windows(lengths[first:stop], config.context, config.offsets[-1])
                 unit = _load_unit(file, n_windows, model)
                 if unit is None:
-                    unit = _predict(model, states[first:stop], batch_size)
+                    unit = _predict(model, _inputs(dataset, config, first, stop), batch_size)
                     _save_unit(file, unit)
                 predictions.append(unit)
                 bar.update(stop - first)
@@ -185,6 +185,7 @@ def label_dataset(
     if std is not None:
         extras[ACTION_STD] = FrameFeature(std, names=action_names)
     info = dataset.info
+    episode_range = range(len(lengths))
     write_dataset(
         out,
         episodes,
@@ -194,9 +195,75 @@ def label_dataset(
         source=info.source,
         overwrite=overwrite,
         extra_features=extras,
+        videos={
+            key.removeprefix(OBS_IMAGE_PREFIX): [dataset.frames(key, i) for i in episode_range]
+            for key in info.videos
+        },
     )
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def label_videos(
+    checkpoint_dir: str | os.PathLike[str],
+    sources: Any,
+    out_path: str | os.PathLike[str],
+    *,
+    size: tuple[int, int] | None = None,
+    batch_size: int = 4096,
+    progress: bool = False,
+    overwrite: bool = False,
+) -> Path:
+    """Label plain videos (mp4 files, folders of images) with a model of one camera's frames.
+
+    The videos become the action-free, state-free episodes of a dataset
+    (`invdyn.learn.data.import_videos`, at the model's frame rate and camera, in the work
+    directory ``<out>.videos/``), which `label_dataset` labels into `out_path`, frames
+    included; the work directory is then removed. A killed run resumes as `label_dataset`'s.
+
+    Args:
+      checkpoint_dir: the checkpoint of a model of frames alone (``model.state`` False) and
+        one camera.
+      sources: a folder, or a list of mp4 files and image folders (see `import_videos`).
+      out_path: the labelled dataset to write.
+      size: (width, height) to resize the frames to (the model's training size, say); None to
+        keep them, which must then be of the training size.
+      batch_size, progress, overwrite: as `label_dataset`.
+
+    Raises:
+      InputError: a model that sees the state or several cameras, videos of another frame
+        rate or size than the model's training frames, or as `label_dataset` and
+        `import_videos`.
+    """
+    out = Path(out_path)
+    _check_target(out, overwrite=overwrite)
+    checkpoint = load_checkpoint(checkpoint_dir)
+    config = checkpoint.model.config
+    if config.state or len(config.camera_names) != 1:
+        raise InputError(
+            "plain videos give one camera's frames and no state; the model sees "
+            f"{'the state and ' if config.state else ''}cameras {list(config.camera_names)}"
+        )
+    imported = out.with_name(f"{out.name}.videos")
+    import_videos(
+        sources,
+        imported,
+        camera=config.camera_names[0],
+        fps=None if checkpoint.spec is None else checkpoint.spec.fps,
+        size=size,
+        overwrite=True,
+        progress=progress,
+    )
+    labelled = label_dataset(
+        checkpoint_dir,
+        imported,
+        out,
+        batch_size=batch_size,
+        progress=progress,
+        overwrite=overwrite,
+    )
+    shutil.rmtree(imported, ignore_errors=True)
+    return labelled
 
 
 def read_labels(path: str | os.PathLike[str]) -> Labels:
@@ -236,9 +303,10 @@ def _device(checkpoint_dir: str | os.PathLike[str]) -> torch.device:
 def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> tuple[str, ...]:
     """The action names of the labels, or `InputError` if the dataset does not fit the model."""
     model = checkpoint.model
+    config = model.config
     info = dataset.info
     where = str(dataset.path)
-    if info.n_state != model.n_state:
+    if config.state and info.n_state != model.n_state:
         raise InputError(
             f"{where}: observation.state has {info.n_state} entries, but the model takes "
             f"{model.n_state}"
@@ -251,23 +319,23 @@ def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> t
     spec = checkpoint.spec
     if spec is None:
         return tuple(f"{ACTION}.{j}" for j in range(model.n_action))
-    spec.check(info, where, actions=False)
+    spec.check(info, where, actions=False, state=config.state, cameras=config.camera_names)
     return spec.action_names
 
 
-def _n_windows(lengths: list[int], context: int, horizon: int) -> int:
-    return sum(max(n - context - horizon, 0) for n in lengths)
+def _n_windows(lengths: list[int], context: int, ahead: int) -> int:
+    return sum(max(n - context - ahead, 0) for n in lengths)
 
 
 def _units(
-    lengths: list[int], batch_size: int, *, context: int, horizon: int
+    lengths: list[int], batch_size: int, *, context: int, ahead: int
 ) -> list[tuple[int, int]]:
     """Runs ``[first, stop)`` of consecutive episodes, each of >= batch_size windows or ending
     the dataset: the units of work saved and resumed."""
     units = []
     first, count = 0, 0
     for i, n in enumerate(lengths):
-        count += max(n - context - horizon, 0)
+        count += max(n - context - ahead, 0)
         if count >= batch_size:
             units.append((first, i + 1))
             first, count = i + 1, 0
@@ -276,23 +344,52 @@ def _units(
     return units
 
 
+class Inputs(NamedTuple):
+    """What a model sees of some episodes.
+
+    Attributes:
+      lengths: (n_episodes,) frames of each episode.
+      states: (T_i, n_state) states of each episode, or None for a model of frames alone.
+      images: feature key (``observation.images.<camera>``) -> (T_i, h, w, 3) frames of each
+        episode, for each camera of the model.
+    """
+
+    lengths: list[int]
+    states: list[NDArray[Any]] | None
+    images: dict[str, list[Frames]]
+
+
+def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inputs:
+    """The `Inputs` of episodes ``first .. stop - 1`` of `dataset` for a model of `config`."""
+    episodes = [dataset.episode(i) for i in range(first, stop)]
+    states = [e.state for e in episodes] if config.state else None
+    if states is not None and any(state is None for state in states):
+        raise InputError(f"{dataset.path} has no {OBS_STATE!r}, which the model sees")
+    images = {
+        OBS_IMAGE_PREFIX + name: [dataset.frames(name, i) for i in range(first, stop)]
+        for name in config.camera_names
+    }
+    return Inputs([len(e) for e in episodes], states, images)  # type: ignore[arg-type]
+
+
 @torch.no_grad()
 def _predict(
-    model: InverseDynamicsModel, states: list[NDArray[Any]], batch_size: int
+    model: InverseDynamicsModel, inputs: Inputs, batch_size: int
 ) -> tuple[Float32, Float32 | None]:
     """(n_windows, n_action) predictions, and deviations for ensembles, of every window of
-    the episodes `states`, in order, `batch_size` windows per forward pass."""
+    the episodes of `inputs`, in order, `batch_size` windows per forward pass (a model of
+    frames: at most `invdyn.learn.train.IMAGE_EVAL_BATCH`)."""
     config = model.config
-    device = next(model.parameters()).device
-    t, _ = window_starts([len(s) for s in states], context=config.context, horizon=config.horizon)
-    offsets = np.append(np.arange(-config.context, 1), config.horizon)
-    index = torch.as_tensor(t[:, None] + offsets, device=device)
-    frames = torch.as_tensor(np.concatenate(states), dtype=torch.float32, device=device)
+    if config.camera_names:
+        batch_size = min(batch_size, IMAGE_EVAL_BATCH)
+    t, _ = window_starts(inputs.lengths, context=config.context, ahead=config.offsets[-1])
+    index = t[:, None] + np.array(config.offsets)
+    states = None if inputs.states is None else np.concatenate(inputs.states).astype(np.float32)
+    images = {key: np.concatenate(frames) for key, frames in inputs.images.items()}
     means, stds = [], []
     for start in range(0, len(t), batch_size):
-        mean, std = model.predict_with_uncertainty(
-            {OBS_STATE: frames[index[start : start + batch_size]]}
-        )
+        batch = window_inputs(index[start : start + batch_size], states, images)
+        mean, std = model.predict_with_uncertainty(batch)
         # a chunk's first step is the action of its own frame
         if config.chunk:
             mean, std = mean[:, 0], std[:, 0]
@@ -311,7 +408,7 @@ def _fill(
 ) -> tuple[list[Float32], list[Float32] | None, list[NDArray[np.bool_]]]:
     """Per-episode (T, n_action) actions, deviations and (T,) flags of the windows'
     predictions, with the frames outside every window given their nearest label."""
-    context, horizon = model.config.context, model.config.horizon
+    context, ahead = model.config.context, model.config.offsets[-1]
     action_all = np.concatenate([a for a, _ in predictions])
     ensemble = model.config.ensemble > 1
     std_all = np.concatenate([s for _, s in predictions if s is not None]) if ensemble else None
@@ -320,7 +417,7 @@ def _fill(
     actions, stds, flags = [], [], []
     offset, unlabelled = 0, 0
     for n in lengths:
-        count = max(n - context - horizon, 0)
+        count = max(n - context - ahead, 0)
         flag = np.zeros(n, dtype=bool)
         flag[context : context + count] = True
         if count:
@@ -337,7 +434,7 @@ def _fill(
         offset += count
     if unlabelled:
         warnings.warn(
-            f"{unlabelled} episode(s) have at most context + horizon = {context + horizon} "
+            f"{unlabelled} episode(s) have at most context + horizon + future = {context + ahead} "
             "frames and no window: their actions are the training mean, flagged unlabelled",
             stacklevel=3,
         )
@@ -356,12 +453,20 @@ def _checkpoint_fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _states_fingerprint(states: list[NDArray[Any]]) -> str:
-    """A hash of the states and episode lengths, all that the predictions see of a dataset."""
+def _inputs_fingerprint(dataset: Dataset, config: ModelConfig) -> str:
+    """A hash of all that the predictions see of a dataset: the episode lengths, the states
+    (when the model sees them) and the video files of the model's cameras."""
     digest = hashlib.sha256()
-    for state in states:
-        digest.update(f"{state.shape}{state.dtype}".encode())
-        digest.update(np.ascontiguousarray(state).tobytes())
+    for episode in dataset:
+        digest.update(f"{len(episode)}".encode())
+        if config.state and episode.state is not None:
+            digest.update(f"{episode.state.shape}{episode.state.dtype}".encode())
+            digest.update(np.ascontiguousarray(episode.state).tobytes())
+    for name in config.camera_names:
+        folder = Path(dataset.path) / "videos" / (OBS_IMAGE_PREFIX + name)
+        for file in sorted(folder.rglob("*.mp4")):
+            digest.update(str(file.relative_to(folder)).encode())
+            digest.update(file.read_bytes())
     return digest.hexdigest()
 
 

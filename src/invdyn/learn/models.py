@@ -1,7 +1,8 @@
 """Learned inverse dynamics models: windows of episodes in, the actions between them out.
 
-An inverse dynamics model (IDM) sees the observations ``o_{t-C}, ..., o_t`` and ``o_{t+H}`` of
-one episode (context ``C``, horizon ``H``) and predicts the action ``a_t``, or with ``chunk``
+An inverse dynamics model (IDM) sees the observations ``o_{t-C}, ..., o_t`` and ``o_{t+H},
+..., o_{t+H+F}`` of one episode (context ``C``, horizon ``H``, future ``F``: the ``W = C + 2 +
+F`` observations of `ModelConfig.offsets`) and predicts the action ``a_t``, or with ``chunk``
 the actions ``a_t, ..., a_{t+H-1}``, that took the system from ``o_t`` to ``o_{t+H}``.
 
 Episodes are consumed in memory: any sequence whose items have ``state`` (T, n_state) and
@@ -9,29 +10,34 @@ Episodes are consumed in memory: any sequence whose items have ``state`` (T, n_s
 (or ``"state"`` and ``"action"``) keys, or are plain ``(state, action)`` pairs.
 
 Windows never cross an episode boundary: an episode of length ``T`` gives the windows
-``t = C, ..., T - H - 1``. States, state changes and actions are normalised by statistics of
+``t = C, ..., T - H - F - 1``. States, state changes and actions are normalised by statistics of
 the training split (`NormStats`), held by the model and saved with it; batches are in
 physical units, so `InverseDynamicsModel.predict` takes raw observations and returns raw
 actions.
 
 A batch is a mapping with (LeRobot's keys):
-  ``"observation.state"``: (B, C + 2, n_state), the window ``o_{t-C}, ..., o_t, o_{t+H}``.
-  ``"observation.images.<camera>"``: (B, C + 2, H, W, 3) uint8 frames of the same window, for
-    each camera of ``config.cameras`` (VPT's and GR00T's IDMs see frames this way).
+  ``"observation.state"``: (B, W, n_state), the window's states (not needed by a model of
+    frames alone).
+  ``"observation.images.<camera>"``: (B, W, h, w, 3) uint8 frames of the same window, for
+    each camera of ``config.cameras`` (VPT's and GR00T's IDMs see frames this way); or, with
+    `WINDOW_FRAMES`, (N, h, w, 3) frames that windows share, each given once.
+  `WINDOW_FRAMES`: (B, W) int, the rows of the frames of each window (optional).
   ``"action"``: (B, n_action), or (B, H, n_action) when chunked; targets, for `loss` only.
 
-Frames of a window are stacked along the channels with the differences of consecutive frames
-(amplified by `MOTION_GAIN`) and two channels of pixel coordinates, so that the first
-convolution already sees the motion and where it happens, and encoded by a small convolutional
-network (`ModelConfig.encoder`, trained from scratch) per camera and ensemble member; its
-output joins the normalised state window (unless ``config.state`` is False) at the input of
-the member's MLP. Without the differences and coordinates a network of the default size did
-not start to learn Reacher's actions from 64x64 frames within 800 steps; with them it did.
+A model of frames encodes every frame on its own, per camera and ensemble member: a small
+residual network trained from scratch (`ModelConfig.encoder`) whose last feature maps are
+reduced to keypoints, the expected image position of each map's softmax (a spatial soft-argmax,
+as in Levine et al. 2016 and robomimic), which locates a moving part to a fraction of a pixel.
+A temporal convolution over the window's keypoints and their frame-to-frame motion (in pixels)
+gives the camera's features, which join the normalised state window (unless ``config.state``
+is False) at the input of the member's MLP. Frames shared by windows are encoded once: the
+training batches are runs of consecutive windows.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -49,10 +55,12 @@ from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
 Frames = NDArray[np.uint8]
-# width of an image encoder's output
+WINDOW_FRAMES = "window_frames"
+"""(B, W) batch key: the rows, in each camera's (N, h, w, 3) frames, of each window's frames."""
+
+# width of a camera's features, and of the temporal convolution over a window's keypoints
 IMAGE_FEATURES = 256
-# factor on the differences of consecutive frames (in [-1, 1]) fed to the encoder
-MOTION_GAIN = 8.0
+TEMPORAL_WIDTH = 128
 # standard deviations below this are treated as 1 (a constant feature is only centred)
 STD_FLOOR = 1e-8
 # log standard deviations of the mixture head are clamped to this range (normalised units)
@@ -125,21 +133,21 @@ def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
     return out
 
 
-def window_starts(lengths: Sequence[int], *, context: int, horizon: int) -> tuple[Int, Int]:
-    """Every time ``t`` whose window ``t - context .. t + horizon`` lies inside its episode.
+def window_starts(lengths: Sequence[int], *, context: int, ahead: int) -> tuple[Int, Int]:
+    """Every time ``t`` whose window ``t - context .. t + ahead`` lies inside its episode.
 
     Args:
       lengths: (n_episodes,) the steps of each episode, laid end to end.
       context: past observations before ``o_t``.
-      horizon: steps to the future observation.
+      ahead: steps from ``o_t`` to the window's last observation (``horizon + future``).
 
     Returns:
       (N,) indices of ``t`` into the concatenated episodes, and (N,) the episode of each.
     """
     lengths_a = np.asarray(lengths, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths_a)[:-1]])
-    # an episode of T steps has windows at t = context .. T - horizon - 1
-    counts = np.maximum(lengths_a - horizon - context, 0)
+    # an episode of T steps has windows at t = context .. T - ahead - 1
+    counts = np.maximum(lengths_a - ahead - context, 0)
     total = int(counts.sum())
     episode = np.repeat(np.arange(len(lengths_a), dtype=np.int64), counts)
     # position of each window within its episode's run of windows
@@ -155,9 +163,10 @@ class Windows:
     Attributes:
       states: (n_steps, n_state) every state of the episodes, end to end.
       actions: (n_steps, n_action) every action.
-      obs_index: (N, C + 2) rows of `states` of each window: ``t - C .. t`` and ``t + H``.
+      obs_index: (N, W) rows of `states` of each window, at the steps `ModelConfig.offsets`.
       action_index: (N, n_out) rows of `actions` of each target: ``t .. t + n_out - 1``.
       episode: (N,) the episode of each window.
+      now: column of `obs_index` that holds ``t`` (the context ``C``); ``t + H`` is the next.
       chunk: targets are (n_out, n_action) chunks rather than single actions.
       images: feature key -> (n_steps, H, W, 3) uint8 frames of every step, as `states`.
     """
@@ -167,20 +176,33 @@ class Windows:
     obs_index: Int
     action_index: Int
     episode: Int
+    now: int
     chunk: bool
     images: Mapping[str, Frames] = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.obs_index.shape[0])
 
-    def batch(self, rows: Any = slice(None)) -> dict[str, Float]:
-        """The batch of windows `rows`, in physical units (see the module docstring)."""
+    def batch(self, rows: Any = slice(None)) -> dict[str, Any]:
+        """The batch of windows `rows`, in physical units, each frame once (see the module
+        docstring)."""
         action = self.actions[self.action_index[rows]]
-        index = self.obs_index[rows]
-        return {
-            OBS_STATE: self.states[index],
-            ACTION: action if self.chunk else action[:, 0],
-        } | {key: frames[index] for key, frames in self.images.items()}
+        inputs = window_inputs(self.obs_index[rows], self.states, self.images)
+        return inputs | {ACTION: action if self.chunk else action[:, 0]}
+
+
+def window_inputs(
+    index: Int, states: NDArray[Any] | None, images: Mapping[str, Frames]
+) -> dict[str, Any]:
+    """A model's inputs for the windows whose observations are the rows `index` (B, W) of the
+    concatenated (n_steps, n_state) `states` (None: no state) and of each camera's
+    (n_steps, h, w, 3) frames of `images` (feature key -> frames), each frame given once."""
+    batch = {} if states is None else {OBS_STATE: states[index]}
+    if not images:
+        return batch
+    shared, window_frames = np.unique(index, return_inverse=True)
+    frames = {key: frames[shared] for key, frames in images.items()}
+    return batch | frames | {WINDOW_FRAMES: window_frames.reshape(index.shape)}
 
 
 def select_episodes(
@@ -203,9 +225,8 @@ def make_windows(
     """The windows of `config` over `episodes` (pairs from `episode_arrays`), with each
     camera's frames of `images` (feature key -> one (T, H, W, 3) array per episode)."""
     lengths = [s.shape[0] for s, _ in episodes]
-    t, episode = window_starts(lengths, context=config.context, horizon=config.horizon)
-    # observation offsets -C .. 0 and H; action offsets 0 .. n_out - 1
-    obs_offsets = np.append(np.arange(-config.context, 1), config.horizon)
+    t, episode = window_starts(lengths, context=config.context, ahead=config.offsets[-1])
+    obs_offsets = np.array(config.offsets)
     action_offsets = np.arange(config.n_steps)
     return Windows(
         states=np.concatenate([s for s, _ in episodes]),
@@ -213,6 +234,7 @@ def make_windows(
         obs_index=t[:, None] + obs_offsets,
         action_index=t[:, None] + action_offsets,
         episode=episode,
+        now=config.context,
         chunk=config.chunk,
         images={key: np.concatenate(frames) for key, frames in (images or {}).items()},
     )
@@ -292,7 +314,8 @@ def compute_norm_stats(windows: Windows) -> NormStats:
     """Normalisation statistics of `windows` (pass the training split only)."""
     if len(windows) == 0:
         raise InputError("no windows to compute normalisation statistics from")
-    delta = windows.states[windows.obs_index[:, -1]] - windows.states[windows.obs_index[:, -2]]
+    now, future = windows.obs_index[:, windows.now], windows.obs_index[:, windows.now + 1]
+    delta = windows.states[future] - windows.states[now]
     # every state and action of the episodes counts, window or not
     return NormStats(
         state_mean=windows.states.mean(axis=0),
@@ -309,51 +332,98 @@ def _std(x: Float) -> Float:
     return np.where(std > STD_FLOOR, std, 1.0)
 
 
-def _encoder(channels_in: int, channels: tuple[int, ...]) -> nn.Sequential:
-    """An image encoder: 3x3 convolutions of stride 2 with GroupNorm and GELU, global average
-    pooling of the last map into a grid of 4x4, and a linear layer to `IMAGE_FEATURES`."""
-    layers: list[nn.Module] = []
-    for width in channels:
-        layers += [
-            nn.Conv2d(channels_in, width, 3, stride=2, padding=1),
-            nn.GroupNorm(min(8, width), width),
-            nn.GELU(),
-        ]
-        channels_in = width
-    layers += [
-        nn.AdaptiveAvgPool2d(4),
-        nn.Flatten(),
-        nn.Linear(channels_in * 16, IMAGE_FEATURES),
-        nn.GELU(),
+def _convolution(channels_in: int, width: int, stride: int = 1) -> list[nn.Module]:
+    """A 3x3 convolution with GroupNorm."""
+    return [
+        nn.Conv2d(channels_in, width, 3, stride=stride, padding=1),
+        nn.GroupNorm(min(8, width), width),
     ]
-    return nn.Sequential(*layers)
 
 
-def _with_motion(x: Tensor) -> Tensor:
-    """(B, 3 W, H, W') frames of W-frame windows, with their W - 1 consecutive differences
-    (times `MOTION_GAIN`) and the row and column coordinates in [-1, 1] appended as channels."""
-    batch, _, height, width = x.shape
-    frames = x.unflatten(1, (-1, 3))
-    motion = (frames[:, 1:] - frames[:, :-1]).flatten(1, 2) * MOTION_GAIN
-    rows, cols = torch.meshgrid(
-        torch.linspace(-1, 1, height, device=x.device),
-        torch.linspace(-1, 1, width, device=x.device),
-        indexing="ij",
-    )
-    grid = torch.stack([rows, cols]).expand(batch, 2, height, width)
-    return torch.cat([x, motion, grid], dim=1)
+class _ResidualBlock(nn.Module):
+    """Two 3x3 convolutions with GroupNorm and a skip connection (ResNet's basic block), a
+    1x1 projection on the skip when the width changes."""
+
+    def __init__(self, channels_in: int, width: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            *_convolution(channels_in, width), nn.GELU(), *_convolution(width, width)
+        )
+        self.skip = nn.Identity() if channels_in == width else nn.Conv2d(channels_in, width, 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(self.skip(x) + self.body(x))
+
+
+class SpatialSoftmax(nn.Module):
+    """(N, K, h, w) feature maps -> (N, K, 2): the expected image position ``(x, y)``, each in
+    [-1, 1] across the image, under each map's softmax over its pixels, at a learnt
+    temperature (Levine et al. 2016)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log_temperature = nn.Parameter(torch.zeros(()))
+
+    def forward(self, maps: Tensor) -> Tensor:
+        height, width = maps.shape[-2:]
+        weights = (maps.flatten(2) * torch.exp(-self.log_temperature)).softmax(-1)
+        weights = weights.unflatten(-1, (height, width))
+        ys = torch.linspace(-1, 1, height, device=maps.device, dtype=maps.dtype)
+        xs = torch.linspace(-1, 1, width, device=maps.device, dtype=maps.dtype)
+        return torch.stack([weights.sum(-2) @ xs, weights.sum(-1) @ ys], dim=-1)
+
+
+class FrameEncoder(nn.Module):
+    """One camera's encoder: keypoints of every frame, then features of every window.
+
+    Args:
+      encoder: widths (`ModelConfig.encoder`).
+      keypoints: keypoints per frame, K.
+      window: frames per window, W >= 2.
+    """
+
+    def __init__(self, encoder: tuple[int, ...], keypoints: int, window: int) -> None:
+        super().__init__()
+        layers: list[nn.Module] = [*_convolution(3, encoder[0], stride=2), nn.GELU()]
+        for channels_in, width in itertools.pairwise(encoder):
+            layers.append(_ResidualBlock(channels_in, width))
+        layers += [nn.Conv2d(encoder[-1], keypoints, 1), SpatialSoftmax(), nn.Flatten()]
+        self.keypoints = nn.Sequential(*layers)
+        # W - 1 steps of (position, motion) of 2 K coordinates each
+        steps = window - 1
+        kernel = min(3, steps)
+        self.temporal = nn.Sequential(
+            nn.Conv1d(4 * keypoints, TEMPORAL_WIDTH, kernel),
+            nn.GELU(),
+            nn.Flatten(),
+            nn.Linear(TEMPORAL_WIDTH * (steps - kernel + 1), IMAGE_FEATURES),
+            nn.GELU(),
+        )
+
+    def forward(self, frames: Tensor, window_frames: Tensor) -> Tensor:
+        """(B, IMAGE_FEATURES) features of the windows `window_frames` (B, W) of the frames
+        (N, 3, h, w)."""
+        points = self.keypoints(frames)[window_frames]
+        # keypoint motion between consecutive frames of the window, in pixels
+        motion = (points[:, 1:] - points[:, :-1]) * (0.5 * max(frames.shape[-2:]))
+        return self.temporal(torch.cat([points[:, 1:], motion], dim=-1).transpose(1, 2))
 
 
 def _random_shift(x: Tensor, pad: int) -> Tensor:
-    """(B, C, H, W) images shifted by up to `pad` pixels each way, one shift per image, the
-    border repeated (DrQ's augmentation)."""
-    batch, _, height, width = x.shape
+    """(N, C, h, w) images all shifted by the same random offset of up to `pad` pixels each
+    way, the border repeated (DrQ's augmentation, one offset for frames that windows share)."""
+    height, width = x.shape[-2:]
     padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
-    shift = torch.randint(0, 2 * pad + 1, (batch, 2), device=x.device)
-    rows = torch.arange(height, device=x.device)[None, :] + shift[:, :1]
-    cols = torch.arange(width, device=x.device)[None, :] + shift[:, 1:]
-    index = torch.arange(batch, device=x.device)[:, None, None]
-    return padded.permute(0, 2, 3, 1)[index, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
+    row, col = (int(k) for k in torch.randint(0, 2 * pad + 1, (2,)))
+    return padded[..., row : row + height, col : col + width]
+
+
+def _colour_jitter(x: Tensor, strength: float) -> Tensor:
+    """(N, 3, h, w) images in [-0.5, 0.5], each colour channel scaled by a random factor in
+    ``[1 - strength, 1 + strength]`` and shifted by up to ``strength / 2``, the same for all."""
+    scale = 1.0 + strength * (2.0 * torch.rand(3, 1, 1, device=x.device) - 1.0)
+    shift = 0.5 * strength * (2.0 * torch.rand(3, 1, 1, device=x.device) - 1.0)
+    return x * scale + shift
 
 
 def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
@@ -387,7 +457,7 @@ class InverseDynamicsModel(nn.Module):
         # D: the predicted numbers, n_out steps of n_action each
         self.n_out = config.n_steps
         dim = self.n_out * self.n_action
-        n_in = (config.context + 2 + int(config.delta)) * self.n_state if config.state else 0
+        n_in = (config.window + int(config.delta)) * self.n_state if config.state else 0
         n_in += len(config.camera_names) * IMAGE_FEATURES
         if config.head == "regression":
             n_head = dim
@@ -398,12 +468,13 @@ class InverseDynamicsModel(nn.Module):
         self.members = nn.ModuleList(
             _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
         )
-        # per member, an image encoder per camera (none without cameras): the window's frames,
-        # their differences and the two coordinates
-        channels = 3 * (config.context + 2) + 3 * (config.context + 1) + 2
+        # per member, an image encoder per camera (none without cameras)
         self.encoders = nn.ModuleList(
             nn.ModuleDict(
-                {name: _encoder(channels, config.encoder) for name in config.camera_names}
+                {
+                    name: FrameEncoder(config.encoder, config.keypoints, config.window)
+                    for name in config.camera_names
+                }
             )
             for _ in range(config.ensemble if config.camera_names else 0)
         )
@@ -422,12 +493,15 @@ class InverseDynamicsModel(nn.Module):
         assert isinstance(value, Tensor)
         return value
 
-    def _observations(self, batch: Mapping[str, Any]) -> Tensor:
+    def _observations(self, batch: Mapping[str, Any]) -> Tensor | None:
+        """The (B, W, n_state) state windows of a batch; None for a model of frames alone."""
+        if not self.config.state:
+            return None
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
         obs = torch.as_tensor(obs, dtype=torch.float32, device=self._buffer("state_mean").device)
-        expected = (self.config.context + 2, self.n_state)
+        expected = (self.config.window, self.n_state)
         if obs.ndim != 3 or tuple(obs.shape[1:]) != expected:
             raise InputError(
                 f"{OBS_STATE} must have shape (B, {expected[0]}, {expected[1]}), "
@@ -435,11 +509,22 @@ class InverseDynamicsModel(nn.Module):
             )
         return obs
 
-    def _images(self, batch: Mapping[str, Any], count: int) -> dict[str, Tensor]:
-        """Each camera's encoder input of a batch: (B, 3 (C + 2) + 3 (C + 1) + 2, H, W), the
-        frames in [-0.5, 0.5] (shifted at random when training with `ModelConfig.augment`),
-        their differences and the pixel coordinates (see the module docstring)."""
+    def _images(self, batch: Mapping[str, Any]) -> tuple[dict[str, Tensor], Tensor | None]:
+        """Each camera's (N, 3, h, w) frames of a batch in [-0.5, 0.5] (shifted and jittered
+        when training with `ModelConfig.augment` and `ModelConfig.jitter`), and the (B, W)
+        rows of each window's frames; ``({}, None)`` without cameras."""
+        if not self.config.camera_names:
+            return {}, None
         device = self._buffer("state_mean").device
+        window = self.config.window
+        window_frames = batch.get(WINDOW_FRAMES)
+        if window_frames is not None:
+            window_frames = torch.as_tensor(window_frames, dtype=torch.long, device=device)
+            if window_frames.ndim != 2 or window_frames.shape[1] != window:
+                raise InputError(
+                    f"{WINDOW_FRAMES} must have shape (B, {window}), "
+                    f"got {tuple(window_frames.shape)}"
+                )
         out = {}
         for name in self.config.camera_names:
             key = OBS_IMAGE_PREFIX + name
@@ -447,39 +532,64 @@ class InverseDynamicsModel(nn.Module):
             if frames is None:
                 raise InputError(f"batch has no {key!r}")
             frames = torch.as_tensor(frames, device=device)
-            if frames.ndim != 5 or tuple(frames.shape[:2]) != (count, self.config.context + 2):
-                raise InputError(
-                    f"{key} must have shape (B, {self.config.context + 2}, H, W, 3) with "
-                    f"B = {count}, got {tuple(frames.shape)}"
-                )
-            # (B, C + 2, H, W, 3) -> (B, (C + 2) 3, H, W)
-            x = frames.permute(0, 1, 4, 2, 3).flatten(1, 2).float() / 255.0 - 0.5
+            if window_frames is None:
+                # (B, W, h, w, 3): every window's frames, each window's own
+                if frames.ndim != 5 or frames.shape[1] != window or frames.shape[-1] != 3:
+                    raise InputError(
+                        f"{key} must have shape (B, {window}, h, w, 3), got {tuple(frames.shape)}"
+                    )
+                count = frames.shape[0]
+                window_frames = torch.arange(count * window, device=device).view(count, window)
+                frames = frames.flatten(0, 1)
+            if frames.ndim != 4 or frames.shape[-1] != 3:
+                raise InputError(f"{key} must have shape (N, h, w, 3), got {tuple(frames.shape)}")
+            x = frames.permute(0, 3, 1, 2).float() / 255.0 - 0.5
             if self.training and self.config.augment:
                 x = _random_shift(x, self.config.augment)
-            out[name] = _with_motion(x)
-        return out
+            if self.training and self.config.jitter:
+                x = _colour_jitter(x, self.config.jitter)
+            out[name] = x
+        assert window_frames is not None
+        if window_frames.numel() and int(window_frames.max()) >= min(
+            x.shape[0] for x in out.values()
+        ):
+            raise InputError(f"{WINDOW_FRAMES} points past the frames of the batch")
+        return out, window_frames
+
+    def _inputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, int]:
+        """(E, B, n_head) head outputs of a batch, and its number of windows B."""
+        obs = self._observations(batch)
+        images, window_frames = self._images(batch)
+        count = window_frames.shape[0] if window_frames is not None else obs.shape[0]  # type: ignore[union-attr]
+        return self(obs, images, window_frames), int(count)
 
     def features(self, obs: Tensor) -> Tensor:
-        """(B, n) normalised state input of (B, C + 2, n_state) observation windows."""
+        """(B, n) normalised state input of (B, W, n_state) observation windows."""
         x = (obs - self._buffer("state_mean")) / self._buffer("state_std")
         parts = [x.flatten(1)]
         if self.config.delta:
-            delta = obs[:, -1] - obs[:, -2]
+            now = self.config.context
+            delta = obs[:, now + 1] - obs[:, now]
             parts.append((delta - self._buffer("delta_mean")) / self._buffer("delta_std"))
         return torch.cat(parts, dim=1)
 
-    def forward(self, obs: Tensor, images: Mapping[str, Tensor] | None = None) -> Tensor:
-        """(E, B, n_head) raw head outputs of each ensemble member for (B, C + 2, n_state)
-        windows and, with cameras, their (B, 3 (C + 2), H, W) frames (see `_images`)."""
-        state = [self.features(obs)] if self.config.state else []
-        frames = dict(images or {})
+    def forward(
+        self,
+        obs: Tensor | None,
+        images: Mapping[str, Tensor] | None = None,
+        window_frames: Tensor | None = None,
+    ) -> Tensor:
+        """(E, B, n_head) raw head outputs of each ensemble member for (B, W, n_state) state
+        windows (None for a model of frames alone) and, with cameras, the (N, 3, h, w) frames
+        and (B, W) rows of each window's frames of `_images`."""
+        state = [self.features(obs)] if obs is not None else []
         outputs = []
         for k, member in enumerate(self.members):
             encoded: list[Tensor] = []
-            if frames:
+            if images:
                 encoders = self.encoders[k]
-                assert isinstance(encoders, nn.ModuleDict)
-                encoded = [encoders[name](x) for name, x in frames.items()]
+                assert isinstance(encoders, nn.ModuleDict) and window_frames is not None
+                encoded = [encoders[name](x, window_frames) for name, x in images.items()]
             outputs.append(member(torch.cat([*state, *encoded], dim=1)))
         return torch.stack(outputs)
 
@@ -522,19 +632,16 @@ class InverseDynamicsModel(nn.Module):
           negative log-likelihood), and ``{"loss", "mse"}`` where ``mse`` is the mean squared
           error of the point prediction in normalised units.
         """
-        obs = self._observations(batch)
         target = batch.get(ACTION)
         if target is None:
             raise InputError(f"batch has no {ACTION!r}")
-        target = torch.as_tensor(target, dtype=torch.float32, device=obs.device)
-        expected = (obs.shape[0], self.n_out, self.n_action)
+        out, count = self._inputs(batch)
+        target = torch.as_tensor(target, dtype=torch.float32, device=out.device)
+        expected = (count, self.n_out, self.n_action)
         if tuple(target.shape) != (expected if self.config.chunk else (expected[0], expected[2])):
             raise InputError(f"{ACTION} must have shape {expected}, got {tuple(target.shape)}")
         # (B, D) normalised targets
-        y = ((target - self._buffer("action_mean")) / self._buffer("action_std")).reshape(
-            obs.shape[0], -1
-        )
-        out = self(obs, self._images(batch, obs.shape[0]))
+        y = ((target - self._buffer("action_mean")) / self._buffer("action_std")).reshape(count, -1)
         config = self.config
         if config.head == "regression":
             error = out - y
@@ -567,8 +674,7 @@ class InverseDynamicsModel(nn.Module):
           the mean of the members' predictions and their standard deviation (zero for a single
           model), each (B, n_action), or (B, H, n_action) when chunked, in physical units.
         """
-        obs = self._observations(batch)
-        actions = self._denormalise(self._decode(self(obs, self._images(batch, obs.shape[0]))))
+        actions = self._denormalise(self._decode(self._inputs(batch)[0]))
         mean = actions.mean(0)
         std = actions.std(0, unbiased=False)
         if not self.config.chunk:

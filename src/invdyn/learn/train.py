@@ -36,6 +36,7 @@ from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_STATE
 from invdyn.learn.models import (
+    WINDOW_FRAMES,
     Float,
     InverseDynamicsModel,
     Windows,
@@ -50,6 +51,9 @@ CHECKPOINT_DIR = "checkpoint"
 # windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
 IMAGE_EVAL_BATCH = 256
+# a model of frames trains on batches of runs of this many consecutive windows, which share
+# most of their frames, each encoded once
+FRAME_RUN = 16
 # config fields that may change between an interrupted run and its resumption
 _RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every")
 
@@ -142,8 +146,8 @@ def train(
     )
     if len(train_w) == 0:
         raise InputError(
-            "no training windows: episodes need more than context + horizon = "
-            f"{config.model.context + config.model.horizon} steps"
+            "no training windows: episodes need more than context + horizon + future = "
+            f"{config.model.context + config.model.offsets[-1]} steps"
         )
     if val_w is not None and len(val_w) == 0:
         val_w = None
@@ -202,7 +206,8 @@ def train(
                 model.train()
                 # this epoch's shuffle depends on (seed, epoch) only, so resuming replays it
                 generator = torch.Generator().manual_seed(_epoch_seed(tc.seed, epoch))
-                order = torch.randperm(len(train_w), generator=generator).to(device)
+                run = FRAME_RUN if config.model.camera_names else 1
+                order = _shuffle(len(train_w), run, generator).to(device)
                 sums = {"loss": 0.0, "mse": 0.0}
                 lr = tc.lr
                 for b in range(n_batches):
@@ -280,7 +285,7 @@ def evaluate(
         episode_arrays(episodes), model.config, episode_images(episodes, model.config)
     )
     if len(windows) == 0:
-        raise InputError("no windows: the episodes are shorter than context + horizon + 1")
+        raise InputError("no windows: the episodes are shorter than context + horizon + future + 1")
     return _evaluate_windows(model, windows, batch_size=batch_size)
 
 
@@ -358,12 +363,15 @@ class _DeviceWindows:
         }
 
     def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
+        """As `Windows.batch`, each frame once."""
         action = self.actions[self.action_index[rows]]
         index = self.obs_index[rows]
-        return {
-            OBS_STATE: self.states[index],
-            ACTION: action if self.chunk else action[:, 0],
-        } | {key: frames[index] for key, frames in self.images.items()}
+        batch = {OBS_STATE: self.states[index], ACTION: action if self.chunk else action[:, 0]}
+        if not self.images:
+            return batch
+        shared, window_frames = torch.unique(index, return_inverse=True)
+        frames = {key: frames[shared] for key, frames in self.images.items()}
+        return batch | frames | {WINDOW_FRAMES: window_frames}
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:
@@ -374,6 +382,14 @@ def _spec(episodes: Iterable[Any]) -> DataSpec | None:
     if isinstance(info, DatasetInfo) and info.action_names is not None:
         return DataSpec.of(info)
     return None
+
+
+def _shuffle(count: int, run: int, generator: torch.Generator) -> torch.Tensor:
+    """A random order of `count` windows in runs of `run` consecutive ones (the last run
+    shorter), the runs in random order."""
+    runs = torch.randperm(math.ceil(count / run), generator=generator)
+    order = (runs[:, None] * run + torch.arange(run)).flatten()
+    return order[order < count]
 
 
 def _learning_rate(peak: float, schedule: str, step: int, total: int) -> float:

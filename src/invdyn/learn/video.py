@@ -10,26 +10,34 @@ Encoding is H.264 (``libx264``, one of LeRobot's codecs) in ``yuv420p`` with a k
 (about 38 dB PSNR at 64x64) and decoded at thousands of frames per second on one core.
 ``yuv420p`` needs an even width and height.
 
-Needs the ``learn`` extra's ``av`` (PyAV), imported when first used.
+Plain files become episodes' frames here too (`invdyn.learn.data.import_videos` writes them
+as a dataset): `find_sources` lists mp4 files and folders of images, `read_sources` reads
+them at one size (`resize_frames`, Lanczos) and one frame rate, never resampled in time.
+
+Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow for images
+(a dependency of matplotlib).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
+from tqdm.auto import tqdm
 
-from invdyn._arrays import check_positive, plain_number
+from invdyn._arrays import check_count, check_positive, plain_number
 from invdyn.errors import DataError, InputError
 
 Frames = NDArray[np.uint8]
+_T = TypeVar("_T")
 
 DEFAULT_CODEC = "libx264"
 DEFAULT_CRF = 18
@@ -148,21 +156,15 @@ def decode_video(path: str | os.PathLike[str]) -> tuple[Frames, NDArray[np.float
     Raises:
       DataError: the file is missing, not a video, or cannot be decoded; the message names it.
     """
-    av = _av()
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"video file {path} is missing")
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise DataError(f"{path} holds no video stream")
-            stream = container.streams.video[0]
-            images, times = [], []
-            for frame in container.decode(stream):
-                images.append(frame.to_ndarray(format="rgb24"))
-                times.append(float(frame.pts * frame.time_base))
-    except av.error.FFmpegError as exc:
-        raise DataError(f"video file {path} cannot be decoded: {exc}") from None
+
+    def decode(container: Any, stream: Any) -> tuple[list[Frames], list[float]]:
+        images, times = [], []
+        for frame in container.decode(stream):
+            images.append(frame.to_ndarray(format="rgb24"))
+            times.append(float(frame.pts * frame.time_base))
+        return images, times
+
+    images, times = _with_video(Path(path), decode)
     if not images:
         raise DataError(f"video file {path} holds no frames")
     return np.stack(images), np.array(times)
@@ -174,10 +176,12 @@ def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     Keys: ``video.height``, ``video.width``, ``video.codec`` (the stream's codec, such as
     ``"h264"``), ``video.pix_fmt``, ``video.is_depth_map``, ``video.fps``, ``video.channels``
     and ``has_audio``.
+
+    Raises:
+      DataError: the file is missing or not a video; the message names it.
     """
-    av = _av()
-    with av.open(str(path)) as container:
-        stream = container.streams.video[0]
+
+    def describe(container: Any, stream: Any) -> dict[str, Any]:
         context = stream.codec_context
         return {
             "video.height": int(context.height),
@@ -189,6 +193,23 @@ def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             "video.channels": 3,
             "has_audio": bool(container.streams.audio),
         }
+
+    return _with_video(Path(path), describe)
+
+
+def _with_video(path: Path, use: Callable[[Any, Any], _T]) -> _T:
+    """``use(container, stream)`` on the open file `path` and its first video stream, or
+    `DataError` naming the file when it is missing, holds no video or cannot be decoded."""
+    av = _av()
+    if not path.is_file():
+        raise DataError(f"video file {path} is missing")
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                raise DataError(f"{path} holds no video stream")
+            return use(container, container.streams.video[0])
+    except av.error.FFmpegError as exc:
+        raise DataError(f"video file {path} cannot be decoded: {exc}") from None
 
 
 def _frame_rate(fps: float) -> Fraction:
@@ -262,7 +283,8 @@ def write_camera(
             start = writer.frames_written
             writer.write(frames)
             segments.append(VideoSegment(chunk, index, start / fps, writer.frames_written / fps))
-            if writer.path.stat().st_size > budget:
+            # the file appears only once the encoder has emitted its first packet
+            if writer.path.exists() and writer.path.stat().st_size > budget:
                 writer.__exit__(None, None, None)
                 writer, number = None, number + 1
     finally:
@@ -329,3 +351,241 @@ class VideoFrames:
                 f"holds {len(times)} frames up to {times[-1]:.6f} s"
             )
         return images[index]
+
+
+# plain files as episodes: mp4 videos and folders of images
+
+VIDEO_SUFFIXES = (".mp4",)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+Source = str | os.PathLike[str]
+
+
+def _pil() -> tuple[ModuleType, ModuleType]:
+    """The ``PIL.Image`` and ``PIL.ImageOps`` modules (Pillow comes with matplotlib)."""
+    try:
+        from PIL import Image, ImageOps
+    except ImportError as exc:  # pragma: no cover - matplotlib installs Pillow
+        raise ImportError(f"reading images needs Pillow: pip install pillow ({exc})") from exc
+    return Image, ImageOps
+
+
+def check_size(size: Any) -> tuple[int, int]:
+    """`size` as a (width, height) pair of even integers >= 2, or `InputError`."""
+    if isinstance(size, (str, bytes)) or not isinstance(size, Sequence) or len(size) != 2:
+        raise InputError(f"size must be (width, height), got {size!r}")
+    width, height = (
+        check_count(f"size {name}", n, minimum=2) for name, n in zip(("width", "height"), size)
+    )
+    if width % 2 or height % 2:
+        raise InputError(
+            f"size is {width}x{height}: video frames need an even width and height ({PIX_FMT})"
+        )
+    return width, height
+
+
+def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
+    """The episodes among `sources`: mp4 files and folders of images, in order.
+
+    Each path is an mp4 file (one episode), a folder holding image files (``*.png``,
+    ``*.jpg``, ``*.jpeg``: one episode), or a folder whose mp4 files and sub-folders of images
+    are the episodes. Names sort with their numbers by value (``frame2`` before ``frame10``);
+    hidden entries (``.name``) are skipped.
+
+    Raises:
+      InputError: no sources, a path that does not exist or is neither of these, a folder
+        holding neither, or one holding both images and mp4 files; the message names it.
+    """
+    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if not paths:
+        raise InputError("sources is empty: give a folder, mp4 files or folders of images")
+    found: list[Path] = []
+    for entry in paths:
+        path = Path(entry)
+        if _is_video_file(path):
+            found.append(path)
+        elif image_files(path):
+            if any(_is_video_file(p) for p in _entries(path)):
+                raise InputError(
+                    f"{path} holds both images and mp4 files: move the images into a folder "
+                    f"of their own (one per episode)"
+                )
+            found.append(path)
+        elif path.is_dir():
+            inside = [p for p in _entries(path) if _is_video_file(p) or image_files(p)]
+            if not inside:
+                raise InputError(
+                    f"{path} holds no mp4 file and no folder of images "
+                    f"({', '.join(IMAGE_SUFFIXES)}): nothing to import"
+                )
+            found.extend(inside)
+        elif path.exists():
+            raise InputError(f"{path} is neither an mp4 file nor a folder")
+        else:
+            raise InputError(f"{path}: no such file or folder")
+    return found
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The image files of `folder` (`IMAGE_SUFFIXES`, any case) by name, [] for a non-folder."""
+    return [p for p in _entries(folder) if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+
+
+def _is_video_file(path: Path) -> bool:
+    """Whether `path` is a file named as a video (`VIDEO_SUFFIXES`, any case)."""
+    return path.is_file() and path.suffix.lower() in VIDEO_SUFFIXES
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The entries of `folder` but hidden ones, numbers in names sorted by value."""
+    if not folder.is_dir():
+        return []
+
+    def key(path: Path) -> list[tuple[int, int | str]]:
+        parts = re.split(r"(\d+)", path.name)
+        return [(1, int(part)) if part.isdigit() else (0, part) for part in parts]
+
+    return sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=key)
+
+
+def read_sources(
+    paths: Sequence[Path],
+    *,
+    fps: float | None = None,
+    size: tuple[int, int] | None = None,
+    progress: bool = False,
+) -> tuple[list[Frames], float]:
+    """The frames of the episode sources of `find_sources`, one size and one frame rate.
+
+    Nothing is resampled in time: every mp4 file must have the frame rate `fps`, or without
+    it that of the first mp4 file; images have no rate of their own and take that one.
+
+    Args:
+      paths: mp4 files and folders of images.
+      fps: frames per second, > 0; None to take it from the mp4 files.
+      size: (width, height) to resize every frame to (`check_size`), or None to keep them
+        (they must then all have one size, even width and height).
+      progress: show a progress bar over the sources (tqdm).
+
+    Returns:
+      (T_i, H, W, 3) uint8 RGB frames of each source, and the frames per second.
+
+    Raises:
+      InputError: a bad `fps` or `size`, no `fps` for images only, an mp4 file of another
+        rate, frames of another size or an odd one; the message names the file.
+      DataError: as `read_video` and `read_images`.
+    """
+    wanted = None if size is None else check_size(size)
+    # the rate: fps, or the first mp4 file's
+    if fps is not None:
+        rate, where = check_positive("fps", fps), "fps"
+    else:
+        first = next((p for p in paths if _is_video_file(p)), None)
+        if first is None:
+            raise InputError("fps is needed: folders of images have no frame rate, and no mp4")
+        rate, where = float(video_info(first)["video.fps"]), f"{first} has"
+    frames: list[Frames] = []
+    for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
+        if _is_video_file(path):
+            images, found = read_video(path)
+            if abs(found - rate) > 1e-4 * rate:
+                raise InputError(
+                    f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
+                    f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
+                )
+            if wanted is not None:
+                images = resize_frames(images, wanted)
+        else:
+            images = read_images(image_files(path), size=wanted)
+        if frames and images.shape[1:] != frames[0].shape[1:]:
+            raise InputError(
+                f"{path} has frames of {_size_text(images[0])}, but {paths[0]} of "
+                f"{_size_text(frames[0][0])}: pass size=(width, height) to resize them"
+            )
+        try:
+            frames.append(check_frames(str(path), images))
+        except InputError as error:
+            raise InputError(f"{error}; pass size=(width, height) to resize them") from None
+    return frames, rate
+
+
+def read_video(path: str | os.PathLike[str]) -> tuple[Frames, float]:
+    """All frames of a video file shot at a constant frame rate, and that rate.
+
+    Returns:
+      (T, H, W, 3) uint8 RGB frames, and frames per second.
+
+    Raises:
+      DataError: the file is missing, not a video or corrupt (`decode_video`), or frame k is
+        not shown at about ``k / fps`` (a variable frame rate, which this does not resample);
+        the message names the file.
+    """
+    frames, times = decode_video(path)
+    fps = float(video_info(path)["video.fps"])
+    late = np.abs(times - times[0] - np.arange(len(times)) / fps)
+    if late.max() > 0.5 / fps:
+        k = int(np.argmax(late))
+        raise DataError(
+            f"video file {path}: frame {k} is shown at {times[k] - times[0]:.4f} s, not at "
+            f"{k / fps:.4f} s as {fps:g} fps puts it (a variable frame rate?); re-encode it at "
+            f"a constant rate (ffmpeg -i in.mp4 -vf fps={fps:g} out.mp4)"
+        )
+    return frames, fps
+
+
+def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -> Frames:
+    """Image files as RGB frames, in the given order: greyscale and RGBA become RGB, and an
+    EXIF orientation is applied.
+
+    Args:
+      files: the image files, at least one.
+      size: (width, height) to resize every image to (`check_size`), or None to keep them
+        (they must then all have the same size).
+
+    Returns:
+      (T, H, W, 3) uint8 frames, T = len(files).
+
+    Raises:
+      DataError: a file that is missing, not an image or corrupt; the message names it.
+      InputError: no files, a bad `size`, or images of different sizes without `size`.
+    """
+    Image, ImageOps = _pil()
+    if not files:
+        raise InputError("read_images needs at least one image file")
+    wanted = None if size is None else check_size(size)
+    frames: list[Frames] = []
+    for file in files:
+        try:
+            with Image.open(file) as opened:
+                image = ImageOps.exif_transpose(opened).convert("RGB")
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+            raise DataError(f"image file {file} cannot be read: {exc}") from None
+        if wanted is not None and image.size != wanted:
+            image = image.resize(wanted, Image.Resampling.LANCZOS)
+        frame = np.asarray(image, dtype=np.uint8)
+        if frames and frame.shape != frames[0].shape:
+            raise InputError(
+                f"{file} is {_size_text(frame)}, but {files[0]} is {_size_text(frames[0])}: "
+                f"pass size=(width, height) to resize them"
+            )
+        frames.append(frame)
+    return np.stack(frames)
+
+
+def resize_frames(frames: Frames, size: tuple[int, int]) -> Frames:
+    """(T, H, W, 3) uint8 frames resized (Lanczos) to `size` = (width, height), so (T, height,
+    width, 3); `frames` themselves when they have that size already."""
+    Image, _ = _pil()
+    width, height = check_size(size)
+    if frames.shape[1:3] == (height, width):
+        return frames
+    return np.stack(
+        [
+            np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.LANCZOS))
+            for frame in frames
+        ]
+    )
+
+
+def _size_text(frame: NDArray[Any]) -> str:
+    """ "WxH": the size of an (H, W, 3) frame."""
+    return f"{frame.shape[1]}x{frame.shape[0]}"

@@ -14,8 +14,8 @@ of the state and action entries, the frame rate and the source. Two sources:
   layout, the action the joint forces applied after saturation at the torque limits, held for
   one control period.
 - `collect_gym`: a Gymnasium MuJoCo environment (``HalfCheetah-v5``, ``Hopper-v5``,
-  ``Reacher-v5``, ...) driven by a random, a smooth random (``"noisy"``) or a scripted policy
-  (reaching for Reacher, a periodic gait elsewhere).
+  ``Reacher-v5``, ...) driven by a random, a smooth random (``"noisy"``, or ``"bounded"`` to
+  keep off joint limits) or a scripted policy (reaching for Reacher, a periodic gait elsewhere).
   The state is the environment's observation, the action what was passed to ``env.step``.
 
 Both also record MuJoCo's full state ``(qpos, qvel)`` at every observation (``full_state``), from
@@ -50,9 +50,9 @@ from invdyn.sim.plant import Plant
 from invdyn.sim.rollout import csv_columns, rollout
 
 Float = NDArray[np.float64]
-Policy = Literal["random", "noisy", "scripted"]
+Policy = Literal["random", "noisy", "bounded", "scripted"]
 
-POLICIES: tuple[str, ...] = ("random", "noisy", "scripted")
+POLICIES: tuple[str, ...] = ("random", "noisy", "bounded", "scripted")
 """Policies of `collect_gym`."""
 
 # the tracking laws of `collect_robot`, one drawn per episode
@@ -83,6 +83,12 @@ TORQUE_NOISE = (0.5, 5.0)
 # half-range, with a random correlation time (s) and stationary standard deviation per episode
 NOISE_TIME = (0.05, 0.5)
 NOISE_STD = (0.3, 0.8)
+# "bounded" pushes a limited joint away from a limit (see `_limit_steering`) once the joint's
+# position LIMIT_LOOKAHEAD seconds ahead is within LIMIT_MARGIN of its range of it, by up to
+# LIMIT_PUSH
+LIMIT_LOOKAHEAD = 0.1
+LIMIT_MARGIN = 0.1
+LIMIT_PUSH = 2.0
 # the scripted Reacher: task-space stiffness (action per metre), joint damping (action s/rad)
 # and action noise, drawn per episode; with the gear of 200 and a step of 0.02 s a damping
 # above about 0.5 is unstable
@@ -334,6 +340,9 @@ def collect_gym(
       ``x_{k+1} = ρ x_k + sqrt(1 - ρ²) σ ε``, ``ρ = exp(-dt / τ)``, in units of the action
       half-range about its centre, clipped to the bounds; per episode a correlation time τ in
       `NOISE_TIME` seconds and a stationary standard deviation σ in `NOISE_STD`.
+    - ``"bounded"``: ``"noisy"`` plus a soft wall that pushes limited joints away from their
+      limits (`_limit_steering`); the exploration policy for inverse dynamics from motion,
+      which cannot tell the action of a joint held at its limit.
     - ``"scripted"``: for ``Reacher``, a task-space PD law that drives the fingertip to the
       target (``ctrl = J^T (kp e) - kd qdot`` with random gains per episode, plus a little
       noise); for every other environment an open-loop periodic gait, each action dimension
@@ -352,7 +361,7 @@ def collect_gym(
       episodes: number of episodes to return, >= 1.
       steps_per_episode: steps before truncation; None for the environment's own limit
         (1000 for HalfCheetah, 50 for Reacher).
-      policy: ``"random"``, ``"noisy"`` or ``"scripted"``.
+      policy: one of `POLICIES`.
       seed: seed of the resets and of the policy.
       progress: show a progress bar over episodes.
 
@@ -651,13 +660,56 @@ def _policy(name: str, env: Any, rng: np.random.Generator) -> Any:
     rho = math.exp(-float(env.unwrapped.dt) / rng.uniform(*NOISE_TIME))
     sigma = rng.uniform(*NOISE_STD)
     state = {"x": sigma * rng.standard_normal(low.shape)}
+    steer = _limit_steering(env.unwrapped) if name == "bounded" else (lambda x: x)
 
     def noisy(observation: Any) -> Float:
         x = state["x"]
         state["x"] = rho * x + math.sqrt(1.0 - rho**2) * sigma * rng.standard_normal(x.shape)
-        return np.clip(centre + half * x, low, high)
+        return np.clip(centre + half * steer(x), low, high)
 
     return noisy
+
+
+def _limit_steering(env: Any) -> Any:
+    """``steer(x) -> x'`` for the noisy policy of a MuJoCo environment `env`: `x` plus a soft
+    wall that pushes each limited hinge or slide joint driven by an actuator of its own away
+    from a limit it is about to reach.
+
+    A joint is about to reach a limit when its position `LIMIT_LOOKAHEAD` seconds ahead, at its
+    current velocity, lies within `LIMIT_MARGIN` of its range of that limit; the push grows
+    linearly across that margin to `LIMIT_PUSH` (in units of the action half-range). It is a
+    continuous function of the state, so the actions stay smooth. Without it random actions
+    hold a joint at its limit for long stretches (Reacher's elbow for about 40 % of the
+    frames), where the action does not move it and cannot be inferred from the motion.
+    """
+    model, data = env.model, env.data
+    rows = []
+    for i in range(model.nu):
+        joint = int(model.actuator_trnid[i, 0])
+        if (
+            int(model.actuator_trntype[i]) != 0  # mjTRN_JOINT
+            or joint < 0
+            or not model.jnt_limited[joint]
+            or int(model.jnt_type[joint]) not in (2, 3)  # mjJNT_SLIDE, mjJNT_HINGE
+        ):
+            continue
+        low, high = (float(r) for r in model.jnt_range[joint])
+        margin = LIMIT_MARGIN * (high - low)
+        sign = 1.0 if model.actuator_gear[i, 0] >= 0 else -1.0
+        qpos, dof = int(model.jnt_qposadr[joint]), int(model.jnt_dofadr[joint])
+        rows.append((i, qpos, dof, low + margin, high - margin, margin, sign))
+
+    def steer(x: Float) -> Float:
+        x = x.copy()
+        for i, qpos, dof, low, high, margin, sign in rows:
+            ahead = data.qpos[qpos] + LIMIT_LOOKAHEAD * data.qvel[dof]
+            depth = np.clip((ahead - high) / margin, 0.0, 1.0) - np.clip(
+                (low - ahead) / margin, 0.0, 1.0
+            )
+            x[i] -= sign * LIMIT_PUSH * depth
+        return x
+
+    return steer
 
 
 def _gait_policy(dt: float, centre: Float, half: Float, rng: np.random.Generator) -> Any:

@@ -1,0 +1,217 @@
+"""Plain videos and folders of images imported as state-free, action-free episodes.
+
+The mp4 files and PNG folders are made here, from the moving colour waves of
+test_learn_video (each episode in its own brightness), so that nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("av")
+pytest.importorskip("pyarrow")
+pytest.importorskip("PIL")
+
+from PIL import Image
+
+from invdyn import DataError, InputError
+from invdyn.learn import keys
+from invdyn.learn.data import import_videos, read_dataset
+from invdyn.learn.video import encode_video, find_sources
+from test_learn_video import pattern
+
+FPS = 20.0
+KEY = keys.OBS_IMAGE_PREFIX + "video"
+
+
+def save_images(folder: Path, frames: np.ndarray, suffix: str = ".png") -> Path:
+    """Each of (T, H, W, 3) `frames` as an image file ``<k><suffix>`` of `folder` (unpadded,
+    so that name order is not number order from 10 on)."""
+    folder.mkdir(parents=True)
+    for k, frame in enumerate(frames):
+        Image.fromarray(frame).save(folder / f"{k}{suffix}")
+    return folder
+
+
+def mean_error(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a.astype(int) - b).mean())
+
+
+def test_videos_and_image_folders_round_trip(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    # episodes in name order, numbers by value: clip2, clip10, pictures
+    expected = [pattern(9, level=2), pattern(14, level=0), pattern(12, level=1)]
+    encode_video(source / "clip10.mp4", expected[1], FPS)
+    encode_video(source / "clip2.mp4", expected[0], FPS)
+    save_images(source / "pictures", expected[2])
+    (source / "notes.txt").write_text("not an episode")
+    (source / "empty").mkdir()
+
+    path = import_videos(source, tmp_path / "ds", progress=True)
+    dataset = read_dataset(path)
+    info = dataset.info
+    assert (info.fps, info.source, info.tasks) == (FPS, "video", ("",))
+    assert (info.state_names, info.n_state, info.state_dtype) == ((), 0, None)
+    assert (info.action_names, info.n_action) == (None, 0)
+    assert info.videos == {KEY: (32, 48, 3)}
+    assert info.total_frames == 9 + 14 + 12
+    assert dataset.arrays().state is None and dataset.arrays().action is None
+    for k, frames in enumerate(expected):
+        episode = dataset.episode(k)
+        assert episode.state is None and episode.action is None and episode.task == ""
+        np.testing.assert_allclose(episode.timestamp, np.arange(len(frames)) / FPS)
+        decoded = dataset.frames("video", k)
+        assert decoded.shape == frames.shape
+        # the mp4 files went through H.264 twice, the PNG files once
+        assert mean_error(decoded, frames) < 5
+    features = json.loads((path / "meta/info.json").read_text())["features"]
+    assert keys.OBS_STATE not in features and keys.ACTION not in features
+    stats = json.loads((path / "meta/stats.json").read_text())
+    assert keys.OBS_STATE not in stats and KEY in stats
+
+
+def test_single_sources_fps_and_size(tmp_path: Path) -> None:
+    """A list of one mp4 file and one image folder, resized; fps given for both."""
+    video = encode_video(tmp_path / "a.mp4", pattern(6, 32, 48), FPS)
+    folder = save_images(tmp_path / "frames", pattern(11, 20, 30, level=1), ".jpg")
+    path = import_videos([video, folder], tmp_path / "ds", camera="wrist", fps=FPS, size=(24, 16))
+    dataset = read_dataset(path)
+    assert dataset.info.videos == {keys.OBS_IMAGE_PREFIX + "wrist": (16, 24, 3)}
+    assert [len(e) for e in dataset] == [6, 11]
+    assert dataset.frames("wrist", 1).shape == (11, 16, 24, 3)
+    # image folders alone take fps, at any rate
+    path = import_videos(folder, tmp_path / "slow", fps=2.5, size=(30, 20))
+    np.testing.assert_allclose(read_dataset(path).episode(0).timestamp, np.arange(11) / 2.5)
+
+
+def test_images_become_rgb(tmp_path: Path) -> None:
+    """Greyscale and RGBA images are converted; the frames keep the grey level."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    grey = np.full((16, 16), 200, dtype=np.uint8)
+    Image.fromarray(grey).save(folder / "0.png")
+    rgba = np.zeros((16, 16, 4), dtype=np.uint8)
+    rgba[..., :3], rgba[..., 3] = 200, 255
+    Image.fromarray(rgba).save(folder / "1.png")
+    dataset = read_dataset(import_videos(folder, tmp_path / "ds", fps=FPS))
+    frames = dataset.frames("video", 0)
+    assert frames.shape == (2, 16, 16, 3)
+    assert mean_error(frames, np.full_like(frames, 200)) < 2
+
+
+def test_overwrite(tmp_path: Path) -> None:
+    video = encode_video(tmp_path / "a.mp4", pattern(4), FPS)
+    path = import_videos(video, tmp_path / "ds")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        import_videos(video, path)
+    import_videos([video, video], path, overwrite=True)
+    assert len(read_dataset(path)) == 2
+
+
+def bad_sources(tmp_path: Path, case: str) -> tuple[object, dict[str, object]]:
+    """The sources and options of a bad import `case`."""
+    if case == "empty folder":
+        (tmp_path / "empty").mkdir()
+        return tmp_path / "empty", {}
+    if case == "missing path":
+        return tmp_path / "absent.mp4", {}
+    if case == "not a video":
+        (tmp_path / "notes.txt").write_text("")
+        return tmp_path / "notes.txt", {}
+    if case == "no sources":
+        return [], {}
+    if case == "images and videos in one folder":
+        folder = save_images(tmp_path / "both", pattern(2))
+        encode_video(folder / "a.mp4", pattern(2), FPS)
+        return folder, {}
+    if case == "sizes":
+        a = encode_video(tmp_path / "a.mp4", pattern(4, 32, 48), FPS)
+        return [a, encode_video(tmp_path / "b.mp4", pattern(4, 32, 64), FPS)], {}
+    if case == "image sizes":
+        folder = save_images(tmp_path / "frames", pattern(2, 32, 48))
+        Image.fromarray(pattern(1, 16, 16)[0]).save(folder / "2.png")
+        return folder, {"fps": FPS}
+    if case == "rates":
+        a = encode_video(tmp_path / "a.mp4", pattern(4), FPS)
+        return [a, encode_video(tmp_path / "b.mp4", pattern(4), 25.0)], {}
+    if case == "rate against fps":
+        return encode_video(tmp_path / "a.mp4", pattern(4), FPS), {"fps": 30}
+    if case == "images without fps":
+        return save_images(tmp_path / "frames", pattern(2)), {}
+    if case == "odd size":
+        return save_images(tmp_path / "frames", pattern(2, 31, 48)), {"fps": FPS}
+    if case == "odd size asked":
+        return save_images(tmp_path / "frames", pattern(2)), {"fps": FPS, "size": (47, 32)}
+    if case == "camera":
+        return encode_video(tmp_path / "a.mp4", pattern(4), FPS), {"camera": "front cam"}
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("empty folder", r"empty holds no mp4 file and no folder of images"),
+        ("missing path", r"absent.mp4: no such file or folder"),
+        ("not a video", r"notes.txt is neither an mp4 file nor a folder"),
+        ("no sources", "sources is empty"),
+        ("images and videos in one folder", "both holds both images and mp4 files"),
+        ("sizes", r"b.mp4 has frames of 64x32, but .*a.mp4 of 48x32: pass size="),
+        ("image sizes", r"2.png is 16x16, but .*0.png is 48x32: pass size="),
+        ("rates", r"b.mp4 has 25 fps, but .*a.mp4 has 20: videos are not resampled"),
+        ("rate against fps", r"a.mp4 has 20 fps, but fps 30"),
+        ("images without fps", "fps is needed"),
+        ("odd size", r"frames is 48x31: .*even width and height .* pass size="),
+        ("odd size asked", r"size is 47x32: .*even"),
+        ("camera", "camera name 'front cam'"),
+    ],
+)
+def test_bad_imports_are_input_errors(tmp_path: Path, case: str, message: str) -> None:
+    sources, options = bad_sources(tmp_path, case)
+    with pytest.raises(InputError, match=message):
+        import_videos(sources, tmp_path / "ds", **options)  # type: ignore[arg-type]
+    assert not (tmp_path / "ds").exists()
+
+
+def test_corrupt_files_are_data_errors(tmp_path: Path) -> None:
+    folder = save_images(tmp_path / "frames", pattern(3))
+    (folder / "1.png").write_bytes((folder / "1.png").read_bytes()[:40])
+    with pytest.raises(DataError, match=r"image file .*1.png cannot be read"):
+        import_videos(folder, tmp_path / "ds", fps=FPS)
+    video = encode_video(tmp_path / "a.mp4", pattern(10), FPS)
+    video.write_bytes(b"not a video at all" * 10)
+    with pytest.raises(DataError, match=r"a.mp4"):
+        import_videos(video, tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_variable_frame_rate_is_refused(tmp_path: Path) -> None:
+    """A file whose frames are not shown every 1 / fps seconds is not silently retimed."""
+    av = pytest.importorskip("av")
+    path = tmp_path / "vfr.mp4"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=20)
+        stream.height, stream.width, stream.pix_fmt = 32, 48, "yuv420p"
+        for k, image in enumerate(pattern(10)):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = k if k < 5 else 2 * k  # half the rate after frame 5
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    with pytest.raises(DataError, match=r"vfr.mp4: frame \d+ is shown at .* variable frame rate"):
+        import_videos(path, tmp_path / "ds")
+
+
+def test_find_sources_orders_by_name(tmp_path: Path) -> None:
+    for name in ("b.mp4", "a10.MP4", "a9.mp4", ".hidden.mp4"):
+        encode_video(tmp_path / name, pattern(2), FPS)
+    save_images(tmp_path / "a9-images", pattern(2))
+    found = [p.name for p in find_sources(tmp_path)]
+    assert found == ["a9-images", "a9.mp4", "a10.MP4", "b.mp4"]
+    assert find_sources([tmp_path / "b.mp4", tmp_path / "a9-images"]) == [
+        tmp_path / "b.mp4",
+        tmp_path / "a9-images",
+    ]
