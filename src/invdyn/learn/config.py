@@ -68,6 +68,8 @@ class ModelConfig:
         random (pad and crop; 0: never).
       jitter: during training, scale each colour channel of a batch's frames by a factor in
         ``[1 - jitter, 1 + jitter]`` and shift it by up to ``jitter / 2``, at random (0: never).
+      mixed_precision: on a CUDA device, encode frames in bfloat16 (autocast; the MLP and
+        the loss stay in float32). The CPU always computes in float32.
     """
 
     context: int = 0
@@ -90,6 +92,7 @@ class ModelConfig:
     keypoints: int = 32
     augment: int = 4
     jitter: float = 0.1
+    mixed_precision: bool = True
 
     def __post_init__(self) -> None:
         _check_types(self)

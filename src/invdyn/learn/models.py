@@ -589,9 +589,16 @@ class InverseDynamicsModel(nn.Module):
             if images:
                 encoders = self.encoders[k]
                 assert isinstance(encoders, nn.ModuleDict) and window_frames is not None
-                encoded = [encoders[name](x, window_frames) for name, x in images.items()]
+                with self._autocast(window_frames.device):
+                    encoded = [encoders[name](x, window_frames) for name, x in images.items()]
+                encoded = [x.float() for x in encoded]
             outputs.append(member(torch.cat([*state, *encoded], dim=1)))
         return torch.stack(outputs)
+
+    def _autocast(self, device: torch.device) -> torch.autocast:
+        """bfloat16 autocast on CUDA with `ModelConfig.mixed_precision`, else disabled."""
+        enabled = device.type == "cuda" and self.config.mixed_precision
+        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
 
     def _decode(self, out: Tensor) -> Tensor:
         """(E, B, D) normalised point predictions of (E, B, n_head) head outputs."""
