@@ -8,6 +8,7 @@ displacement between two frames. A small network must read it from the frames al
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +18,21 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("av")
 pytest.importorskip("pyarrow")
 
-from invdyn import InputError  # noqa: E402
+from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
-from invdyn.learn.config import Config, preset  # noqa: E402
+from invdyn.learn.config import Config, ModelConfig, preset  # noqa: E402
 from invdyn.learn.data import Dataset, Episode, read_dataset, write_dataset  # noqa: E402
 from invdyn.learn.evaluate import evaluate_checkpoint  # noqa: E402
+from invdyn.learn.keys import OBS_STATE  # noqa: E402
 from invdyn.learn.label import label_dataset, label_videos, read_labels  # noqa: E402
-from invdyn.learn.models import _random_shift, episode_arrays, make_windows  # noqa: E402
+from invdyn.learn.models import (  # noqa: E402
+    WINDOW_FRAMES,
+    InverseDynamicsModel,
+    NormStats,
+    _random_shift,
+    episode_arrays,
+    make_windows,
+)
 from invdyn.learn.train import evaluate, train  # noqa: E402
 from invdyn.learn.video import encode_video  # noqa: E402
 
@@ -187,6 +196,56 @@ def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_p
     # a second pass through H.264 costs little: within 0.05 of the held-out R^2
     r2 = _labelled_r2(out, [e.action for e in held])
     assert r2 > evaluate(trained.model, held)["r2_mean"] - 0.05
+    encode_video(folder / "clip99.mp4", held.frames("cam", 0), 2 * FPS)
     with pytest.raises(InputError, match="fps"):
-        encode_video(folder / "clip99.mp4", held.frames("cam", 0), 2 * FPS)
         label_videos(trained.checkpoint, folder, tmp_path / "other")
+
+
+def frame_model(cameras: str, state: bool) -> InverseDynamicsModel:
+    config = ModelConfig(cameras=cameras, state=state, context=1, encoder=(8,), keypoints=4)
+    ones, zeros = np.ones(2), np.zeros(2)
+    return InverseDynamicsModel(config, NormStats(zeros, ones, zeros, ones, zeros, ones)).eval()
+
+
+def test_batches_of_window_frames_and_of_shared_frames_agree():
+    model = frame_model("a,b", state=True)
+    rng = np.random.default_rng(0)
+    frames = {k: rng.integers(0, 256, (5, 3, 8, 8, 3), dtype=np.uint8) for k in "ab"}
+    state = rng.normal(size=(5, 3, 2))
+    per_window = {OBS_STATE: state} | {f"observation.images.{k}": f for k, f in frames.items()}
+    shared = {OBS_STATE: state, WINDOW_FRAMES: np.arange(15).reshape(5, 3)} | {
+        f"observation.images.{k}": f.reshape(15, 8, 8, 3) for k, f in frames.items()
+    }
+    torch.testing.assert_close(model.predict(per_window), model.predict(shared))
+    bad = [
+        ({WINDOW_FRAMES: np.arange(15).reshape(5, 3) - 1}, "must index the batch's 15 frames"),
+        ({WINDOW_FRAMES: np.arange(10).reshape(5, 2)}, r"must have shape \(B, 3\)"),
+        ({OBS_STATE: state[:4]}, "different numbers of windows"),
+        ({"observation.images.b": frames["b"][..., :2]}, r"\(N, h, w, 3\)"),
+    ]
+    for change, message in bad:
+        with pytest.raises(InputError, match=message):
+            model.predict(shared | change)
+
+
+def test_checkpoints_of_the_earlier_frame_encoder_are_refused(trained, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(trained.checkpoint, copy)
+    weights = load_file(copy / "model.safetensors")
+    # the earlier encoder's layers sat directly under the camera
+    renamed = {k.replace(".keypoints.", "."): v for k, v in weights.items()}
+    save_file(renamed, copy / "model.safetensors")
+    with pytest.raises(DataError, match="earlier encoder"):
+        load_checkpoint(copy)
+
+
+def test_plain_videos_need_a_model_of_frames_alone(data, tmp_path):
+    train_data, held = data
+    result = train(train_data, config(1, state=True), tmp_path / "run", progress=False)
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    encode_video(folder / "clip.mp4", held.frames("cam", 0), FPS)
+    with pytest.raises(InputError, match="plain videos give one camera's frames and no state"):
+        label_videos(result.checkpoint, folder, tmp_path / "labelled")

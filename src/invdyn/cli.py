@@ -708,15 +708,18 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _label(args: argparse.Namespace) -> int:
+    from invdyn.learn.data import INFO_PATH
     from invdyn.learn.label import label_dataset, label_videos
 
     checkpoint = _checkpoint_dir(args.checkpoint)
     options = {"progress": not args.no_progress, "overwrite": args.overwrite}
-    if (Path(args.dataset) / "meta" / "info.json").is_file():
+    if (Path(args.dataset) / INFO_PATH).is_file():
         if args.size is not None:
             raise InputError("--size is for plain videos; DATA is a dataset")
         path = label_dataset(checkpoint, args.dataset, args.out, replace=args.replace, **options)
     else:
+        if args.replace:
+            raise InputError("--replace is for datasets; plain videos have no actions")
         size = None if args.size is None else _frame_size(args.size)
         path = label_videos(checkpoint, args.dataset, args.out, size=size, **options)
     print(f"wrote {path}")

@@ -27,7 +27,7 @@ import math
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,13 @@ class DataSpec:
         )
 
     def check(
-        self, info: Any, where: str, *, actions: bool, state: bool = True, cameras: Any = ()
+        self,
+        info: Any,
+        where: str,
+        *,
+        actions: bool,
+        state: bool = True,
+        cameras: Sequence[str] = (),
     ) -> None:
         """Raise `InputError` unless the dataset of `info` (`invdyn.learn.data.DatasetInfo`)
         fits the model: the same frame rate, with `state` the same state names, for each of
@@ -250,6 +256,12 @@ def load_checkpoint(
     metrics = _read_json(path / METRICS_FILE)
     model = InverseDynamicsModel(config.model, stats)
     weights = _read_safetensors(path / MODEL_FILE, device="cpu")
+    encoder_keys = [k for k in weights if k.startswith("encoders.")]
+    if any(".keypoints." not in k and ".temporal." not in k for k in encoder_keys):
+        raise DataError(
+            f"{path / MODEL_FILE} is a model of frames with the earlier encoder (a window's "
+            "frames stacked along the channels), which this version cannot load: train it again"
+        )
     _parse(path / MODEL_FILE, lambda: model.load_state_dict(weights, strict=True))
     model.to(device).eval()
     checkpoint = Checkpoint(model=model, config=config, metrics=metrics)

@@ -481,50 +481,20 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
     """The three runs of a Gymnasium MuJoCo environment, and the oracle's note."""
     source = data.info.source
     env_id = source.removeprefix("gym:")
-    try:
-        full_all = read_frame_columns(data.path, [MUJOCO_STATE])[MUJOCO_STATE]
-    except DataError:
-        raise InputError(
-            f"{source}: the dataset {data.path} has no MuJoCo full state ({MUJOCO_STATE}) to "
-            "start the simulation from; collect with invdyn.sim.collect_gym and write with "
-            "invdyn.learn.data.write_collection"
-        ) from None
-    metadata = read_metadata(data.path)
-    try:
-        import gymnasium
-        import mujoco
-    except ImportError as exc:
-        raise ImportError(f"following {source} needs gymnasium and mujoco: {exc}") from exc
+    full = episode_full_state(data, index)
+    import mujoco
+
     from invdyn.learn.evaluate import _inverse_ctrl, _unsupported_actuators
 
-    # the episode's full states
-    lengths = [len(data.episode(i)) for i in range(len(data))]
-    first = sum(lengths[:index])
-    full = np.asarray(full_all[first : first + lengths[index]], dtype=np.float64)
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     envs: list[Any] = []
     try:
         # the simulated environment, and one that observes desired states
         for _ in range(2):
-            try:
-                envs.append(gymnasium.make(env_id))
-            except Exception as exc:  # unknown ids, missing dependencies, bad assets
-                raise InputError(f"{source}: the environment cannot be made: {exc}") from None
+            envs.append(recorded_environment(data, full))
         base, probe = envs[0].unwrapped, envs[1].unwrapped
         model = base.model
         nq, nv = int(model.nq), int(model.nv)
-        if full.ndim != 2 or full.shape[1] != nq + nv:
-            raise InputError(
-                f"{source}: the dataset's {MUJOCO_STATE} has {full.shape[1:]} entries, the "
-                f"environment's (qpos, qvel) {nq + nv}"
-            )
-        # the physics the collection recorded in place of the registered one
-        if "physics_timestep" in metadata:
-            model.opt.timestep = float(metadata["physics_timestep"])
-        if metadata.get("integrator") is not None:
-            name = f"mjINT_{str(metadata['integrator']).upper()}"
-            if hasattr(mujoco.mjtIntegrator, name):
-                model.opt.integrator = int(getattr(mujoco.mjtIntegrator, name))
         # the oracle knows the recorded physics, not the plant's
         recorded = copy.deepcopy(model)
         if plant is not None:
@@ -584,6 +554,60 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
         for env in envs:
             env.close()
     return _Runs(followed, open_loop, oracle_run, note)
+
+
+def episode_full_state(data: Dataset, index: int) -> Float:
+    """(T, nq + nv) MuJoCo's full state at every frame of episode `index` of a Gymnasium
+    dataset, or `InputError` if the dataset has none."""
+    try:
+        full_all = read_frame_columns(data.path, [MUJOCO_STATE])[MUJOCO_STATE]
+    except DataError:
+        raise InputError(
+            f"{data.info.source}: the dataset {data.path} has no MuJoCo full state "
+            f"({MUJOCO_STATE}) to start the simulation from; collect with "
+            "invdyn.sim.collect_gym and write with invdyn.learn.data.write_collection"
+        ) from None
+    lengths = [len(data.episode(i)) for i in range(len(data))]
+    first = sum(lengths[:index])
+    return np.asarray(full_all[first : first + lengths[index]], dtype=np.float64)
+
+
+def recorded_environment(data: Dataset, full: Float) -> Any:
+    """The Gymnasium environment of a dataset's source (``gym:<env id>``) with the physics
+    its collection recorded (metadata ``physics_timestep``, ``integrator``); `full` (T,
+    nq + nv), the episode's full states, must fit it. The caller closes it.
+
+    Raises:
+      InputError: the environment cannot be made, or its state does not fit `full`.
+      ImportError: gymnasium or mujoco is missing.
+    """
+    source = data.info.source
+    try:
+        import gymnasium
+        import mujoco
+    except ImportError as exc:
+        raise ImportError(f"simulating {source} needs gymnasium and mujoco: {exc}") from exc
+    try:
+        env = gymnasium.make(source.removeprefix("gym:"))
+    except Exception as exc:  # unknown ids, missing dependencies, bad assets
+        raise InputError(f"{source}: the environment cannot be made: {exc}") from None
+    base: Any = env.unwrapped
+    model = base.model
+    size = int(model.nq) + int(model.nv)
+    if full.ndim != 2 or full.shape[1] != size:
+        env.close()
+        raise InputError(
+            f"{source}: the dataset's {MUJOCO_STATE} has {full.shape[1:]} entries, the "
+            f"environment's (qpos, qvel) {size}"
+        )
+    metadata = read_metadata(data.path)
+    if "physics_timestep" in metadata:
+        model.opt.timestep = float(metadata["physics_timestep"])
+    if metadata.get("integrator") is not None:
+        name = f"mjINT_{str(metadata['integrator']).upper()}"
+        if hasattr(mujoco.mjtIntegrator, name):
+            model.opt.integrator = int(getattr(mujoco.mjtIntegrator, name))
+    return env
 
 
 def _mismatch_gym(mujoco: Any, model: Any, plant: Plant, source: str) -> None:

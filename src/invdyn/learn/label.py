@@ -16,16 +16,23 @@ trust them:
     model labels frame ``t`` with the first step of the chunk of window ``t``.
 
 Predictions are float32, the model's precision. The observation spec must match the model's:
-the state size always, and when the checkpoint's ``config.dataset`` names a dataset that can
-still be read, its state names and fps too (its action names then name the labelled actions;
-otherwise they are ``action.0``, ``action.1``, ...). A dataset that already has actions is
-refused unless ``replace=True``, which drops the recorded actions for the predictions.
+the state size (for a model that sees the state), the cameras and their frame size (for a model
+of frames), and, when the checkpoint keeps the training data's spec, the state names and fps
+too (its action names then name the labelled actions; otherwise they are ``action.0``,
+``action.1``, ...). A dataset that already has actions is refused unless ``replace=True``,
+which drops the recorded actions for the predictions. The labelled copy keeps the states, and
+the videos when the model sees frames or the dataset has no state (decoded and encoded again,
+all in memory at once); a state model's labels of a dataset with states leave its videos out.
+
+`label_videos` labels plain videos (mp4 files and folders of images, one episode each) with a
+model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`).
 
 Resuming: inference runs over units of consecutive episodes (at least `batch_size` windows
 each, or one episode), and each finished unit's predictions are saved into the work directory
 ``<out>.partial/`` next to the output, with a ``manifest.json`` that identifies the inputs (a
-hash of the checkpoint's files, of the dataset's states and episode lengths, `batch_size`, the
-device type and torch's version: everything the bits of a prediction depend on). A run that is
+hash of the checkpoint's files, of the episode lengths and what the model sees of them, the
+states or the video files, `batch_size`, the device type and torch's version: everything the
+bits of a prediction depend on). A run that is
 killed and restarted with the same arguments computes only the missing units and writes the
 same dataset, bit for bit, as an uninterrupted run. A work directory of other inputs is
 refused (`InputError`) unless ``overwrite=True``, which discards it with a warning. The output
@@ -69,7 +76,7 @@ from invdyn.learn.data import (
     read_info,
     write_dataset,
 )
-from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
+from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX
 from invdyn.learn.models import Frames, InverseDynamicsModel, window_inputs, window_starts
 from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
 
@@ -185,7 +192,7 @@ def label_dataset(
     if std is not None:
         extras[ACTION_STD] = FrameFeature(std, names=action_names)
     info = dataset.info
-    episode_range = range(len(lengths))
+    carried = info.videos if config.camera_names or not info.state_names else {}
     write_dataset(
         out,
         episodes,
@@ -195,10 +202,7 @@ def label_dataset(
         source=info.source,
         overwrite=overwrite,
         extra_features=extras,
-        videos={
-            key.removeprefix(OBS_IMAGE_PREFIX): [dataset.frames(key, i) for i in episode_range]
-            for key in info.videos
-        },
+        videos={key.removeprefix(OBS_IMAGE_PREFIX): _all_frames(dataset, key) for key in carried},
     )
     shutil.rmtree(work, ignore_errors=True)
     return out
@@ -226,8 +230,8 @@ def label_videos(
         one camera.
       sources: a folder, or a list of mp4 files and image folders (see `import_videos`).
       out_path: the labelled dataset to write.
-      size: (width, height) to resize the frames to (the model's training size, say); None to
-        keep them, which must then be of the training size.
+      size: (width, height) to resize the frames to; None for the size of the model's
+        training frames when its checkpoint records it, else to keep them.
       batch_size, progress, overwrite: as `label_dataset`.
 
     Raises:
@@ -244,12 +248,16 @@ def label_videos(
             "plain videos give one camera's frames and no state; the model sees "
             f"{'the state and ' if config.state else ''}cameras {list(config.camera_names)}"
         )
+    spec = checkpoint.spec
+    trained = None if spec is None else spec.videos.get(OBS_IMAGE_PREFIX + config.camera_names[0])
+    if size is None and trained is not None:
+        size = (int(trained[1]), int(trained[0]))
     imported = out.with_name(f"{out.name}.videos")
     import_videos(
         sources,
         imported,
         camera=config.camera_names[0],
-        fps=None if checkpoint.spec is None else checkpoint.spec.fps,
+        fps=None if spec is None else spec.fps,
         size=size,
         overwrite=True,
         progress=progress,
@@ -359,12 +367,15 @@ class Inputs(NamedTuple):
     images: dict[str, list[Frames]]
 
 
+def _all_frames(dataset: Dataset, key: str) -> list[Frames]:
+    """(T_i, h, w, 3) frames of video feature `key` in each episode of `dataset`."""
+    return [dataset.frames(key, i) for i in range(len(dataset))]
+
+
 def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inputs:
     """The `Inputs` of episodes ``first .. stop - 1`` of `dataset` for a model of `config`."""
     episodes = [dataset.episode(i) for i in range(first, stop)]
     states = [e.state for e in episodes] if config.state else None
-    if states is not None and any(state is None for state in states):
-        raise InputError(f"{dataset.path} has no {OBS_STATE!r}, which the model sees")
     images = {
         OBS_IMAGE_PREFIX + name: [dataset.frames(name, i) for i in range(first, stop)]
         for name in config.camera_names
@@ -458,15 +469,18 @@ def _inputs_fingerprint(dataset: Dataset, config: ModelConfig) -> str:
     (when the model sees them) and the video files of the model's cameras."""
     digest = hashlib.sha256()
     for episode in dataset:
-        digest.update(f"{len(episode)}".encode())
+        digest.update(f"{len(episode)};".encode())
         if config.state and episode.state is not None:
             digest.update(f"{episode.state.shape}{episode.state.dtype}".encode())
             digest.update(np.ascontiguousarray(episode.state).tobytes())
-    for name in config.camera_names:
-        folder = Path(dataset.path) / "videos" / (OBS_IMAGE_PREFIX + name)
-        for file in sorted(folder.rglob("*.mp4")):
-            digest.update(str(file.relative_to(folder)).encode())
-            digest.update(file.read_bytes())
+    root = Path(dataset.path)
+    keys = {OBS_IMAGE_PREFIX + name for name in config.camera_names}
+    for file in sorted(root.rglob("*.mp4")):
+        if keys.intersection(file.relative_to(root).parts):
+            digest.update(f"{file.relative_to(root)};".encode())
+            with open(file, "rb") as stream:
+                for block in iter(lambda: stream.read(1 << 20), b""):
+                    digest.update(block)
     return digest.hexdigest()
 
 

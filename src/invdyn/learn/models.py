@@ -105,7 +105,10 @@ def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
             state = getattr(episode, "state", None)
             action = getattr(episode, "action", None)
         if state is None or action is None:
-            raise InputError(f"episode {i} has no state or no action (action-free data)")
+            missing = " and ".join(
+                name for name, x in ((OBS_STATE, state), (ACTION, action)) if x is None
+            )
+            raise InputError(f"episode {i} has no {missing}; training and evaluation need both")
         arrays = []
         for name, x in (("state", state), ("action", action)):
             if isinstance(x, Tensor):
@@ -404,8 +407,12 @@ class FrameEncoder(nn.Module):
         """(B, IMAGE_FEATURES) features of the windows `window_frames` (B, W) of the frames
         (N, 3, h, w)."""
         points = self.keypoints(frames)[window_frames]
-        # keypoint motion between consecutive frames of the window, in pixels
-        motion = (points[:, 1:] - points[:, :-1]) * (0.5 * max(frames.shape[-2:]))
+        # keypoint motion between consecutive frames of the window, in pixels: (x, y) pairs
+        height, width = frames.shape[-2:]
+        pixels = torch.tensor([0.5 * width, 0.5 * height], device=frames.device).repeat(
+            points.shape[-1] // 2
+        )
+        motion = (points[:, 1:] - points[:, :-1]) * pixels
         return self.temporal(torch.cat([points[:, 1:], motion], dim=-1).transpose(1, 2))
 
 
@@ -517,9 +524,10 @@ class InverseDynamicsModel(nn.Module):
             return {}, None
         device = self._buffer("state_mean").device
         window = self.config.window
-        window_frames = batch.get(WINDOW_FRAMES)
-        if window_frames is not None:
-            window_frames = torch.as_tensor(window_frames, dtype=torch.long, device=device)
+        shared = batch.get(WINDOW_FRAMES)
+        window_frames = None
+        if shared is not None:
+            window_frames = torch.as_tensor(shared, dtype=torch.long, device=device)
             if window_frames.ndim != 2 or window_frames.shape[1] != window:
                 raise InputError(
                     f"{WINDOW_FRAMES} must have shape (B, {window}), "
@@ -532,8 +540,8 @@ class InverseDynamicsModel(nn.Module):
             if frames is None:
                 raise InputError(f"batch has no {key!r}")
             frames = torch.as_tensor(frames, device=device)
-            if window_frames is None:
-                # (B, W, h, w, 3): every window's frames, each window's own
+            if shared is None:
+                # (B, W, h, w, 3): every window's own frames
                 if frames.ndim != 5 or frames.shape[1] != window or frames.shape[-1] != 3:
                     raise InputError(
                         f"{key} must have shape (B, {window}, h, w, 3), got {tuple(frames.shape)}"
@@ -550,18 +558,25 @@ class InverseDynamicsModel(nn.Module):
                 x = _colour_jitter(x, self.config.jitter)
             out[name] = x
         assert window_frames is not None
-        if window_frames.numel() and int(window_frames.max()) >= min(
-            x.shape[0] for x in out.values()
+        count = min(x.shape[0] for x in out.values())
+        if (
+            window_frames.numel()
+            and not 0 <= int(window_frames.min()) <= int(window_frames.max()) < count
         ):
-            raise InputError(f"{WINDOW_FRAMES} points past the frames of the batch")
+            raise InputError(f"{WINDOW_FRAMES} must index the batch's {count} frames")
         return out, window_frames
 
     def _inputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, int]:
         """(E, B, n_head) head outputs of a batch, and its number of windows B."""
         obs = self._observations(batch)
         images, window_frames = self._images(batch)
-        count = window_frames.shape[0] if window_frames is not None else obs.shape[0]  # type: ignore[union-attr]
-        return self(obs, images, window_frames), int(count)
+        counts = {int(x.shape[0]) for x in (obs, window_frames) if x is not None}
+        if len(counts) != 1:
+            raise InputError(
+                f"{OBS_STATE} and the frames of the batch have different numbers of windows, "
+                f"{sorted(counts)}"
+            )
+        return self(obs, images, window_frames), counts.pop()
 
     def features(self, obs: Tensor) -> Tensor:
         """(B, n) normalised state input of (B, W, n_state) observation windows."""
