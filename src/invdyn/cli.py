@@ -296,7 +296,10 @@ def _parser() -> argparse.ArgumentParser:
         "the episode's next recorded state, and compare the states reached with replaying "
         "the recorded actions open-loop and with the physics oracle. For invdyn robots, "
         "--payload (robots) and --mass-error (robots and environments) make the simulated "
-        "plant differ from the recording, which open-loop replay cannot correct.",
+        "plant differ from the recording, which open-loop replay cannot correct. A model of "
+        "one camera's frames follows goal frames instead (Gymnasium datasets with video): "
+        "frames of the states a world model that knows the episode would predict from the "
+        "simulated state, or with --recorded-goals the episode's own frames.",
     )
     follow.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
     follow.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
@@ -325,6 +328,11 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         help="rate (1/s) at which the desired states ask a position error back (default: "
         "invdyn.learn.follow.POSITION_GAIN, 10)",
+    )
+    follow.add_argument(
+        "--recorded-goals",
+        action="store_true",
+        help="models of frames: the goal frames are the episode's own, not replanned",
     )
     follow.add_argument("--json", metavar="PATH", type=Path, help="write the results here")
     follow.set_defaults(command=_follow)
@@ -748,13 +756,14 @@ def _follow(args: argparse.Namespace) -> int:
             robot = _load(source.removeprefix("invdyn:"), floating_base=False)
             options.update(payload=args.payload, payload_frame=end_effector(robot))
         plant = Plant(**options)
+    checkpoint = _checkpoint_dir(args.checkpoint)
+    gain = {} if args.position_gain is None else {"position_gain": args.position_gain}
+    if _sees_frames(checkpoint):
+        return _follow_frames(args, checkpoint, plant, gain)
+    if args.recorded_goals:
+        raise InputError("--recorded-goals is for models of frames")
     result = follow(
-        _checkpoint_dir(args.checkpoint),
-        args.dataset,
-        episode=args.episode,
-        seconds=args.seconds,
-        plant=plant,
-        **({} if args.position_gain is None else {"position_gain": args.position_gain}),
+        checkpoint, args.dataset, episode=args.episode, seconds=args.seconds, plant=plant, **gain
     )
     print(f"{result.source}, episode {result.episode}: {result.steps} steps")
     final, mean = result.final_errors, result.mean_errors
@@ -765,6 +774,39 @@ def _follow(args: argparse.Namespace) -> int:
     print(f"oracle: {result.oracle_note}")
     if args.json is not None:
         print(f"wrote {_write_json(args.json, result.to_dict())}")
+    return 0
+
+
+def _sees_frames(checkpoint: Path) -> bool:
+    """Whether the checkpoint's model sees camera frames."""
+    from invdyn.learn.checkpoint import load_checkpoint
+
+    return bool(load_checkpoint(checkpoint).model.config.camera_names)
+
+
+def _follow_frames(
+    args: argparse.Namespace, checkpoint: Path, plant: Any, gain: dict[str, float]
+) -> int:
+    from invdyn.learn.goals import follow_frames
+
+    result = follow_frames(
+        checkpoint,
+        args.dataset,
+        episode=args.episode,
+        seconds=args.seconds,
+        plant=plant,
+        replan=not args.recorded_goals,
+        **gain,
+    )
+    goals = "recorded" if args.recorded_goals else "replanned"
+    print(f"{result.source}, episode {result.episode}: {result.steps} steps, {goals} goal frames")
+    final = result.final_errors
+    _print_table(
+        ["run", "final body error (m)", "largest body error (m)"],
+        [[run, f"{final[run]:.4g}", f"{result.errors[run].max():.4g}"] for run in final],
+    )
+    if args.json is not None:
+        print(f"wrote {_write_json(args.json, json.loads(result.to_json()))}")
     return 0
 
 

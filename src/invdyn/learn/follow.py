@@ -325,6 +325,23 @@ class Configurations(NamedTuple):
     difference: Callable[[Float, Float], Float]
 
 
+def mujoco_configurations(mujoco: Any, model: Any) -> Configurations:
+    """The configuration manifold of a MuJoCo model (``mj_integratePos``,
+    ``mj_differentiatePos``)."""
+
+    def integrate(q: Float, dq: Float) -> Float:
+        out = np.array(q)
+        mujoco.mj_integratePos(model, out, dq, 1.0)
+        return out
+
+    def difference(q0: Float, q1: Float) -> Float:
+        out = np.empty(model.nv)
+        mujoco.mj_differentiatePos(model, out, 1.0, q0, q1)
+        return out
+
+    return Configurations(integrate, difference)
+
+
 def reachable(
     q: Float,
     v: Float,
@@ -494,7 +511,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             envs.append(recorded_environment(data, full))
         base, probe = envs[0].unwrapped, envs[1].unwrapped
         model = base.model
-        nq, nv = int(model.nq), int(model.nv)
+        nq = int(model.nq)
         # the oracle knows the recorded physics, not the plant's
         recorded = copy.deepcopy(model)
         if plant is not None:
@@ -503,17 +520,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
         low = np.asarray(actions.low, dtype=np.float64)
         high = np.asarray(actions.high, dtype=np.float64)
 
-        def integrate(q: Float, dq: Float) -> Float:
-            out = np.array(q)
-            mujoco.mj_integratePos(recorded, out, dq, 1.0)
-            return out
-
-        def difference(q0: Float, q1: Float) -> Float:
-            out = np.empty(nv)
-            mujoco.mj_differentiatePos(recorded, out, 1.0, q0, q1)
-            return out
-
-        space = Configurations(integrate, difference)
+        space = mujoco_configurations(mujoco, recorded)
 
         def observe(state: Float) -> Float:
             probe.set_state(state[:nq], state[nq:])

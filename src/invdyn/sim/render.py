@@ -227,6 +227,38 @@ def render_frames(
         return _render(mujoco, r, states, camera_id)
 
 
+class CameraView:
+    """Renders one MuJoCo state at a time from one camera, keeping one OpenGL context: for
+    closed loops that render as they simulate. A context manager::
+
+        with CameraView(scene, "top", 64, 64) as view:
+            frame = view(full_state)  # (height, width, 3) uint8
+
+    Args: as `render_frames`.
+    """
+
+    def __init__(
+        self, mj_model: mujoco.MjModel, camera: str | int, width: int = 64, height: int = 64
+    ) -> None:
+        self._mujoco = import_mujoco()
+        self._model = mj_model
+        self._camera = _camera_id(mj_model, camera)
+        self._size = check_count("width", width), check_count("height", height)
+        self._renderer: Any = None
+
+    def __enter__(self) -> CameraView:
+        self._renderer = _renderer(self._mujoco, self._model, *self._size)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._renderer.close()
+
+    def __call__(self, full_state: ArrayLike) -> Frames:
+        """(height, width, 3) the image of one (nq + nv) state."""
+        state = _full_states(self._model, np.asarray(full_state)[None], "full_state")
+        return _render(self._mujoco, self._renderer, state, self._camera)[0]
+
+
 def scene_for(source: str) -> mujoco.MjModel:
     """The MuJoCo model that renders the ``full_state`` of data from `source`.
 
