@@ -806,7 +806,7 @@ def _follow_frames(
         [[run, f"{final[run]:.4g}", f"{result.errors[run].max():.4g}"] for run in final],
     )
     if args.json is not None:
-        print(f"wrote {_write_json(args.json, json.loads(result.to_json()))}")
+        print(f"wrote {_write_json(args.json, result.to_dict())}")
     return 0
 
 

@@ -113,8 +113,34 @@ class _Span:
     replay: _Policy
 
 
+class Runs:
+    """What results of runs share: ``actions`` (n, n_action) the model's, ``errors`` run name
+    -> (n + 1,) the error at each frame, and a `to_dict` of their own."""
+
+    actions: Float
+    errors: dict[str, Float]
+
+    @property
+    def steps(self) -> int:
+        """Number of simulated steps ``n``."""
+        return int(self.actions.shape[0])
+
+    @property
+    def final_errors(self) -> dict[str, float]:
+        """Each run's error at the last frame."""
+        return {name: float(e[-1]) for name, e in self.errors.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON types."""
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """`to_dict` as indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=True) + "\n"
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class FollowResult:
+class FollowResult(Runs):
     """The reference episode and the three runs that try to reproduce it.
 
     Attributes:
@@ -149,16 +175,6 @@ class FollowResult:
     oracle_note: str
 
     @property
-    def steps(self) -> int:
-        """Number of simulated steps ``n``."""
-        return int(self.actions.shape[0])
-
-    @property
-    def final_errors(self) -> dict[str, float]:
-        """Each run's error at the last frame."""
-        return {name: float(e[-1]) for name, e in self.errors.items()}
-
-    @property
     def mean_errors(self) -> dict[str, float]:
         """Each run's error averaged over the frames."""
         return {name: float(e.mean()) for name, e in self.errors.items()}
@@ -183,10 +199,6 @@ class FollowResult:
             "oracle_states": None if self.oracle is None else self.oracle.tolist(),
             "actions": self.actions.tolist(),
         }
-
-    def to_json(self) -> str:
-        """`to_dict` as indented JSON text."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=True) + "\n"
 
 
 def follow(
@@ -259,15 +271,7 @@ def follow(
             f"the model sees {model.config.future} observation(s) past the desired one "
             "(model.future); following asks for one desired state at a time"
         )
-    available = len(states) - context - horizon
-    if available < 1:
-        raise InputError(
-            f"episode {index} has {len(states)} frames; following needs more than context + "
-            f"horizon = {context + horizon}"
-        )
-    steps = available
-    if seconds is not None:
-        steps = min(available, max(1, round(check_positive("seconds", seconds) * info.fps)))
+    steps = follow_steps(len(states), index, context, horizon, seconds, info.fps)
     start = context
 
     chosen: list[Float] = []
@@ -370,6 +374,26 @@ def reachable(
 
 
 # checks and the model
+
+
+def follow_steps(
+    length: int, index: int, context: int, ahead: int, seconds: float | None, fps: float
+) -> int:
+    """The steps of a run from frame `context` of episode `index` (`length` frames) whose steps
+    each look `ahead` frames forward: all it has, or `seconds` of them.
+
+    Raises:
+      InputError: the episode is too short for one step, or `seconds` is not positive.
+    """
+    available = length - context - ahead
+    if available < 1:
+        raise InputError(
+            f"episode {index} has {length} frames; following needs more than the model's "
+            f"context + horizon (+ future) = {context + ahead}"
+        )
+    if seconds is None:
+        return available
+    return min(available, max(1, round(check_positive("seconds", seconds) * fps)))
 
 
 def _episode_index(episode: Any, count: int) -> int:

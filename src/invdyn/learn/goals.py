@@ -26,7 +26,6 @@ make the simulated environment differ from the recording (`invdyn.learn.follow`)
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -34,15 +33,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import check_positive, check_real
+from invdyn._arrays import check_real
 from invdyn.errors import InputError
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.data import Dataset, read_dataset
 from invdyn.learn.follow import (
     POSITION_GAIN,
+    Runs,
     _episode_index,
     _mismatch_gym,
     episode_full_state,
+    follow_steps,
     mujoco_configurations,
     reachable,
     recorded_environment,
@@ -56,7 +57,7 @@ Frames = NDArray[np.uint8]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class GoalResult:
+class GoalResult(Runs):
     """A run towards goal frames, and the recorded actions replayed beside it.
 
     Attributes:
@@ -76,19 +77,9 @@ class GoalResult:
     errors: dict[str, Float]
     actions: Float
 
-    @property
-    def steps(self) -> int:
-        """Steps taken."""
-        return int(self.actions.shape[0])
-
-    @property
-    def final_errors(self) -> dict[str, float]:
-        """Each run's error at its last frame (m)."""
-        return {name: float(e[-1]) for name, e in self.errors.items()}
-
-    def to_json(self) -> str:
-        """The result as JSON text (arrays as lists)."""
-        data = {
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON types: summary numbers, then the trajectories."""
+        return {
             "source": self.source,
             "episode": self.episode,
             "start": self.start,
@@ -98,7 +89,6 @@ class GoalResult:
             "errors": {name: e.tolist() for name, e in self.errors.items()},
             "actions": self.actions.tolist(),
         }
-        return json.dumps(data, indent=2) + "\n"
 
 
 def follow_frames(
@@ -158,15 +148,7 @@ def follow_frames(
     recorded = data.episode(index)
     goals = data.frames(config.camera_names[0], index)
     start, ahead = config.context, config.offsets[-1]
-    available = len(goals) - start - ahead
-    if available < 1:
-        raise InputError(
-            f"episode {index} has {len(goals)} frames; following goal frames needs more than "
-            f"context + horizon + future = {start + ahead}"
-        )
-    steps = available
-    if seconds is not None:
-        steps = min(available, max(1, round(check_positive("seconds", seconds) * info.fps)))
+    steps = follow_steps(len(goals), index, start, ahead, seconds, info.fps)
     gain = check_real("position_gain", position_gain, minimum=0.0)
     full = episode_full_state(data, index)
     actions: list[Float] = []
