@@ -88,8 +88,8 @@ class ModelConfig:
     ensemble: int = 1
     cameras: str = ""
     state: bool = True
-    encoder: tuple[int, ...] = (32, 32)
-    keypoints: int = 32
+    encoder: tuple[int, ...] = (16, 16)
+    keypoints: int = 16
     augment: int = 4
     jitter: float = 0.1
     mixed_precision: bool = True
