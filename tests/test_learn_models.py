@@ -273,6 +273,25 @@ def test_resume_refuses_another_config_or_dataset(episodes, tmp_path):
     assert load_checkpoint(result.checkpoint).config.model.horizon == 2
 
 
+def test_resume_of_a_run_saved_before_new_config_fields(episodes, tmp_path):
+    base = small(epochs=2)
+    config = dataclasses.replace(base, train=dataclasses.replace(base.train, checkpoint_every=1))
+
+    def stop_after_one(epoch: int, entry: dict[str, float]) -> None:
+        if epoch == 1:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(episodes, config, tmp_path, progress=False, callback=stop_after_one)
+    # a version without model.future and model.jitter stored the identity without them
+    state_file = tmp_path / "checkpoint" / "train_state.json"
+    state = json.loads(state_file.read_text())
+    for name in ("future", "jitter"):
+        del state["identity"]["config"]["model"][name]
+    state_file.write_text(json.dumps(state))
+    assert train(episodes, config, tmp_path, progress=False).resumed_from == 1
+
+
 def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
     result = train(episodes, small(epochs=1), tmp_path / "run", progress=False)
     with pytest.raises(DataError, match="does not exist"):

@@ -163,7 +163,7 @@ def train(
     if resume and (ckpt_dir.exists() or ckpt_dir.with_name(f".{ckpt_dir.name}.old").exists()):
         previous = load_checkpoint(ckpt_dir, device=device)
         state = previous.train_state or {}
-        if state.get("identity") != identity:
+        if not _same_run(state.get("identity"), identity):
             raise InputError(
                 f"{ckpt_dir} holds a checkpoint of another configuration or dataset; "
                 "use another out_dir or resume=False"
@@ -407,6 +407,16 @@ def _resume_key(config: Config) -> dict[str, Any]:
     for name in _RESUMABLE_CHANGES:
         del data["train"][name]
     return data
+
+
+def _same_run(stored: Any, identity: dict[str, Any]) -> bool:
+    """Whether a checkpoint's stored identity is this run's `identity`. A config stored by a
+    version that had fewer fields counts with those fields at their defaults."""
+    try:
+        config = _resume_key(Config.from_dict(stored["config"]))
+        return {"config": config, "data": stored["data"]} == identity
+    except (InputError, KeyError, TypeError):
+        return False
 
 
 def _fingerprint(arrays: Sequence[tuple[Float, Float]]) -> str:
