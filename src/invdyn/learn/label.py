@@ -77,7 +77,13 @@ from invdyn.learn.data import (
     write_dataset,
 )
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX
-from invdyn.learn.models import Frames, InverseDynamicsModel, window_inputs, window_starts
+from invdyn.learn.models import (
+    Frames,
+    InverseDynamicsModel,
+    episode_images,
+    window_inputs,
+    window_starts,
+)
 from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
 
 IS_LABELLED = "action.is_labelled"
@@ -376,10 +382,7 @@ def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inp
     """The `Inputs` of episodes ``first .. stop - 1`` of `dataset` for a model of `config`."""
     episodes = [dataset.episode(i) for i in range(first, stop)]
     states = [e.state for e in episodes] if config.state else None
-    images = {
-        OBS_IMAGE_PREFIX + name: [dataset.frames(name, i) for i in range(first, stop)]
-        for name in config.camera_names
-    }
+    images = episode_images(dataset, config, range(first, stop))
     return Inputs([len(e) for e in episodes], states, images)  # type: ignore[arg-type]
 
 

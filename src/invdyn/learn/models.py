@@ -194,16 +194,18 @@ class Windows:
         return inputs | {ACTION: action if self.chunk else action[:, 0]}
 
 
-def window_inputs(
-    index: Int, states: NDArray[Any] | None, images: Mapping[str, Frames]
-) -> dict[str, Any]:
+def window_inputs(index: Any, states: Any, images: Mapping[str, Any]) -> dict[str, Any]:
     """A model's inputs for the windows whose observations are the rows `index` (B, W) of the
     concatenated (n_steps, n_state) `states` (None: no state) and of each camera's
-    (n_steps, h, w, 3) frames of `images` (feature key -> frames), each frame given once."""
+    (n_steps, h, w, 3) frames of `images` (feature key -> frames), each frame given once.
+    Numpy arrays, or torch tensors on one device."""
     batch = {} if states is None else {OBS_STATE: states[index]}
     if not images:
         return batch
-    shared, window_frames = np.unique(index, return_inverse=True)
+    if isinstance(index, Tensor):
+        shared, window_frames = torch.unique(index, return_inverse=True)
+    else:
+        shared, window_frames = np.unique(index, return_inverse=True)
     frames = {key: frames[shared] for key, frames in images.items()}
     return batch | frames | {WINDOW_FRAMES: window_frames.reshape(index.shape)}
 
@@ -243,12 +245,16 @@ def make_windows(
     )
 
 
-def episode_images(episodes: Any, config: ModelConfig) -> dict[str, list[Frames]]:
-    """The frames of each camera of `config` in every episode of a dataset with videos.
+def episode_images(
+    episodes: Any, config: ModelConfig, indices: Iterable[int] | None = None
+) -> dict[str, list[Frames]]:
+    """The frames of each camera of `config` in the episodes `indices` (None: every one) of a
+    dataset with videos.
 
     Args:
       episodes: an `invdyn.learn.data.Dataset` (anything with ``frames(key, i)`` and a length).
       config: names the cameras.
+      indices: the episodes, in order.
 
     Returns:
       feature key (``observation.images.<camera>``) -> one (T, H, W, 3) array per episode.
@@ -264,7 +270,8 @@ def episode_images(episodes: Any, config: ModelConfig) -> dict[str, list[Frames]
             f"the model sees cameras {list(config.camera_names)}: give a dataset with videos "
             "(invdyn.learn.data.read_dataset), not bare episodes"
         )
-    return {key: [episodes.frames(key, i) for i in range(len(episodes))] for key in keys}
+    chosen = list(range(len(episodes)) if indices is None else indices)
+    return {key: [episodes.frames(key, i) for i in chosen] for key in keys}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -566,7 +573,7 @@ class InverseDynamicsModel(nn.Module):
             raise InputError(f"{WINDOW_FRAMES} must index the batch's {count} frames")
         return out, window_frames
 
-    def _inputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, int]:
+    def _head_outputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, int]:
         """(E, B, n_head) head outputs of a batch, and its number of windows B."""
         obs = self._observations(batch)
         images, window_frames = self._images(batch)
@@ -657,7 +664,7 @@ class InverseDynamicsModel(nn.Module):
         target = batch.get(ACTION)
         if target is None:
             raise InputError(f"batch has no {ACTION!r}")
-        out, count = self._inputs(batch)
+        out, count = self._head_outputs(batch)
         target = torch.as_tensor(target, dtype=torch.float32, device=out.device)
         expected = (count, self.n_out, self.n_action)
         if tuple(target.shape) != (expected if self.config.chunk else (expected[0], expected[2])):
@@ -696,7 +703,7 @@ class InverseDynamicsModel(nn.Module):
           the mean of the members' predictions and their standard deviation (zero for a single
           model), each (B, n_action), or (B, H, n_action) when chunked, in physical units.
         """
-        actions = self._denormalise(self._decode(self._inputs(batch)[0]))
+        actions = self._denormalise(self._decode(self._head_outputs(batch)[0]))
         mean = actions.mean(0)
         std = actions.std(0, unbiased=False)
         if not self.config.chunk:

@@ -34,9 +34,8 @@ from tqdm.auto import tqdm
 from invdyn.errors import InputError
 from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
 from invdyn.learn.config import Config
-from invdyn.learn.keys import ACTION, OBS_STATE
+from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
-    WINDOW_FRAMES,
     Float,
     InverseDynamicsModel,
     Windows,
@@ -45,6 +44,7 @@ from invdyn.learn.models import (
     episode_images,
     make_windows,
     select_episodes,
+    window_inputs,
 )
 
 CHECKPOINT_DIR = "checkpoint"
@@ -365,13 +365,8 @@ class _DeviceWindows:
     def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
         """As `Windows.batch`, each frame once."""
         action = self.actions[self.action_index[rows]]
-        index = self.obs_index[rows]
-        batch = {OBS_STATE: self.states[index], ACTION: action if self.chunk else action[:, 0]}
-        if not self.images:
-            return batch
-        shared, window_frames = torch.unique(index, return_inverse=True)
-        frames = {key: frames[shared] for key, frames in self.images.items()}
-        return batch | frames | {WINDOW_FRAMES: window_frames}
+        inputs = window_inputs(self.obs_index[rows], self.states, self.images)
+        return inputs | {ACTION: action if self.chunk else action[:, 0]}
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:
