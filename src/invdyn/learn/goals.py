@@ -26,6 +26,7 @@ make the simulated environment differ from the recording (`invdyn.learn.follow`)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -151,21 +152,25 @@ def follow_frames(
     steps = follow_steps(len(goals), index, start, ahead, seconds, info.fps)
     gain = check_real("position_gain", position_gain, minimum=0.0)
     full = episode_full_state(data, index)
+    recorded_actions = np.asarray(recorded.action, dtype=np.float64)
     actions: list[Float] = []
 
-    def act(k: int, seen: list[Frames], upcoming: list[Frames]) -> Float:
+    def act(k: int, seen: list[Frames], upcoming: Callable[[], list[Frames]]) -> Float:
         t = start + k
-        action = _predict(model, np.stack([*seen[t - start : t + 1], *upcoming]))
+        action = _predict(model, np.stack([*seen[t - start : t + 1], *upcoming()]))
         actions.append(action)
         return action
 
-    def replay(k: int, seen: list[Frames], upcoming: list[Frames]) -> Float:
-        return np.asarray(recorded.action, dtype=np.float64)[start + k]
+    def replay(k: int, seen: list[Frames], upcoming: Callable[[], list[Frames]]) -> Float:
+        return recorded_actions[start + k]
 
+    from invdyn.sim.render import scene_for
+
+    view = (scene_for(info.source), config.camera_names[0])
     errors = {
         name: _run(
-            data, config.camera_names[0], full, goals, (start, steps),
-            range(config.horizon, ahead + 1), plant, policy, gain if replan else None,
+            data, view, full, goals, (start, steps), range(config.horizon, ahead + 1), plant,
+            policy, gain if replan else None,
         )
         for name, policy in (("followed", act), ("open_loop", replay))
     }  # fmt: skip
@@ -190,23 +195,24 @@ def _predict(model: InverseDynamicsModel, window: Frames) -> Float:
 
 def _run(
     data: Dataset,
-    camera: str,
+    view: tuple[Any, str],
     full: Float,
     goals: Frames,
     span: tuple[int, int],
     aheads: range,
     plant: Plant | None,
-    policy: Callable[[int, list[Frames], list[Frames]], Float],
+    policy: Callable[[int, list[Frames], Callable[[], list[Frames]]], Float],
     gain: float | None,
 ) -> Float:
     """(steps + 1,) the largest body distance to the reference at each frame of a run of the
     environment for ``span = (start, steps)`` from the reference's state at `start`. The policy
-    gets the step, the frames shown so far (from `camera`, at the goals' size) and the goal
-    frames `aheads` frames ahead, replanned at position gain `gain` (None: the recorded `goals`)."""
+    gets the step, the frames shown so far (from ``view = (scene, camera)``, at the goals'
+    size) and a function that gives the goal frames `aheads` frames ahead, replanned at position
+    gain `gain` (None: the recorded `goals`)."""
     start, steps = span
     import mujoco
 
-    from invdyn.sim.render import CameraView, scene_for
+    from invdyn.sim.render import CameraView
 
     env = recorded_environment(data, full)
     try:
@@ -223,24 +229,27 @@ def _run(
         base.set_state(full[start, :nq], full[start, nq:])
         manifold = mujoco_configurations(mujoco, model)
         fps = data.info.fps
-        with CameraView(scene_for(data.info.source), camera, width, height) as view:
-            seen = [*goals[:start], view(full[start])]
+        with CameraView(*view, width, height) as render:
+
+            def goal_frames(t: int, q: Float, v: Float) -> list[Frames]:
+                # the goal frames of frame t, the simulation at (q, v)
+                if gain is None:
+                    return [goals[t + a] for a in aheads]
+                q_plan = full[t, :nq]
+                return [
+                    render(reachable(q, v, q_plan, full[t + a, nq:], a / fps, gain, manifold))
+                    for a in aheads
+                ]
+
+            seen = [*goals[:start], render(full[start])]
             positions = [_body_positions(mujoco, model, full[start : start + 1])[0]]
             for k in range(steps):
-                t = start + k
                 q, v = base.data.qpos.copy(), base.data.qvel.copy()
-                if gain is None:
-                    upcoming = [goals[t + a] for a in aheads]
-                else:
-                    q_plan = full[t, :nq]
-                    upcoming = [
-                        view(reachable(q, v, q_plan, full[t + a, nq:], a / fps, gain, manifold))
-                        for a in aheads
-                    ]
+                upcoming = functools.partial(goal_frames, start + k, q, v)
                 action = np.clip(policy(k, seen, upcoming), low, high)
                 base.step(action.astype(space.dtype))
                 state = np.concatenate([base.data.qpos, base.data.qvel])
-                seen.append(view(state))
+                seen.append(render(state))
                 positions.append(base.data.xpos[1:].copy())
     finally:
         env.close()
