@@ -57,8 +57,10 @@ class PretrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.encoder or any(check_count("encoder width", c) < 1 for c in self.encoder):
+        if not self.encoder:
             raise InputError(f"encoder needs at least one width, got {self.encoder!r}")
+        for width in self.encoder:
+            check_count("encoder width", width)
         for name in ("keypoints", "steps", "batch_size"):
             check_count(name, getattr(self, name))
         check_count("seed", self.seed, minimum=0)
