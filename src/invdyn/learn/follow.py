@@ -114,9 +114,14 @@ class _Span:
 
 
 class Runs:
-    """What results of runs share: ``actions`` (n, n_action) the model's, ``errors`` run name
-    -> (n + 1,) the error at each frame, and a `to_dict` of their own."""
+    """What results of runs from a recorded episode share: ``source``, ``episode``, ``start``
+    (the frame the runs start from), ``time`` (n + 1,) of each compared frame, ``actions``
+    (n, n_action) the model's and ``errors`` run name -> (n + 1,) the error at each frame."""
 
+    source: str
+    episode: int
+    start: int
+    time: Float
     actions: Float
     errors: dict[str, Float]
 
@@ -131,8 +136,17 @@ class Runs:
         return {name: float(e[-1]) for name, e in self.errors.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON types."""
-        raise NotImplementedError
+        """The result as plain JSON types: summary numbers, then the trajectories."""
+        return {
+            "source": self.source,
+            "episode": self.episode,
+            "start": self.start,
+            "steps": self.steps,
+            "final_errors": self.final_errors,
+            "time": self.time.tolist(),
+            "errors": {name: e.tolist() for name, e in self.errors.items()},
+            "actions": self.actions.tolist(),
+        }
 
     def to_json(self) -> str:
         """`to_dict` as indented JSON text."""
@@ -180,24 +194,16 @@ class FollowResult(Runs):
         return {name: float(e.mean()) for name, e in self.errors.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON types: summary numbers, then every trajectory."""
-        return {
-            "source": self.source,
-            "episode": self.episode,
-            "start": self.start,
+        """The result as plain JSON types: `Runs.to_dict`, the settings, then every state."""
+        return super().to_dict() | {
             "horizon": self.horizon,
             "position_gain": self.position_gain,
-            "steps": self.steps,
-            "final_errors": self.final_errors,
             "mean_errors": self.mean_errors,
             "oracle": {"available": self.oracle is not None, "note": self.oracle_note},
-            "time": self.time.tolist(),
-            "errors": {name: e.tolist() for name, e in self.errors.items()},
             "reference": self.reference.tolist(),
             "followed": self.followed.tolist(),
             "open_loop": self.open_loop.tolist(),
             "oracle_states": None if self.oracle is None else self.oracle.tolist(),
-            "actions": self.actions.tolist(),
         }
 
 

@@ -78,19 +78,6 @@ class GoalResult(Runs):
     errors: dict[str, Float]
     actions: Float
 
-    def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON types: summary numbers, then the trajectories."""
-        return {
-            "source": self.source,
-            "episode": self.episode,
-            "start": self.start,
-            "steps": self.steps,
-            "final_errors": self.final_errors,
-            "time": self.time.tolist(),
-            "errors": {name: e.tolist() for name, e in self.errors.items()},
-            "actions": self.actions.tolist(),
-        }
-
 
 def follow_frames(
     checkpoint_dir: str | os.PathLike[str],
