@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import invdyn
+from invdyn.configuration import random_configuration
 from invdyn.io import robots
 from invdyn.model import Model
 
@@ -144,3 +145,109 @@ def driven_pendulums(
             q = q + dt * v
         episodes.append((state, action))
     return episodes
+
+
+# ----------------------------------------------------------------------------------------------
+# robots of the dynamics identities, numpy and torch: the `robot` and `model` fixtures
+# ----------------------------------------------------------------------------------------------
+
+# a floating torso with two ball-jointed limbs, a hinge and a slide; joints sit at their body
+# origins, so every invdyn body frame is the MuJoCo body frame (identity placement)
+BALL_MJCF = """
+<mujoco model="balls">
+  <option gravity="0.3 -0.2 -9.81"/>
+  <worldbody>
+    <body name="torso" pos="0 0 1">
+      <freejoint name="root"/>
+      <inertial pos="0.02 -0.01 0.03" quat="0.9 0.1 0.2 -0.1" mass="3" diaginertia="0.1 0.12 0.08"/>
+      <body name="upper" pos="0.2 0.1 -0.1" euler="10 20 -30">
+        <joint name="shoulder" type="ball" armature="0.01" damping="0.2" frictionloss="0.1"/>
+        <inertial pos="0 0 -0.15" mass="1.2" diaginertia="0.02 0.021 0.004"/>
+        <body name="lower" pos="0 0 -0.3">
+          <joint name="elbow" type="hinge" axis="0.2 1 0.1" damping="0.1"/>
+          <inertial pos="0.01 0 -0.12" quat="0.8 0.2 -0.3 0.1" mass="0.8"
+                    diaginertia="0.01 0.011 0.002"/>
+          <body name="hand" pos="0 0 -0.25">
+            <joint name="wrist" type="ball"/>
+            <inertial pos="0 0.02 -0.04" mass="0.3" diaginertia="0.001 0.0012 0.0008"/>
+          </body>
+        </body>
+      </body>
+      <body name="leg" pos="-0.1 0 -0.2">
+        <joint name="hip" type="ball" armature="0.02"/>
+        <inertial pos="0 0 -0.2" mass="2" diaginertia="0.05 0.05 0.01"/>
+        <body name="shin" pos="0 0 -0.4">
+          <joint name="knee" type="slide" axis="0.1 0 1" frictionloss="0.3"/>
+          <inertial pos="0 0.01 -0.15" mass="1" diaginertia="0.02 0.02 0.003"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+# (robot, floating base): arms, quadrupeds and humanoids; kinova and tiago_no_hand have continuous
+# joints, panda, tiago_no_hand and pr2 prismatic ones, pr2 both on a floating base
+# the shared sample, plus the other base of panda and solo12: the `robot` and `model` fixtures
+ROBOTS = [*SAMPLE_ROBOTS, ("panda", True), ("solo12", False)]
+CASES = [
+    *(
+        pytest.param(
+            (name, floating),
+            id=f"{name}-{'floating' if floating else 'fixed'}",
+            marks=pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data missing"),
+        )
+        for name, floating in ROBOTS
+    ),
+    pytest.param(("mjcf_balls", True), id="mjcf_balls"),
+]
+
+
+@pytest.fixture(scope="module")
+def mjcf_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mjcf") / "balls.xml"
+    path.write_text(BALL_MJCF)
+    return path
+
+
+_MODELS: dict[tuple[str, bool], Model] = {}
+
+
+@pytest.fixture(params=CASES, scope="module")
+def robot(request, load_robot, mjcf_path) -> Model:
+    """Each robot of CASES, loaded once."""
+    name, floating = request.param
+    key = (name, floating)
+    if key not in _MODELS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", invdyn.ModelWarning)
+            if name == "mjcf_balls":
+                pytest.importorskip("mujoco")
+                _MODELS[key] = invdyn.load(mjcf_path, friction=False)
+            else:
+                _MODELS[key] = load_robot(name, floating_base=floating)
+    return _MODELS[key]
+
+
+def with_joint_terms(model: Model, seed: int = 0) -> Model:
+    """A copy of `model` with non-zero armature, viscous and Coulomb friction on every dof."""
+    rng = np.random.default_rng(seed)
+    return model.replace(
+        dof_armature=rng.uniform(0.01, 0.1, model.nv),
+        dof_damping=rng.uniform(0.1, 1.0, model.nv),
+        dof_friction=rng.uniform(0.1, 1.0, model.nv),
+    )
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "joint_terms"])
+def model(request, robot) -> Model:
+    return with_joint_terms(robot) if request.param else robot
+
+
+def states(model: Model, seed: str, n: int = 3):
+    """`n` random states (q, v, a), reproducible from `seed`."""
+    rng = np.random.default_rng(zlib.crc32(seed.encode()))
+    q = random_configuration(model, rng=rng, shape=n)
+    v = rng.normal(size=(n, model.nv))
+    a = rng.normal(size=(n, model.nv))
+    return q, v, a

@@ -6,7 +6,7 @@ from invdyn.errors import DataError, InputError, InvdynError, ModelError, ModelW
 from invdyn.io import load
 from invdyn.kinematics import forward_kinematics, frame_jacobian, frame_placement
 from invdyn.model import JointType, Model
-from invdyn.regressor import inertial_parameters, joint_torque_regressor
+from invdyn.regressor import inertial_parameters, joint_torque_regressor, with_parameters
 
 # before anything imports MuJoCo: none of the modules above does (see invdyn._headless)
 choose_gl_backend()
@@ -34,4 +34,5 @@ __all__ = [
     "load",
     "mass_matrix",
     "rnea",
+    "with_parameters",
 ]

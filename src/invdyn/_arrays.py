@@ -15,11 +15,16 @@ F64 = np.dtype(np.float64)
 NO_FORCES = np.zeros((0, 6))
 
 
+def any_tensor(*xs: object) -> bool:
+    """Whether any of `xs` is a torch tensor (told apart without importing torch)."""
+    return any(type(x).__module__.startswith("torch") for x in xs)
+
+
 def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray:
     """`x` as a C-contiguous float64 array of shape (..., *size), or `InputError` naming it."""
     trailing = (size,) if isinstance(size, int) else size
-    if type(x).__module__.startswith("torch"):
-        raise InputError(f"{name}: torch tensors are not accepted here yet; pass a numpy array")
+    if any_tensor(x):
+        raise InputError(f"{name}: torch tensors are not accepted here; pass a numpy array")
     try:
         array = np.asarray(x)
     except (TypeError, ValueError) as exc:

@@ -1,15 +1,22 @@
 """Rigid-body dynamics: inverse dynamics, mass matrix, forward dynamics and their parts.
 
-numpy in gives numpy out through the compiled CPU kernels of `invdyn.kernels.cpu`. Every
-function accepts any leading batch dimensions (broadcast between arguments) and runs batches in
-parallel on all cores. Joint armature, viscous and Coulomb friction of the model are part of the
+numpy in gives numpy out through the compiled CPU kernels of `invdyn.kernels.cpu`, which run
+batches in parallel on all cores; a ``torch.Tensor`` in gives a tensor out, on the tensor's
+device and in its floating dtype, through `invdyn.kernels.torch`, differentiable by autograd
+with respect to every argument. Every function accepts any leading batch dimensions (broadcast
+between arguments). Joint armature, viscous and Coulomb friction of the model are part of the
 dynamics: ``tau = M(q) a + C(q, v) v + g(q) + damping v + friction sign(v) - J^T f_ext`` with the
 armature on the diagonal of ``M``.
+
+``params`` (..., 10 nbody + 3 nv), in the order of `invdyn.inertial_parameters`, replaces the
+model's dynamic parameters for one call: with tensors, a batch of parameter sets, or one set to
+fit by gradient descent; with numpy arrays, one set (see `invdyn.with_parameters`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,6 +24,7 @@ from numpy.typing import NDArray
 from invdyn._arrays import (
     F64,
     NO_FORCES,
+    any_tensor,
     as_float_array,
     batch_shape,
     flatten,
@@ -27,6 +35,7 @@ from invdyn._arrays import (
 from invdyn.errors import ModelError
 from invdyn.kernels import cpu
 from invdyn.model import Model
+from invdyn.regressor import with_parameters
 
 Array = NDArray[np.float64]
 
@@ -41,7 +50,15 @@ _aba_vector = cpu.aba_vector
 _NO_FORCES_BATCH = NO_FORCES[None]
 
 
-def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None) -> Array:
+def rnea(
+    model: Model,
+    q: Array,
+    v: Array,
+    a: Array,
+    *,
+    f_ext: Array | None = None,
+    params: Array | None = None,
+) -> Array:
     """Joint forces that produce acceleration `a`, by the recursive Newton-Euler algorithm.
 
     tau = M(q) a + C(q, v) v + g(q) - sum_i J_i(q)^T f_ext_i  (Featherstone 2008, table 5.1).
@@ -53,6 +70,7 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
       a: (..., nv) joint accelerations.
       f_ext: (..., nbody, 6) external spatial forces [torque; force] on each body, about the
         body origin in body coordinates.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv) joint forces and torques.
@@ -62,9 +80,9 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None:
-        # plain float64 vectors and matrices take the compiled path directly; anything else is
-        # checked below
+    if f_ext is None and params is None:
+        # plain float64 vectors and matrices take the compiled path directly; anything else
+        # (tensors included) is checked below
         try:
             if q.ndim == 1:
                 tau = _empty(nv)
@@ -79,18 +97,21 @@ def rnea(model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = No
         if status == 0:
             return tau
         raise_for_status(max(status, 0), _STATE_NAMES)
+    if params is not None or any_tensor(q, v, a, f_ext):
+        return _dispatch(rnea, model, {"q": q, "v": v, "a": a, "f_ext": f_ext}, params)
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
     raise_for_status(cpu.rnea_states(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
 
-def mass_matrix(model: Model, q: Array) -> Array:
+def mass_matrix(model: Model, q: Array, *, params: Array | None = None) -> Array:
     """Joint-space inertia matrix, by the composite rigid-body algorithm (Featherstone 2008, 6.2).
 
     Args:
       model: the robot.
       q: (..., nq) joint positions.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv, nv) symmetric positive definite mass matrix, joint armature on the diagonal.
@@ -102,12 +123,14 @@ def mass_matrix(model: Model, q: Array) -> Array:
         raise not_a_model(model) from None
     out = _empty((nv, nv))
     try:
-        status = _crba_vector(ints, reals, q, out) if q.ndim == 1 else -1
+        status = _crba_vector(ints, reals, q, out) if q.ndim == 1 and params is None else -1
     except (TypeError, AttributeError):
         status = -1
     if status == 0:
         return out
     raise_for_status(max(status, 0), _STATE_NAMES)
+    if params is not None or any_tensor(q):
+        return _dispatch(mass_matrix, model, {"q": q}, params)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
@@ -117,7 +140,15 @@ def mass_matrix(model: Model, q: Array) -> Array:
     return out.reshape((*lead, nv, nv))
 
 
-def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = None) -> Array:
+def aba(
+    model: Model,
+    q: Array,
+    v: Array,
+    tau: Array,
+    *,
+    f_ext: Array | None = None,
+    params: Array | None = None,
+) -> Array:
     """Joint accelerations under forces `tau`, by the articulated-body algorithm.
 
     a = M(q)^-1 (tau - C(q, v) v - g(q) + sum_i J_i(q)^T f_ext_i)  (Featherstone 2008, table 7.1).
@@ -128,6 +159,7 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
       v: (..., nv) joint velocities.
       tau: (..., nv) joint forces and torques.
       f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea`.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv) joint accelerations.
@@ -137,7 +169,7 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None:
+    if f_ext is None and params is None:
         qdd = _empty(nv)
         try:
             status = _aba_vector(ints, reals, q, v, tau, qdd) if q.ndim == 1 else -1
@@ -146,43 +178,47 @@ def aba(model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = N
         if status == 0:
             return qdd
         _check_aba(model, max(status, 0))
+    if params is not None or any_tensor(q, v, tau, f_ext):
+        return _dispatch(aba, model, {"q": q, "v": v, "tau": tau, "f_ext": f_ext}, params)
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     qdd = np.empty((q.shape[0], nv))
     _check_aba(model, cpu.aba_batch(ints, reals, q, v, tau, forces, qdd))
     return qdd.reshape((*lead, nv))
 
 
-def gravity(model: Model, q: Array) -> Array:
+def gravity(model: Model, q: Array, *, params: Array | None = None) -> Array:
     """Generalised gravity forces g(q) = rnea(q, 0, 0).
 
     Args:
       model: the robot.
       q: (..., nq) joint positions.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv) joint forces that hold the robot still against gravity.
     """
     packed(model)
     zeros = np.zeros(model.nv)
-    return rnea(model, q, zeros, zeros)
+    return rnea(model, q, zeros, zeros, params=params)
 
 
-def bias(model: Model, q: Array, v: Array) -> Array:
+def bias(model: Model, q: Array, v: Array, *, params: Array | None = None) -> Array:
     """Non-linear effects h(q, v) = C(q, v) v + g(q) + friction = rnea(q, v, 0).
 
     Args:
       model: the robot.
       q: (..., nq) joint positions.
       v: (..., nv) joint velocities.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv) joint forces at zero acceleration.
     """
     packed(model)
-    return rnea(model, q, v, np.zeros(model.nv))
+    return rnea(model, q, v, np.zeros(model.nv), params=params)
 
 
-def coriolis(model: Model, q: Array, v: Array) -> Array:
+def coriolis(model: Model, q: Array, v: Array, *, params: Array | None = None) -> Array:
     """Coriolis matrix C(q, v), with C v the velocity-product forces and M_dot - 2 C skew.
 
     C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i) in world coordinates, a factorisation that
@@ -192,10 +228,13 @@ def coriolis(model: Model, q: Array, v: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
       v: (..., nv) joint velocities.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv, nv) Coriolis matrix.
     """
+    if params is not None or any_tensor(q, v):
+        return _dispatch(coriolis, model, {"q": q, "v": v}, params)
     ints, reals = packed(model)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
@@ -204,6 +243,41 @@ def coriolis(model: Model, q: Array, v: Array) -> Array:
     out = np.empty((qf.shape[0], model.nv, model.nv))
     raise_for_status(cpu.coriolis_batch(ints, reals, qf, vf, out), _STATE_NAMES)
     return out.reshape((*lead, model.nv, model.nv))
+
+
+# trailing shape of each argument and result, by the model attributes that size it
+_CORES = {
+    "q": ("nq",),
+    "v": ("nv",),
+    "a": ("nv",),
+    "tau": ("nv",),
+    "f_ext": ("nbody", 6),
+    "rnea": ("nv",),
+    "aba": ("nv",),
+    "mass_matrix": ("nv", "nv"),
+    "coriolis": ("nv", "nv"),
+}
+
+
+def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -> Any:
+    """`function` of `named` arguments with `params`: on tensors when any argument is one
+    (`invdyn.kernels.torch`), else on numpy arrays with the model's parameters replaced."""
+    packed(model)
+    if not any_tensor(params, *named.values()):
+        return function(with_parameters(model, params), **named)
+    from invdyn import _tensors
+
+    def core(name: str) -> tuple[int, ...]:
+        return tuple(getattr(model, n) if isinstance(n, str) else n for n in _CORES[name])
+
+    failure = None
+    if function is aba:
+        failure = ModelError(
+            f"{model.name}: forward dynamics is undefined: the mass matrix is singular (a joint "
+            "moves a subtree with no mass or inertia), or the arguments are too large"
+        )
+    cores = {name: (x, core(name)) for name, x in named.items()}
+    return _tensors.call(function.__name__, model, cores, params, core(function.__name__), failure)
 
 
 def _states(

@@ -1,16 +1,18 @@
 """Forward kinematics: world placements of bodies and frames, and frame Jacobians.
 
-Jacobian rows follow the spatial convention of `invdyn.spatial`: [angular; linear].
+Jacobian rows follow the spatial convention of `invdyn.spatial`: [angular; linear]. Like the
+functions of `invdyn.dynamics`, these take numpy arrays or torch tensors (differentiable, on
+the tensor's device and dtype, through `invdyn.kernels.torch`).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, not_a_model, packed, raise_for_status
+from invdyn._arrays import any_tensor, as_float_array, not_a_model, packed, raise_for_status
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
 from invdyn.model import JointType, Model
@@ -30,6 +32,8 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
       (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
     """
     ints, reals = packed(model)
+    if any_tensor(q):
+        return _tensor_forward_kinematics(model, q)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
@@ -55,6 +59,8 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     index = _frame_index(model, frame)
     body = int(model.frame_body[index])
     local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
+    if any_tensor(q):
+        return _tensor_frame_placement(model, q, body, local_rot, local_pos)
     if body < 0:
         # fixed to the world: q is only checked, and sets the batch shape
         q = as_float_array("q", q, model.nq)
@@ -93,6 +99,8 @@ def frame_jacobian(
             f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
         )
     index = _frame_index(model, frame)
+    if any_tensor(q):
+        return _tensor_frame_jacobian(model, q, index, reference)
     rotations, origins = forward_kinematics(model, q)
     frame_rot, frame_pos = frame_placement(model, q, index)
     lead = rotations.shape[:-3]
@@ -115,6 +123,53 @@ def frame_jacobian(
     jac[..., :3, moving] = np.swapaxes(angular, -1, -2)
     jac[..., 3:, moving] = np.swapaxes(linear, -1, -2)
     return jac
+
+
+def _tensor_forward_kinematics(model: Model, q: Any) -> tuple[Any, Any]:
+    """`forward_kinematics` for a tensor q."""
+    from invdyn import _tensors
+    from invdyn.kernels import torch as kernels
+
+    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
+    rotations, origins = kernels.forward_kinematics(prepared.tree, prepared.tensor("q"))
+    return (
+        _tensors.finish(rotations, prepared, (model.nbody, 3, 3)),
+        _tensors.finish(origins, prepared, (model.nbody, 3)),
+    )
+
+
+def _tensor_frame_placement(
+    model: Model, q: Any, body: int, local_rot: Array, local_pos: Array
+) -> tuple[Any, Any]:
+    """`frame_placement` of the frame at (local_rot, local_pos) in `body` for a tensor q."""
+    from invdyn import _tensors
+
+    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
+    like = prepared.params
+    rot, pos = like.new_tensor(local_rot), like.new_tensor(local_pos)
+    if body >= 0:
+        rotations, origins = forward_kinematics(model, q)
+        world_rot = rotations[..., body, :, :]
+        return world_rot @ rot, origins[..., body, :] + world_rot @ pos
+    _tensors.check_finite(prepared)
+    return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
+
+
+def _tensor_frame_jacobian(model: Model, q: Any, index: int, reference: Reference) -> Any:
+    """`frame_jacobian` of frame `index` for a tensor q."""
+    from invdyn import _tensors
+    from invdyn.kernels import torch as kernels
+
+    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
+    body = int(model.frame_body[index])
+    t, flat_q = prepared.tree, prepared.tensor("q")
+    if body < 0:
+        _tensors.check_finite(prepared)
+        return flat_q.new_zeros((*prepared.lead, 6, model.nv))
+    rot = t.params.new_tensor(model.frame_rot[index])
+    pos = t.params.new_tensor(model.frame_pos[index])
+    jacobian = kernels.frame_jacobian(t, flat_q, body, rot, pos, reference)
+    return _tensors.finish(jacobian, prepared, (6, model.nv))
 
 
 def motion_subspace(model: Model) -> Array:

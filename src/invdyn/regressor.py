@@ -4,14 +4,25 @@ The parameter vector holds, in order, 10 inertial parameters per body (Pinocchio
 ``[m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]`` with the rotational inertia
 about the body origin, in body coordinates), then the armature, the viscous friction and the
 Coulomb friction of every degree of freedom: ``10 nbody + 3 nv`` values in all.
+`joint_torque_regressor` takes numpy arrays or torch tensors, as `invdyn.rnea` does.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, batch_shape, flatten, packed, raise_for_status
+from invdyn._arrays import (
+    any_tensor,
+    as_float_array,
+    batch_shape,
+    flatten,
+    packed,
+    raise_for_status,
+)
+from invdyn.errors import InputError
 from invdyn.kernels import cpu
 from invdyn.model import Model
 
@@ -36,6 +47,55 @@ def inertial_parameters(model: Model) -> Array:
     )
 
 
+def with_parameters(model: Model, params: Array | None) -> Model:
+    """A copy of `model` with the dynamic parameters `params` (`model` itself when None).
+
+    Args:
+      model: the robot.
+      params: (10 nbody + 3 nv,) body inertial parameters, then armature, viscous and Coulomb
+        friction, as `inertial_parameters` orders them.
+
+    Returns:
+      The model whose `inertial_parameters` are `params`: masses, centres of mass ``h / m``
+      and inertias about them, ``I_o - m (|c|^2 1 - c c^T)``.
+
+    Raises:
+      InputError: `params` of another shape, non-finite, a negative mass, or a first mass moment
+        on a body without mass.
+    """
+    if params is None:
+        return model
+    packed(model)
+    params = as_float_array("params", params, 10 * model.nbody + 3 * model.nv)
+    if params.ndim != 1:
+        raise InputError(
+            f"params must have shape ({10 * model.nbody + 3 * model.nv},) with numpy arrays "
+            f"(a batch of parameter sets needs tensors), got {params.shape}"
+        )
+    if not np.all(np.isfinite(params)):
+        raise InputError("params holds a non-finite value (NaN or inf)")
+    bodies = params[: 10 * model.nbody].reshape(model.nbody, 10)
+    mass, moment = bodies[:, 0], bodies[:, 1:4]
+    for i in np.flatnonzero((mass < 0) | ((mass == 0) & np.any(moment != 0, axis=1))):
+        what = "a negative mass" if mass[i] < 0 else "a first mass moment but no mass"
+        raise InputError(f"params: body {model.body_name[i]!r} has {what}")
+    com = np.divide(moment, mass[:, None], out=np.zeros_like(moment), where=mass[:, None] > 0)
+    rows, cols = [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]
+    about_origin = np.zeros((model.nbody, 3, 3))
+    about_origin[:, rows, cols] = bodies[:, 4:]
+    about_origin[:, cols, rows] = bodies[:, 4:]
+    shift = (com * com).sum(-1)[:, None, None] * np.eye(3) - com[:, :, None] * com[:, None, :]
+    dofs = params[10 * model.nbody :].reshape(3, model.nv)
+    return model.replace(
+        body_mass=mass,
+        body_com=com,
+        body_inertia=about_origin - mass[:, None, None] * shift,
+        dof_armature=dofs[0],
+        dof_damping=dofs[1],
+        dof_friction=dofs[2],
+    )
+
+
 def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     """Matrix Y(q, v, a) with rnea(model, q, v, a) = Y @ inertial_parameters(model).
 
@@ -52,6 +112,8 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
       (..., nv, 10 nbody + 3 nv) regressor.
     """
     ints, reals = packed(model)
+    if any_tensor(q, v, a):
+        return _tensor_regressor(model, q, v, a)
     q = as_float_array("q", q, model.nq)
     v = as_float_array("v", v, model.nv)
     a = as_float_array("a", a, model.nv)
@@ -61,3 +123,14 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     out = np.empty((qf.shape[0], model.nv, columns))
     raise_for_status(cpu.regressor_batch(ints, reals, qf, vf, af, out), ("q", "v", "a"))
     return out.reshape((*lead, model.nv, columns))
+
+
+def _tensor_regressor(model: Model, q: Any, v: Any, a: Any) -> Any:
+    """`joint_torque_regressor` on tensors (`invdyn.kernels.torch.regressor`)."""
+    from invdyn import _tensors
+    from invdyn.kernels import torch as kernels
+
+    sizes = {"q": (q, (model.nq,)), "v": (v, (model.nv,)), "a": (a, (model.nv,))}
+    prepared = _tensors.prepare(model, sizes)
+    out = kernels.regressor(prepared.tree, *(prepared.tensor(name) for name in sizes))
+    return _tensors.finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))

@@ -1,0 +1,147 @@
+"""Tensor arguments of the public array functions: checked, converted and flattened for
+`invdyn.kernels.torch`, and results checked and shaped back.
+
+Imported only when a public function is given a ``torch.Tensor`` (`invdyn._arrays.any_tensor`),
+so that ``import invdyn`` does not import torch. The first tensor argument sets the dtype and
+device (the default floating dtype when it holds integers); other arguments, tensors or arrays,
+are converted to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from invdyn.errors import InputError
+from invdyn.kernels import torch as kernels
+from invdyn.model import Model
+
+# arguments that hold one value per model rather than per state: kept with a batch axis of one
+# when they have no leading dimensions, rather than copied across the batch
+_PER_MODEL = ("params", "f_ext")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """Flattened tensor arguments of one call.
+
+    Attributes:
+      tree: the model's tensors in the call's dtype and device.
+      args: name -> (B or 1, *core) tensor, None where the argument was None.
+      params: (B or 1, 10 nbody + 3 nv) dynamic parameters (the model's when none were given).
+      lead: the broadcast leading (batch) shape, of size B.
+    """
+
+    tree: kernels.Tree
+    args: dict[str, Tensor | None]
+    params: Tensor
+    lead: tuple[int, ...]
+
+    def tensor(self, name: str) -> Tensor:
+        """The flattened argument `name`, which was given."""
+        x = self.args[name]
+        assert x is not None, name
+        return x
+
+
+def prepare(
+    model: Model, named: Mapping[str, tuple[Any, tuple[int, ...]]], params: Any = None
+) -> Prepared:
+    """Check and flatten the arguments `named` (name -> (value or None, core shape)) and
+    `params` (..., 10 nbody + 3 nv) of a call on `model`."""
+    if params is not None:
+        named = {**named, "params": (params, (10 * model.nbody + 3 * model.nv,))}
+    dtype, device = _dtype_and_device(named)
+    tensors = {
+        name: None if x is None else _as_tensor(name, x, core, dtype, device)
+        for name, (x, core) in named.items()
+    }
+    leads = {
+        name: x.shape[: x.ndim - len(named[name][1])]
+        for name, x in tensors.items()
+        if x is not None
+    }
+    try:
+        lead = tuple(torch.broadcast_shapes(*leads.values()))
+    except RuntimeError:
+        listed = ", ".join(f"{name} {tuple(shape)}" for name, shape in leads.items())
+        raise InputError(f"leading (batch) dimensions do not broadcast: {listed}") from None
+    flat = {
+        name: None if x is None else _flatten(name, x, lead, named[name][1])
+        for name, x in tensors.items()
+    }
+    t = kernels.tree(model, dtype, device)
+    given = flat.pop("params", None)
+    return Prepared(t, flat, t.params[None] if given is None else given, lead)
+
+
+def finish(
+    out: Tensor, prepared: Prepared, core: tuple[int, ...], failure: Exception | None = None
+) -> Tensor:
+    """`out` (B, *core) reshaped to (*lead, *core). When it holds a non-finite value: an
+    `InputError` naming the first non-finite argument, else `failure` (by default an
+    `InputError` saying that the arguments are too large)."""
+    if not bool(torch.isfinite(out).all()):
+        check_finite(prepared)
+        names = ", ".join(prepared.args)
+        raise failure or InputError(
+            f"the result overflowed to a non-finite value: {names} are too large"
+        )
+    return out.reshape(*prepared.lead, *core)
+
+
+def check_finite(prepared: Prepared) -> None:
+    """`InputError` naming the first argument that holds a non-finite value, if one does."""
+    for name, x in [*prepared.args.items(), ("params", prepared.params)]:
+        if x is not None and not bool(torch.isfinite(x).all()):
+            raise InputError(f"{name} holds a non-finite value (NaN or inf)")
+
+
+def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple[Any, Any]:
+    first = next(x for x, _ in named.values() if isinstance(x, Tensor))
+    if first.is_complex():
+        raise InputError(f"tensors must be real, got dtype {first.dtype}")
+    dtype = first.dtype if first.is_floating_point() else torch.get_default_dtype()
+    return dtype, first.device
+
+
+def _as_tensor(name: str, x: Any, core: tuple[int, ...], dtype: Any, device: Any) -> Tensor:
+    if isinstance(x, Tensor) and x.device != device:
+        raise InputError(f"{name} is on {x.device}, the other tensors on {device}")
+    if isinstance(x, Tensor) and x.is_complex():
+        raise InputError(f"{name} must be real, got dtype {x.dtype}")
+    try:
+        tensor = torch.as_tensor(x, dtype=dtype, device=device)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{name} must be an array of numbers: {exc}") from None
+    if tensor.ndim < len(core) or tuple(tensor.shape[tensor.ndim - len(core) :]) != core:
+        expected = ", ".join(["..."] + [str(n) for n in core])
+        raise InputError(f"{name} must have shape ({expected}), got {tuple(tensor.shape)}")
+    return tensor
+
+
+def _flatten(name: str, x: Tensor, lead: tuple[int, ...], core: tuple[int, ...]) -> Tensor:
+    """x as (B, *core), or (1, *core) for a per-model argument without leading dimensions."""
+    if name in _PER_MODEL and x.ndim == len(core):
+        return x.reshape(1, *core)
+    return x.expand(*lead, *core).reshape(math.prod(lead), *core)
+
+
+def call(
+    kernel: str,
+    model: Model,
+    named: Mapping[str, tuple[Any, tuple[int, ...]]],
+    params: Any,
+    core: tuple[int, ...],
+    failure: Exception | None = None,
+) -> Tensor:
+    """The result (*lead, *core) of ``invdyn.kernels.torch.<kernel>(tree, *args, params)`` on the
+    arguments `named` (in the kernel's order) and `params`, checked by `finish`."""
+    prepared = prepare(model, named, params)
+    out = getattr(kernels, kernel)(prepared.tree, *prepared.args.values(), prepared.params)
+    return finish(out, prepared, core, failure)

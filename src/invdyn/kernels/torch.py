@@ -1,0 +1,468 @@
+"""Batched, differentiable rigid-body dynamics on PyTorch tensors: the algorithms of
+`invdyn.kernels.cpu` for any device and floating dtype, differentiable by autograd with respect
+to the state and to the dynamic parameters.
+
+Every kernel takes states flattened to one batch axis, ``q`` (B, nq), ``v`` and ``a`` (B, nv),
+and the dynamic parameters ``params`` (B or 1, 10 nbody + 3 nv) in the order of
+`invdyn.regressor.inertial_parameters`; the public functions of `invdyn.dynamics`,
+`invdyn.kinematics` and `invdyn.regressor` check and flatten their arguments and call these when
+they are given tensors. Spatial vectors are (..., 6) tensors [angular; linear] as everywhere in
+invdyn. The recursions loop over bodies in Python and over the batch in tensor operations, so
+one call costs a few operations per body whatever the batch size.
+
+Mass and Coriolis matrices come from body Jacobians in world coordinates,
+``M = sum_i J_i^T I_i J_i`` (one contraction over all bodies rather than the composite-inertia
+recursion), and forward dynamics solves ``M a = tau - h`` by a Cholesky factorisation; both are
+exact, and autograd differentiates them like any other tensor expression.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from invdyn.kinematics import motion_subspace
+from invdyn.model import JointType, Model
+from invdyn.regressor import inertial_parameters
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """A model's constant arrays as tensors of one dtype and device, and its layout as ints.
+
+    Attributes:
+      parent, jtype, qadr, vadr, jnv: (nbody,) per body: parent (-1 for the world), joint type,
+        first index in ``q`` and in ``v``, number of velocity coordinates.
+      nq, nv, nbody: sizes.
+      axis: (nbody, 3) joint axes.
+      rot: (nbody, 3, 3) joint frame rotations in the parent.
+      pos: (nbody, 3) joint frame origins in the parent.
+      subspace: (nv, 6) motion of each velocity coordinate in its body's coordinates.
+      moves: (nbody, nv) 1 where the dof moves the body (the dof of an ancestor or its own).
+      params: (10 nbody + 3 nv,) the model's dynamic parameters.
+      gravity: (3,) gravity in the world frame.
+    """
+
+    parent: tuple[int, ...]
+    jtype: tuple[int, ...]
+    qadr: tuple[int, ...]
+    vadr: tuple[int, ...]
+    jnv: tuple[int, ...]
+    nq: int
+    nv: int
+    nbody: int
+    axis: Tensor
+    rot: Tensor
+    pos: Tensor
+    subspace: Tensor
+    moves: Tensor
+    params: Tensor
+    gravity: Tensor
+
+
+_TREES: weakref.WeakKeyDictionary[Model, dict[tuple[torch.dtype, torch.device], Tree]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
+    """The `Tree` of `model` in `dtype` on `device`, built once and cached with the model."""
+    per_model = _TREES.setdefault(model, {})
+    key = (dtype, torch.device(device))
+    if key not in per_model:
+        per_model[key] = _build_tree(model, dtype, key[1])
+    return per_model[key]
+
+
+def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
+    def tensor(x: np.ndarray) -> Tensor:
+        return torch.tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)
+
+    moves = np.zeros((model.nbody, model.nv))
+    for i in range(model.nbody):
+        j = i
+        while j >= 0:
+            start = int(model.jnt_vadr[j])
+            moves[i, start : start + int(model.jnt_nv[j])] = 1.0
+            j = int(model.body_parent[j])
+    return Tree(
+        parent=tuple(int(p) for p in model.body_parent),
+        jtype=tuple(int(t) for t in model.jnt_type),
+        qadr=tuple(int(k) for k in model.jnt_qadr),
+        vadr=tuple(int(k) for k in model.jnt_vadr),
+        jnv=tuple(int(k) for k in model.jnt_nv),
+        nq=model.nq,
+        nv=model.nv,
+        nbody=model.nbody,
+        axis=tensor(model.jnt_axis),
+        rot=tensor(model.jnt_rot),
+        pos=tensor(model.jnt_pos),
+        subspace=tensor(motion_subspace(model)),
+        moves=tensor(moves),
+        params=tensor(inertial_parameters(model)),
+        gravity=tensor(model.gravity),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# spatial algebra on (..., 6) tensors [angular; linear]
+# ----------------------------------------------------------------------------------------------
+
+
+def _cross(x: Tensor, y: Tensor) -> Tensor:
+    return torch.linalg.cross(x, y, dim=-1)
+
+
+def _rotate(rot: Tensor, x: Tensor) -> Tensor:
+    """(..., 3) R x for R (..., 3, 3)."""
+    return (rot @ x.unsqueeze(-1)).squeeze(-1)
+
+
+def _rotate_back(rot: Tensor, x: Tensor) -> Tensor:
+    """(..., 3) R^T x for R (..., 3, 3)."""
+    return (x.unsqueeze(-2) @ rot).squeeze(-2)
+
+
+def _motion_to_child(rot: Tensor, pos: Tensor, m: Tensor) -> Tensor:
+    """A parent's spatial motion m in the coordinates of a child placed at (rot, pos) in it:
+    (R^T w, R^T (u + w x p))."""
+    w, u = m[..., :3], m[..., 3:]
+    return torch.cat([_rotate_back(rot, w), _rotate_back(rot, u + _cross(w, pos))], dim=-1)
+
+
+def _motion_to_parent(rot: Tensor, pos: Tensor, m: Tensor) -> Tensor:
+    """A child's spatial motion m in the coordinates of its parent: (R w, R u + p x R w)."""
+    w = _rotate(rot, m[..., :3])
+    return torch.cat([w, _rotate(rot, m[..., 3:]) + _cross(pos, w)], dim=-1)
+
+
+def _force_to_parent(rot: Tensor, pos: Tensor, f: Tensor) -> Tensor:
+    """A child's spatial force f in the coordinates of its parent: (R n + p x R f, R f)."""
+    linear = _rotate(rot, f[..., 3:])
+    return torch.cat([_rotate(rot, f[..., :3]) + _cross(pos, linear), linear], dim=-1)
+
+
+def _cross_motion(v: Tensor, m: Tensor) -> Tensor:
+    """v x m: (w x a, w x b + u x a)."""
+    w, u, a, b = v[..., :3], v[..., 3:], m[..., :3], m[..., 3:]
+    return torch.cat([_cross(w, a), _cross(w, b) + _cross(u, a)], dim=-1)
+
+
+def _cross_force(v: Tensor, f: Tensor) -> Tensor:
+    """v x* f: (w x n + u x f, w x f)."""
+    w, u, n, g = v[..., :3], v[..., 3:], f[..., :3], f[..., 3:]
+    return torch.cat([_cross(w, n) + _cross(u, g), _cross(w, g)], dim=-1)
+
+
+def _skew(x: Tensor) -> Tensor:
+    """(..., 3, 3) [x]_x."""
+    zero = torch.zeros_like(x[..., 0])
+    rows = [
+        torch.stack([zero, -x[..., 2], x[..., 1]], dim=-1),
+        torch.stack([x[..., 2], zero, -x[..., 0]], dim=-1),
+        torch.stack([-x[..., 1], x[..., 0], zero], dim=-1),
+    ]
+    return torch.stack(rows, dim=-2)
+
+
+def spatial_inertia(params: Tensor) -> Tensor:
+    """(..., 6, 6) spatial inertias about the body origin of (..., 10) inertial parameters
+    ``[m, h_x, h_y, h_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]`` (``h = m c``)."""
+    mass, h = params[..., 0], params[..., 1:4]
+    ixx, ixy, iyy, ixz, iyz, izz = params[..., 4:10].unbind(-1)
+    rotational = torch.stack(
+        [
+            torch.stack([ixx, ixy, ixz], dim=-1),
+            torch.stack([ixy, iyy, iyz], dim=-1),
+            torch.stack([ixz, iyz, izz], dim=-1),
+        ],
+        dim=-2,
+    )
+    hx = _skew(h)
+    eye = torch.eye(3, dtype=params.dtype, device=params.device)
+    top = torch.cat([rotational, hx], dim=-1)
+    bottom = torch.cat([hx.transpose(-1, -2), mass[..., None, None] * eye], dim=-1)
+    return torch.cat([top, bottom], dim=-2)
+
+
+def _motion_transform(rot: Tensor, pos: Tensor) -> Tensor:
+    """(..., 6, 6) matrix X with X m = `_motion_to_parent(rot, pos, m)`."""
+    zero = torch.zeros_like(rot)
+    top = torch.cat([rot, zero], dim=-1)
+    bottom = torch.cat([_skew(pos) @ rot, rot], dim=-1)
+    return torch.cat([top, bottom], dim=-2)
+
+
+# ----------------------------------------------------------------------------------------------
+# joints
+# ----------------------------------------------------------------------------------------------
+
+
+def _axis_rotation(axis: Tensor, c: Tensor, s: Tensor) -> Tensor:
+    """(B, 3, 3) rotations of cosine c and sine s (B,) about the unit axis (3,):
+    c 1 + s [u]_x + (1 - c) u u^T."""
+    eye = torch.eye(3, dtype=axis.dtype, device=axis.device)
+    outer = axis[:, None] * axis[None, :]
+    c, s = c[:, None, None], s[:, None, None]
+    return c * eye + s * _skew(axis) + (1.0 - c) * outer
+
+
+def _quaternion_rotation(quat: Tensor) -> Tensor:
+    """(B, 3, 3) rotations of the quaternions (B, 4) [x, y, z, w], as the CPU kernels (no
+    normalisation)."""
+    x, y, z, w = quat.unbind(-1)
+    rows = [
+        torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        torch.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        torch.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ]
+    return torch.stack(rows, dim=-2)
+
+
+def joint_placements(t: Tree, q: Tensor) -> list[tuple[Tensor, Tensor]]:
+    """Each body's placement (R (B, 3, 3), p (B, 3)) in its parent at q (B, nq):
+    R = R0 R_j(q), p = p0 + R0 p_j(q)."""
+    placements = []
+    for i in range(t.nbody):
+        k, jtype = t.qadr[i], t.jtype[i]
+        if jtype == JointType.REVOLUTE:
+            motion = _axis_rotation(t.axis[i], torch.cos(q[:, k]), torch.sin(q[:, k]))
+            shift = None
+        elif jtype == JointType.CONTINUOUS:
+            motion, shift = _axis_rotation(t.axis[i], q[:, k], q[:, k + 1]), None
+        elif jtype == JointType.PRISMATIC:
+            motion, shift = None, q[:, k, None] * t.axis[i]
+        elif jtype == JointType.SPHERICAL:
+            motion, shift = _quaternion_rotation(q[:, k : k + 4]), None
+        else:
+            motion, shift = _quaternion_rotation(q[:, k + 3 : k + 7]), q[:, k : k + 3]
+        rot = t.rot[i].expand(q.shape[0], 3, 3) if motion is None else t.rot[i] @ motion
+        pos = t.pos[i].expand(q.shape[0], 3)
+        if shift is not None:
+            pos = pos + _rotate(t.rot[i], shift)
+        placements.append((rot, pos))
+    return placements
+
+
+def _joint_motion(t: Tree, i: int, x: Tensor) -> Tensor:
+    """(B, 6) S_i x_i: the spatial motion of body i's velocity coordinates in x (B, nv)."""
+    start = t.vadr[i]
+    return x[:, start : start + t.jnv[i]] @ t.subspace[start : start + t.jnv[i]]
+
+
+def _joint_forces(t: Tree, i: int, f: Tensor) -> Tensor:
+    """(..., nv_i) S_i^T f: the joint forces of body i's spatial forces f (..., 6)."""
+    start = t.vadr[i]
+    return f @ t.subspace[start : start + t.jnv[i]].T
+
+
+def _joint_terms(t: Tree, params: Tensor, v: Tensor, a: Tensor) -> Tensor:
+    """(B, nv) armature, viscous and Coulomb friction forces: armature a + damping v +
+    friction sign(v)."""
+    dofs = params[:, 10 * t.nbody :]
+    armature, damping, friction = dofs[:, : t.nv], dofs[:, t.nv : 2 * t.nv], dofs[:, 2 * t.nv :]
+    return armature * a + damping * v + friction * torch.sign(v)
+
+
+def _body_inertias(t: Tree, params: Tensor) -> Tensor:
+    """(B or 1, nbody, 6, 6) spatial inertias of the bodies in their own coordinates."""
+    return spatial_inertia(params[:, : 10 * t.nbody].reshape(params.shape[0], t.nbody, 10))
+
+
+# ----------------------------------------------------------------------------------------------
+# algorithms
+# ----------------------------------------------------------------------------------------------
+
+
+def _velocities_and_accelerations(
+    t: Tree, placements: list[tuple[Tensor, Tensor]], v: Tensor, a: Tensor
+) -> tuple[list[Tensor], list[Tensor]]:
+    """Each body's spatial velocity and acceleration (B, 6) in its own coordinates, the
+    acceleration against gravity (the world accelerates upwards)."""
+    batch = v.shape[0]
+    world_acc = torch.cat([torch.zeros_like(t.gravity), -t.gravity]).expand(batch, 6)
+    velocities: list[Tensor] = []
+    accelerations: list[Tensor] = []
+    for i, (rot, pos) in enumerate(placements):
+        parent = t.parent[i]
+        # v_i = X v_parent + S qd ;  a_i = X a_parent + S qdd + v_i x S qd
+        joint_velocity = _joint_motion(t, i, v)
+        if parent < 0:
+            vel = joint_velocity
+            acc = _motion_to_child(rot, pos, world_acc)
+        else:
+            vel = _motion_to_child(rot, pos, velocities[parent]) + joint_velocity
+            acc = _motion_to_child(rot, pos, accelerations[parent])
+        acc = acc + _joint_motion(t, i, a) + _cross_motion(vel, joint_velocity)
+        velocities.append(vel)
+        accelerations.append(acc)
+    return velocities, accelerations
+
+
+def rnea(t: Tree, q: Tensor, v: Tensor, a: Tensor, f_ext: Tensor | None, params: Tensor) -> Tensor:
+    """(B, nv) joint forces by the recursive Newton-Euler algorithm (Featherstone 2008, 5.1).
+
+    Args:
+      t: the model.
+      q: (B, nq) joint positions.
+      v: (B, nv) joint velocities.
+      a: (B, nv) joint accelerations.
+      f_ext: (B or 1, nbody, 6) external forces in body coordinates, or None.
+      params: (B or 1, 10 nbody + 3 nv) dynamic parameters.
+    """
+    placements = joint_placements(t, q)
+    velocities, accelerations = _velocities_and_accelerations(t, placements, v, a)
+    inertias = _body_inertias(t, params)
+    # forward: f_i = I a_i + v_i x* I v_i - f_ext_i
+    forces = []
+    for i in range(t.nbody):
+        inertia = inertias[:, i]
+        vel, acc = velocities[i], accelerations[i]
+        force = _rotate(inertia, acc) + _cross_force(vel, _rotate(inertia, vel))
+        forces.append(force if f_ext is None else force - f_ext[:, i])
+    # backward: tau_i = S^T f_i, then pass f_i to the parent
+    backwards = []
+    for i in range(t.nbody - 1, -1, -1):
+        backwards.append(_joint_forces(t, i, forces[i]))
+        parent = t.parent[i]
+        if parent >= 0:
+            forces[parent] = forces[parent] + _force_to_parent(*placements[i], forces[i])
+    tau = torch.cat(backwards[::-1], dim=-1) if t.nbody else v[:, :0]
+    return tau + _joint_terms(t, params, v, a)
+
+
+def forward_kinematics(t: Tree, q: Tensor) -> tuple[Tensor, Tensor]:
+    """World placements of every body: (B, nbody, 3, 3) rotations and (B, nbody, 3) origins."""
+    rotations: list[Tensor] = []
+    origins: list[Tensor] = []
+    for i, (rot, pos) in enumerate(joint_placements(t, q)):
+        parent = t.parent[i]
+        if parent < 0:
+            rotations.append(rot)
+            origins.append(pos)
+        else:
+            rotations.append(rotations[parent] @ rot)
+            origins.append(origins[parent] + _rotate(rotations[parent], pos))
+    if not rotations:
+        return q.new_zeros((q.shape[0], 0, 3, 3)), q.new_zeros((q.shape[0], 0, 3))
+    return torch.stack(rotations, dim=1), torch.stack(origins, dim=1)
+
+
+def world_columns(t: Tree, rotations: Tensor, origins: Tensor) -> Tensor:
+    """(B, nv, 6) each dof's motion (its column of S) in world coordinates, about the world
+    origin, from the world placements of `forward_kinematics`."""
+    dof_body = [i for i in range(t.nbody) for _ in range(t.jnv[i])]
+    rot, pos = rotations[:, dof_body], origins[:, dof_body]
+    return _motion_to_parent(rot, pos, t.subspace.expand(rot.shape[0], t.nv, 6))
+
+
+def _world_inertias(t: Tree, params: Tensor, rotations: Tensor, origins: Tensor) -> Tensor:
+    """(B, nbody, 6, 6) body inertias in world coordinates: X^T I X with X = X_{body <- world}."""
+    # the inverse placement (R^T, -R^T p)
+    to_body = _motion_transform(rotations.transpose(-1, -2), -_rotate_back(rotations, origins))
+    return to_body.transpose(-1, -2) @ _body_inertias(t, params) @ to_body
+
+
+def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
+    """(B, nv, nv) joint-space inertia matrix M = sum_i J_i^T I_i J_i + diag(armature)."""
+    rotations, origins = forward_kinematics(t, q)
+    columns = world_columns(t, rotations, origins)
+    inertias = _world_inertias(t, params, rotations, origins)
+    # J_i: the world columns of the dofs that move body i, zero elsewhere
+    jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
+    mass = torch.einsum("bkxi,bkxy,bkyj->bij", jacobians, inertias, jacobians)
+    armature = params[:, 10 * t.nbody : 10 * t.nbody + t.nv]
+    return mass + torch.diag_embed(armature.expand(q.shape[0], t.nv))
+
+
+def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
+    """(B, nv, nv) Coriolis matrix C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), world
+    coordinates, as the CPU kernel factorises it (M_dot - 2 C skew)."""
+    rotations, origins = forward_kinematics(t, q)
+    columns = world_columns(t, rotations, origins)
+    inertias = _world_inertias(t, params, rotations, origins)
+    # body velocities in world coordinates: v_i = J_i v
+    body_velocity = torch.einsum("bdx,kd,bd->bkx", columns, t.moves, v)
+    dof_body = [i for i in range(t.nbody) for _ in range(t.jnv[i])]
+    # d/dt of a world column: the velocity of its own body crossed with it
+    column_rates = _cross_motion(body_velocity[:, dof_body], columns)
+    jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
+    rates = column_rates.transpose(-1, -2)[:, None] * t.moves[:, None, :]
+    momentum = inertias @ jacobians
+    # v_i x* (I J): the force cross product applied to every column
+    crossed = _cross_force(body_velocity[:, :, None, :], momentum.transpose(-1, -2)).transpose(
+        -1, -2
+    )
+    return torch.einsum("bkxi,bkxj->bij", jacobians, inertias @ rates + crossed)
+
+
+def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
+    """(B, nv, 10 nbody + 3 nv) joint-torque regressor Y with rnea = Y params.
+
+    Y = [S_j^T X_ji^* Y_i(v_i, a_i)]_{j, i} for every body i and ancestor j (Atkeson, An and
+    Hollerbach 1986), then the columns a, v and sign(v) of armature, viscous and Coulomb
+    friction.
+    """
+    placements = joint_placements(t, q)
+    velocities, accelerations = _velocities_and_accelerations(t, placements, v, a)
+    units = spatial_inertia(torch.eye(10, dtype=q.dtype, device=q.device))
+    blocks = q.new_zeros((q.shape[0], t.nv, 10 * t.nbody))
+    for i in range(t.nbody):
+        # body i's forces of each unit parameter: I_k a_i + v_i x* I_k v_i, (B, 10, 6)
+        vel, acc = velocities[i], accelerations[i]
+        forces = torch.einsum("kxy,by->bkx", units, acc) + _cross_force(
+            vel[:, None], torch.einsum("kxy,by->bkx", units, vel)
+        )
+        # carried to the root, projected on every joint on the way
+        j = i
+        while j >= 0:
+            start = t.vadr[j]
+            rows = _joint_forces(t, j, forces).transpose(1, 2)
+            blocks[:, start : start + t.jnv[j], 10 * i : 10 * i + 10] = rows
+            if t.parent[j] >= 0:
+                rot, pos = placements[j]
+                forces = _force_to_parent(rot[:, None], pos[:, None], forces)
+            j = t.parent[j]
+    joint = [torch.diag_embed(x) for x in (a, v, torch.sign(v))]
+    return torch.cat([blocks, *joint], dim=-1)
+
+
+def aba(t: Tree, q: Tensor, v: Tensor, tau: Tensor, f_ext: Tensor | None, params: Tensor) -> Tensor:
+    """(B, nv) joint accelerations solving M a = tau - h(q, v, f_ext) by Cholesky, NaN in the
+    rows where M is not positive definite."""
+    mass = mass_matrix(t, q, params)
+    bias = rnea(t, q, v, torch.zeros_like(v), f_ext, params)
+    factor, info = torch.linalg.cholesky_ex(mass)
+    qdd = torch.cholesky_solve((tau - bias).unsqueeze(-1), factor).squeeze(-1)
+    return torch.where((info == 0)[:, None], qdd, torch.nan)
+
+
+def frame_jacobian(
+    t: Tree, q: Tensor, body: int, frame_rot: Tensor, frame_pos: Tensor, reference: str
+) -> Tensor:
+    """(B, 6, nv) Jacobian of the frame fixed to `body` at (frame_rot, frame_pos) in it.
+
+    Args:
+      t: the model.
+      q: (B, nq) joint positions.
+      body: the frame's body (>= 0).
+      frame_rot: (3, 3) frame orientation in the body.
+      frame_pos: (3,) frame origin in the body.
+      reference: "local", "world" or "local_world_aligned", as `invdyn.frame_jacobian`.
+    """
+    rotations, origins = forward_kinematics(t, q)
+    columns = world_columns(t, rotations, origins) * t.moves[body, None, :, None]
+    angular, linear = columns[..., :3], columns[..., 3:]
+    rot = rotations[:, body] @ frame_rot
+    point = origins[:, body] + _rotate(rotations[:, body], frame_pos)
+    if reference != "world":
+        # the velocity of the point at the frame's origin rather than at the world's
+        linear = linear + _cross(angular, point[:, None, :])
+    if reference == "local":
+        angular = _rotate_back(rot[:, None], angular)
+        linear = _rotate_back(rot[:, None], linear)
+    return torch.cat([angular, linear], dim=-1).transpose(-1, -2)

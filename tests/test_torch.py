@@ -1,0 +1,317 @@
+"""The torch path of the public dynamics and kinematics functions (`invdyn.kernels.torch`).
+
+* Equal to the numpy path (the compiled CPU kernels, themselves checked against Pinocchio and
+  MuJoCo) to 1e-10 in float64, on every robot of the dynamics identities, with joint terms and
+  external forces; forward dynamics in the force domain (M a), as cond(M) allows.
+* float32 agrees with float64 as float32 allows; any leading batch shape; numpy arrays mixed
+  with tensors take the tensor's dtype.
+* Differentiable: ``gradcheck`` on rnea and aba of a fixed and a floating-base robot with
+  respect to the state and the dynamic parameters; the gradient with respect to the parameters
+  is the regressor's (rnea is linear in them); parameters fitted by gradient descent.
+* Dynamic parameters replaced per call (``params``) equal a model rebuilt from them
+  (`invdyn.with_parameters`), for numpy arrays and tensors alike.
+* Errors: shapes, non-finite values, complex tensors, singular mass matrices.
+* On a CUDA device (marked ``gpu``): equal to the CPU.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import assert_close, states
+from invdyn.model import Model
+
+torch = pytest.importorskip("torch")
+
+RTOL = 1e-10
+
+
+def tensors(*arrays, dtype=None):
+    return tuple(torch.tensor(x, dtype=dtype or torch.float64) for x in arrays)
+
+
+def external_forces(model: Model, n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, model.nbody, 6))
+
+
+def test_rnea_and_its_parts_equal_numpy(model):
+    q, v, a = states(model, "torch-rnea")
+    forces = external_forces(model, len(q))
+    tq, tv, ta, tf = tensors(q, v, a, forces)
+    pairs = {
+        "rnea": (
+            invdyn.rnea(model, tq, tv, ta, f_ext=tf),
+            invdyn.rnea(model, q, v, a, f_ext=forces),
+        ),
+        "gravity": (invdyn.gravity(model, tq), invdyn.gravity(model, q)),
+        "bias": (invdyn.bias(model, tq, tv), invdyn.bias(model, q, v)),
+        "mass_matrix": (invdyn.mass_matrix(model, tq), invdyn.mass_matrix(model, q)),
+        "coriolis": (invdyn.coriolis(model, tq, tv), invdyn.coriolis(model, q, v)),
+        "regressor": (
+            invdyn.joint_torque_regressor(model, tq, tv, ta),
+            invdyn.joint_torque_regressor(model, q, v, a),
+        ),
+    }
+    for what, (ours, expected) in pairs.items():
+        assert isinstance(ours, torch.Tensor) and ours.dtype == torch.float64, what
+        assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{model.name} {what}")
+
+
+def test_aba_equals_numpy_in_the_force_domain(model):
+    q, v, tau = states(model, "torch-aba")
+    forces = external_forces(model, len(q))
+    tq, tv, ttau, tf = tensors(q, v, tau, forces)
+    ours = invdyn.aba(model, tq, tv, ttau, f_ext=tf).numpy()
+    expected = invdyn.aba(model, q, v, tau, f_ext=forces)
+    mass = invdyn.mass_matrix(model, q)
+    assert_close(
+        np.einsum("bij,bj->bi", mass, ours),
+        np.einsum("bij,bj->bi", mass, expected),
+        rtol=RTOL,
+        what=f"{model.name} M @ aba",
+    )
+
+
+def test_kinematics_equal_numpy(robot):
+    q = states(robot, "torch-kinematics")[0]
+    (tq,) = tensors(q)
+    for ours, expected in zip(
+        invdyn.forward_kinematics(robot, tq), invdyn.forward_kinematics(robot, q)
+    ):
+        assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{robot.name} forward kinematics")
+    # a frame on the last body, one on the world where the model has one
+    frames = [len(robot.frame_name) - 1, *np.flatnonzero(robot.frame_body < 0)[:1]]
+    for frame in frames:
+        for ours, expected in zip(
+            invdyn.frame_placement(robot, tq, int(frame)),
+            invdyn.frame_placement(robot, q, int(frame)),
+        ):
+            assert_close(ours.numpy(), expected, rtol=RTOL, what=f"frame {frame} placement")
+        for reference in ("local", "world", "local_world_aligned"):
+            ours = invdyn.frame_jacobian(robot, tq, int(frame), reference=reference)
+            expected = invdyn.frame_jacobian(robot, q, int(frame), reference=reference)
+            assert_close(ours.numpy(), expected, rtol=RTOL, what=f"frame {frame} {reference}")
+
+
+def test_float32_agrees_with_float64(robot):
+    q, v, a = states(robot, "torch-float32")
+    single = invdyn.rnea(robot, *tensors(q, v, a, dtype=torch.float32))
+    assert single.dtype == torch.float32
+    assert_close(single.double().numpy(), invdyn.rnea(robot, q, v, a), rtol=1e-4, what="rnea")
+    mass = invdyn.mass_matrix(robot, *tensors(q, dtype=torch.float32))
+    assert mass.dtype == torch.float32
+    assert_close(mass.double().numpy(), invdyn.mass_matrix(robot, q), rtol=1e-5, what="M")
+
+
+def test_leading_shapes_broadcast_and_arrays_mix_with_tensors(robot):
+    q, v, a = states(robot, "torch-shapes", n=6)
+    q, v, a = q.reshape(2, 3, -1), v.reshape(2, 3, -1), a.reshape(2, 3, -1)
+    expected = invdyn.rnea(robot, q, v, a)
+    # numpy v and a take the dtype of the tensor q
+    ours = invdyn.rnea(robot, torch.tensor(q), v, a)
+    assert ours.shape == (2, 3, robot.nv)
+    assert_close(ours.numpy(), expected, rtol=RTOL, what="rnea (2, 3)")
+    # one state against a batch of accelerations
+    one = invdyn.rnea(robot, torch.tensor(q[0, 0]), torch.tensor(v[0, 0]), torch.tensor(a))
+    assert one.shape == (2, 3, robot.nv)
+    assert_close(one.numpy(), invdyn.rnea(robot, q[0, 0], v[0, 0], a), rtol=RTOL, what="broadcast")
+    empty = invdyn.rnea(robot, *tensors(q[:0, 0], v[:0, 0], a[:0, 0]))
+    assert empty.shape == (0, robot.nv)
+
+
+def test_import_invdyn_does_not_import_torch():
+    code = "import sys, invdyn; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# derivatives
+# ----------------------------------------------------------------------------------------------
+
+GRADCHECK_ROBOTS = [("panda", False), ("solo12", True)]
+
+
+@pytest.mark.parametrize(("name", "floating"), GRADCHECK_ROBOTS, ids=["panda", "solo12-floating"])
+def test_gradcheck_rnea_and_aba(load_robot, name, floating):
+    model = _with_joint_terms_without_friction(load_robot(name, floating_base=floating))
+    q, v, a = states(model, f"gradcheck-{name}", n=2)
+    params = invdyn.inertial_parameters(model)
+    tq, tv, ta, tp = (x.requires_grad_() for x in tensors(q, v, a, params))
+    assert torch.autograd.gradcheck(
+        lambda q, v, a, p: invdyn.rnea(model, q, v, a, params=p), (tq, tv, ta, tp)
+    )
+    assert torch.autograd.gradcheck(
+        lambda q, v, tau, p: invdyn.aba(model, q, v, tau, params=p), (tq, tv, ta, tp)
+    )
+
+
+def _with_joint_terms_without_friction(model: Model) -> Model:
+    """Armature and damping on every dof, no Coulomb friction (sign(v) has no derivative)."""
+    rng = np.random.default_rng(1)
+    return model.replace(
+        dof_armature=rng.uniform(0.01, 0.1, model.nv), dof_damping=rng.uniform(0.1, 1.0, model.nv)
+    )
+
+
+def test_gradient_with_respect_to_parameters_is_the_regressor(model):
+    q, v, a = states(model, "torch-linear")
+    tq, tv, ta = tensors(q, v, a)
+    params = torch.tensor(invdyn.inertial_parameters(model), requires_grad=True)
+    weights = torch.tensor(np.random.default_rng(2).normal(size=(len(q), model.nv)))
+    (invdyn.rnea(model, tq, tv, ta, params=params) * weights).sum().backward()
+    regressor = invdyn.joint_torque_regressor(model, q, v, a)
+    expected = np.einsum("bi,bij->j", weights.numpy(), regressor)
+    assert_close(params.grad.numpy(), expected, rtol=RTOL, what="d(w . rnea)/d params")
+
+
+def test_parameters_fit_by_gradient_descent(load_robot):
+    """Link masses of panda, scaled by unknown factors, fitted by L-BFGS through rnea until the
+    torques of held-out states are the true ones (unidentifiable masses may stay wrong)."""
+    model = load_robot("panda", floating_base=False)
+    train, held_out = (tensors(*states(model, f"torch-fit-{k}", n=64)) for k in ("a", "b"))
+    true = torch.tensor(invdyn.inertial_parameters(model))
+    mass_index = torch.arange(model.nbody) * 10
+    start = torch.tensor(np.random.default_rng(3).uniform(0.5, 1.5, model.nbody))
+    scale = torch.ones(model.nbody, dtype=torch.float64, requires_grad=True)
+
+    def parameters():
+        return true.index_put((mass_index,), true[mass_index] * start * scale)
+
+    def error(states):
+        expected = invdyn.rnea(model, *states)
+        return (
+            invdyn.rnea(model, *states, params=parameters()) - expected
+        ).norm() / expected.norm()
+
+    before = error(held_out).item()
+    optimiser = torch.optim.LBFGS(
+        [scale],
+        max_iter=200,
+        tolerance_grad=1e-14,
+        tolerance_change=0.0,
+        line_search_fn="strong_wolfe",
+    )
+
+    def closure():
+        optimiser.zero_grad()
+        loss = error(train) ** 2
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    after = error(held_out).item()
+    assert before > 0.05 and after < 1e-8, (before, after)
+
+
+# ----------------------------------------------------------------------------------------------
+# parameters per call
+# ----------------------------------------------------------------------------------------------
+
+
+def test_parameters_per_call_equal_a_rebuilt_model(model):
+    q, v, a = states(model, "torch-params")
+    rng = np.random.default_rng(4)
+    params = invdyn.inertial_parameters(model) * rng.uniform(
+        0.8, 1.2, 10 * model.nbody + 3 * model.nv
+    )
+    rebuilt = invdyn.with_parameters(model, params)
+    assert_close(invdyn.inertial_parameters(rebuilt), params, rtol=1e-12, what="round trip")
+    expected = invdyn.rnea(rebuilt, q, v, a)
+    assert_close(invdyn.rnea(model, q, v, a, params=params), expected, rtol=RTOL, what="numpy")
+    tq, tv, ta, tparams = tensors(q, v, a, params)
+    ours = invdyn.rnea(model, tq, tv, ta, params=tparams)
+    assert_close(ours.numpy(), expected, rtol=RTOL, what="torch")
+    assert_close(
+        invdyn.mass_matrix(model, q, params=params),
+        invdyn.mass_matrix(rebuilt, q),
+        rtol=RTOL,
+        what="mass matrix",
+    )
+
+
+def test_a_batch_of_parameter_sets(robot):
+    q, v, a = states(robot, "torch-param-batch", n=1)
+    base = invdyn.inertial_parameters(robot)
+    sets = np.stack([base, 1.5 * base])
+    tq, tv, ta, tsets = tensors(q[0], v[0], a[0], sets)
+    ours = invdyn.rnea(robot, tq, tv, ta, params=tsets)
+    assert ours.shape == (2, robot.nv)
+    assert_close(ours[1].numpy(), 1.5 * ours[0].numpy(), rtol=RTOL, what="linear in params")
+
+
+def test_with_parameters_names_bad_parameters(load_robot):
+    model = load_robot("panda", floating_base=False)
+    params = invdyn.inertial_parameters(model)
+    size = 10 * model.nbody + 3 * model.nv
+    with pytest.raises(invdyn.InputError, match=rf"params must have shape \(\.\.\., {size}\)"):
+        invdyn.with_parameters(model, params[:-1])
+    with pytest.raises(invdyn.InputError, match="batch of parameter sets needs tensors"):
+        invdyn.rnea(model, np.zeros(9), np.zeros(9), np.zeros(9), params=np.stack([params] * 2))
+    negative = params.copy()
+    negative[30] = -1.0
+    with pytest.raises(invdyn.InputError, match=f"body {model.body_name[3]!r} has a negative mass"):
+        invdyn.with_parameters(model, negative)
+    massless = params.copy()
+    massless[30] = 0.0
+    with pytest.raises(invdyn.InputError, match="first mass moment but no mass"):
+        invdyn.with_parameters(model, massless)
+
+
+# ----------------------------------------------------------------------------------------------
+# errors
+# ----------------------------------------------------------------------------------------------
+
+
+def test_bad_tensors_get_errors_that_name_them(load_robot):
+    model = load_robot("panda", floating_base=False)
+    q, v, a = tensors(*states(model, "torch-errors"))
+    with pytest.raises(invdyn.InputError, match=r"v must have shape \(\.\.\., 9\), got \(3, 8\)"):
+        invdyn.rnea(model, q, v[:, :8], a)
+    with pytest.raises(invdyn.InputError, match="leading .* do not broadcast"):
+        invdyn.rnea(model, q, v[:2], a)
+    bad = a.clone()
+    bad[1, 2] = float("nan")
+    with pytest.raises(invdyn.InputError, match="a holds a non-finite value"):
+        invdyn.rnea(model, q, v, bad)
+    with pytest.raises(invdyn.InputError, match="q holds a non-finite value"):
+        invdyn.frame_jacobian(model, torch.full_like(q, float("inf")), 0)
+    with pytest.raises(invdyn.InputError, match="must be real"):
+        invdyn.mass_matrix(model, q.to(torch.complex128))
+    with pytest.raises(invdyn.InputError, match="invdyn.Model"):
+        invdyn.rnea("panda", q, v, a)
+
+
+def test_singular_mass_matrix_is_a_model_error(load_robot):
+    model = load_robot("panda", floating_base=False)
+    massless = model.replace(
+        body_mass=np.zeros(model.nbody), body_inertia=np.zeros((model.nbody, 3, 3))
+    )
+    q, v, tau = tensors(*states(model, "torch-singular"))
+    with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
+        invdyn.aba(massless, q, v, tau)
+
+
+# ----------------------------------------------------------------------------------------------
+# GPU
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_cuda_equals_cpu(robot, dtype):
+    q, v, a = states(robot, "torch-cuda", n=16)
+    rtol = RTOL if dtype == torch.float64 else 1e-4
+    cpu = invdyn.rnea(robot, *tensors(q, v, a, dtype=dtype))
+    cuda = invdyn.rnea(robot, *(x.cuda() for x in tensors(q, v, a, dtype=dtype)))
+    assert cuda.device.type == "cuda" and cuda.dtype == dtype
+    assert_close(cuda.cpu().double().numpy(), cpu.double().numpy(), rtol=rtol, what="rnea")
+    mass = invdyn.mass_matrix(robot, tensors(q, dtype=dtype)[0].cuda())
+    assert_close(
+        mass.cpu().double().numpy(), invdyn.mass_matrix(robot, q), rtol=rtol * 10, what="M"
+    )
