@@ -2,8 +2,9 @@
 
 Each robot is loaded twice from the same URDF, by `invdyn.load` and by
 ``pinocchio.buildModelFromUrdf``, with a fixed base and with a free flyer, and the two must
-agree on the joint order and on ``rnea`` (with and without external forces), the mass matrix
-and ``aba`` at random states, one at a time and batched.
+agree on the joint order and on ``rnea`` (with and without external forces), the mass matrix,
+``aba`` and the analytic derivatives of rnea and aba at random states, one at a time and
+batched.
 
 Agreement means ``max |invdyn - pinocchio| <= 1e-9 * max(1, max |pinocchio|)`` over the whole
 result (see `conftest.assert_close`): a relative error in the infinity norm, with an absolute
@@ -146,6 +147,47 @@ def test_mass_matrix(name, floating):
         mass = _pin_mass_matrix(pmodel, pdata, q[k])
         ours = invdyn.mass_matrix(model, q[k])
         assert_close(ours, mass, rtol=RTOL, what=f"M {name} state {k}")
+
+
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_rnea_derivatives(name, floating):
+    model, pmodel = _load(name, floating)
+    pdata = pmodel.createData()
+    q, v, a = _states(model, pmodel, name + "/rnea-derivatives", NSTATES)
+    f_ext = np.random.default_rng(1).normal(scale=10.0, size=(NSTATES, model.nbody, 6))
+    for k in range(NSTATES):
+        where = f"{name} state {k}"
+        forces = _pin_forces(f_ext[k])
+        expected = [
+            x.copy() for x in pin.computeRNEADerivatives(pmodel, pdata, q[k], v[k], a[k], forces)
+        ]
+        expected[2] = np.triu(expected[2]) + np.triu(expected[2], 1).T
+        ours = invdyn.rnea_derivatives(model, q[k], v[k], a[k], f_ext=f_ext[k])
+        for what, x, y in zip(("dtau/dq", "dtau/dv", "dtau/da"), ours, expected):
+            assert_close(x, y, rtol=RTOL, what=f"{what} {where}")
+
+
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_aba_derivatives(name, floating):
+    model, pmodel = _load(name, floating)
+    pdata = pmodel.createData()
+    q, v, a = _states(model, pmodel, name + "/aba-derivatives", NSTATES)
+    for k in range(NSTATES):
+        tau = pin.rnea(pmodel, pdata, q[k], v[k], a[k]).copy()
+        expected = [x.copy() for x in pin.computeABADerivatives(pmodel, pdata, q[k], v[k], tau)]
+        if not all(np.all(np.isfinite(x)) for x in expected):
+            # massless moving bodies (romeo), as in test_aba
+            with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
+                invdyn.aba_derivatives(model, q[k], v[k], tau)
+            return
+        ours = invdyn.aba_derivatives(model, q[k], v[k], tau)
+        mass = _pin_mass_matrix(pmodel, pdata, q[k])
+        eigenvalues = np.linalg.eigvalsh(mass)
+        cond = eigenvalues[-1] / eigenvalues[0]
+        # solutions of M X = B agree in the force domain; a whole inverse only as cond(M) allows
+        rtol = max(RTOL, 100 * np.finfo(np.float64).eps * cond)
+        for what, x, y in zip(("da/dq", "da/dv", "da/dtau"), ours, expected):
+            assert_close(mass @ x, mass @ y, rtol=rtol, what=f"M {what} {name} state {k}")
 
 
 @pytest.mark.parametrize(("name", "floating"), CASES)

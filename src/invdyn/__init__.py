@@ -1,7 +1,16 @@
 """invdyn: inverse dynamics for robots, analytic and learned."""
 
 from invdyn._headless import choose_gl_backend
-from invdyn.dynamics import aba, bias, coriolis, gravity, mass_matrix, rnea
+from invdyn.dynamics import (
+    aba,
+    aba_derivatives,
+    bias,
+    coriolis,
+    gravity,
+    mass_matrix,
+    rnea,
+    rnea_derivatives,
+)
 from invdyn.errors import DataError, InputError, InvdynError, ModelError, ModelWarning
 from invdyn.io import load
 from invdyn.kinematics import forward_kinematics, frame_jacobian, frame_placement
@@ -23,6 +32,7 @@ __all__ = [
     "ModelWarning",
     "__version__",
     "aba",
+    "aba_derivatives",
     "bias",
     "coriolis",
     "forward_kinematics",
@@ -34,5 +44,6 @@ __all__ = [
     "load",
     "mass_matrix",
     "rnea",
+    "rnea_derivatives",
     "with_parameters",
 ]

@@ -33,7 +33,7 @@ from invdyn._arrays import (
     raise_for_status,
 )
 from invdyn.errors import ModelError
-from invdyn.kernels import cpu
+from invdyn.kernels import cpu, cpu_derivatives
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
 
@@ -47,6 +47,7 @@ _rnea_vector = cpu.rnea_vector
 _rnea_matrix = cpu.rnea_matrix
 _crba_vector = cpu.crba_vector
 _aba_vector = cpu.aba_vector
+_rnea_derivatives_vector = cpu_derivatives.rnea_derivatives_vector
 _NO_FORCES_BATCH = NO_FORCES[None]
 
 
@@ -243,6 +244,80 @@ def coriolis(model: Model, q: Array, v: Array, *, params: Array | None = None) -
     out = np.empty((qf.shape[0], model.nv, model.nv))
     raise_for_status(cpu.coriolis_batch(ints, reals, qf, vf, out), _STATE_NAMES)
     return out.reshape((*lead, model.nv, model.nv))
+
+
+def rnea_derivatives(
+    model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None
+) -> tuple[Array, Array, Array]:
+    """Partial derivatives of `rnea` with respect to q, v and a, by the analytic algorithm of
+    Carpentier and Mansard (2018, "Analytical Derivatives of Rigid Body Dynamics Algorithms").
+
+    The derivative with respect to q is taken in the tangent space, along the joint motions
+    that v describes (``d/de rnea(integrate(q, e))`` at e = 0), so it is (nv, nv) for floating
+    bases and ball joints too, as in Pinocchio's ``computeRNEADerivatives``. Coulomb friction
+    adds nothing (the derivative of sign(v) is zero wherever v is not).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      a: (..., nv) joint accelerations.
+      f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea` (fixed in the
+        bodies: they turn with them).
+
+    Returns:
+      (..., nv, nv) d tau / dq, d tau / dv and d tau / da (the mass matrix).
+    """
+    ints, reals = packed(model)
+    nv = model.nv
+    if f_ext is None:
+        # one plain float64 state takes the compiled path directly, as in `rnea`
+        single = _empty((3, nv, nv))
+        try:
+            status = _rnea_derivatives_vector(ints, reals, q, v, a, single) if q.ndim == 1 else -1
+        except (TypeError, AttributeError):
+            status = -1
+        if status == 0:
+            return single[0], single[1], single[2]
+        raise_for_status(max(status, 0), _STATE_NAMES)
+    q, v, a, forces, lead = _states(model, q, v, a, f_ext)
+    out = np.empty((3, q.shape[0], nv, nv))
+    status = cpu_derivatives.rnea_derivatives_batch(
+        ints, reals, q, v, a, forces, out[0], out[1], out[2]
+    )
+    raise_for_status(status, _STATE_NAMES)
+    dq, dv, da = (x.reshape((*lead, nv, nv)) for x in out)
+    return dq, dv, da
+
+
+def aba_derivatives(
+    model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = None
+) -> tuple[Array, Array, Array]:
+    """Partial derivatives of `aba` with respect to q, v and tau, from those of rnea:
+    ``d a / dx = -M^-1 d rnea / dx`` at ``a = aba(q, v, tau)`` for x = q, v, and
+    ``d a / d tau = M^-1`` (Carpentier and Mansard 2018).
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      tau: (..., nv) joint forces and torques.
+      f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea`.
+
+    Returns:
+      (..., nv, nv) d a / dq (tangent space, as in `rnea_derivatives`), d a / dv and
+      d a / d tau (the inverse mass matrix).
+    """
+    ints, reals = packed(model)
+    q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
+    nv = model.nv
+    out = np.empty((3, q.shape[0], nv, nv))
+    status = cpu_derivatives.aba_derivatives_batch(
+        ints, reals, q, v, tau, forces, out[0], out[1], out[2]
+    )
+    _check_aba(model, status)
+    dq, dv, dtau = (x.reshape((*lead, nv, nv)) for x in out)
+    return dq, dv, dtau
 
 
 # trailing shape of each argument and result, by the model attributes that size it

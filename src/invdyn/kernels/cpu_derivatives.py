@@ -1,0 +1,356 @@
+"""Compiled CPU kernels (numba) of the analytic derivatives of inverse dynamics.
+
+``rnea_derivatives`` writes the partial derivatives of ``tau = rnea(q, v, a, f_ext)`` with
+respect to ``q`` (in the tangent space: the joint's own motion, as ``v`` moves it, so a free
+flyer or a ball joint is perturbed in its body frame as `invdyn.configuration.integrate` does),
+``v`` and ``a`` (the mass matrix), by the algorithm of Carpentier and Mansard (2018, "Analytical
+Derivatives of Rigid Body Dynamics Algorithms", RSS): one forward pass that carries, in world
+coordinates, each dof's motion column ``J``, its time derivative ``v_i x J`` and the
+derivatives of body velocities and accelerations with respect to the dof (``dV/dq``,
+``dA/dq``, ``dA/dv``); one backward pass that accumulates composite inertias ``Y``, their time
+derivatives ``dY`` and the subtree forces, and projects them on the joints. Conventions,
+packing and statuses are those of `invdyn.kernels.cpu`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from invdyn.kernels.cpu import (
+    _A,
+    _F,
+    _FAST,
+    _INTS,
+    _REALS,
+    _V,
+    _VEC,
+    SINGULAR,
+    _check,
+    _column,
+    _composite_matrix,
+    _forward_pass,
+    _inertia_to_world,
+    _joint_nv,
+    _motion_to_world,
+    _new_work,
+    _put,
+    _sizes_ok,
+    _status_of_result,
+    _world_placements,
+    aba,
+)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _motion_cross_matrix(m, out):
+    """Write the (6, 6) matrix of m x (spatial motion cross product) into out."""
+    out[:, :] = 0.0
+    for base in (0, 3):
+        _add_skew(out, base, base, m[0], m[1], m[2], 1.0)
+    _add_skew(out, 3, 0, m[3], m[4], m[5], 1.0)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_skew(out, row, col, x0, x1, x2, scale):
+    """Add scale [x]_x to the 3x3 block of out at (row, col)."""
+    out[row, col + 1] -= scale * x2
+    out[row, col + 2] += scale * x1
+    out[row + 1, col] += scale * x2
+    out[row + 1, col + 2] -= scale * x0
+    out[row + 2, col] -= scale * x1
+    out[row + 2, col + 1] += scale * x0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cross(m, n, out):
+    """Write m x n (spatial motion cross product of two motions) into out (6,)."""
+    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    a0, a1, a2, b0, b1, b2 = n[0], n[1], n[2], n[3], n[4], n[5]
+    out[0] = w1 * a2 - w2 * a1
+    out[1] = w2 * a0 - w0 * a2
+    out[2] = w0 * a1 - w1 * a0
+    out[3] = w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
+    out[4] = w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
+    out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_cross_force(m, f, out):
+    """Add m x* f (a motion acting on a force) to out (6,)."""
+    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
+    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    out[0] += w1 * n2 - w2 * n1 + u1 * g2 - u2 * g1
+    out[1] += w2 * n0 - w0 * n2 + u2 * g0 - u0 * g2
+    out[2] += w0 * n1 - w1 * n0 + u0 * g1 - u1 * g0
+    out[3] += w1 * g2 - w2 * g1
+    out[4] += w2 * g0 - w0 * g2
+    out[5] += w0 * g1 - w1 * g0
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _matvec(m, x, out, transpose):
+    """out (6,) = m x, or m^T x when `transpose`, for m (6, 6)."""
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += (m[c, r] if transpose else m[r, c]) * x[c]
+        out[r] = acc
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _add_matvec(m, x, out):
+    """out (6,) += m x for m (6, 6)."""
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += m[r, c] * x[c]
+        out[r] += acc
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _force_to_world(world, i, f, out):
+    """Write body i's spatial force f (6,) in world coordinates into out (6,):
+    (R n + p x R g, R g)."""
+    for r in range(3):
+        out[r] = world[i, 3 * r] * f[0] + world[i, 3 * r + 1] * f[1] + world[i, 3 * r + 2] * f[2]
+        out[3 + r] = (
+            world[i, 3 * r] * f[3] + world[i, 3 * r + 1] * f[4] + world[i, 3 * r + 2] * f[5]
+        )
+    p0, p1, p2 = world[i, 9], world[i, 10], world[i, 11]
+    out[0] += p1 * out[5] - p2 * out[4]
+    out[1] += p2 * out[3] - p0 * out[5]
+    out[2] += p0 * out[4] - p1 * out[3]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _dot(x, y):
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _inertia_rate(inertia, vel, out, scratch):
+    """Write into out the (6, 6) matrix dY of a body of world inertia Y moving at vel: the time
+    derivative of Y, v x* Y - Y v x, plus the matrix of m -> m x* (Y v), so that
+    d(Y a + v x* Y v) along a motion m of the body is dY m plus the terms of a."""
+    _motion_cross_matrix(vel, scratch)
+    # v x* Y - Y v x, with v x* = -(v x)^T
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc -= scratch[k, r] * inertia[k, c] + inertia[r, k] * scratch[k, c]
+            out[r, c] = acc
+    # m x* h = -[[n x, g x], [g x, 0]] m for h = (n, g) = Y v
+    h = np.empty(6)
+    _matvec(inertia, vel, h, False)
+    _add_skew(out, 0, 0, h[0], h[1], h[2], -1.0)
+    _add_skew(out, 0, 3, h[3], h[4], h[5], -1.0)
+    _add_skew(out, 3, 0, h[3], h[4], h[5], -1.0)
+
+
+@njit(cache=True, fastmath=_FAST)
+def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
+    """Write d tau / dq, d tau / dv and d tau / da (nv, nv each) of rnea at (q, v, a, fext);
+    return a status."""
+    status = _check(q, v, a, fext)
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    dofs = reals[nbody:]
+    nv = dofs.shape[0] - 1
+    w = _new_work(ints, dofs)
+    _forward_pass(ints, reals, q, v, a, w)
+    world = np.empty((nbody, 12))
+    _world_placements(ints, reals, q, w, world)
+    # per body, world coordinates: velocity, acceleration (gravity in), force, inertia and its rate
+    vel = np.empty((nbody, 6))
+    acc = np.empty((nbody, 6))
+    force = np.empty((nbody, 6))
+    inertia = np.empty((nbody, 6, 6))
+    rate = np.empty((nbody, 6, 6))
+    # per dof, world coordinates: its column J and the derivatives of its body's motion
+    jac = np.empty((nv, 6))
+    dvdq = np.zeros((nv, 6))
+    dadq = np.empty((nv, 6))
+    dadv = np.empty((nv, 6))
+    comp = np.empty((1, 13))
+    local = np.empty(6)
+    scratch = np.empty((6, 6))
+    world_acc = np.zeros(6)
+    for k in range(3):
+        world_acc[3 + k] = w[nbody, _A + 3 + k]
+    for i in range(nbody):
+        # forward: the body's state in world coordinates
+        _motion_to_world(world, i, w[i, _V : _V + 6], vel[i])
+        _motion_to_world(world, i, w[i, _A : _A + 6], acc[i])
+        for k in range(6):
+            local[k] = w[i, _F + k] - (fext[i, k] if fext.shape[0] > 0 else 0.0)
+        _force_to_world(world, i, local, force[i])
+        for k in range(13):
+            comp[0, k] = reals[i, 15 + k]
+        _inertia_to_world(world, i, comp)
+        _composite_matrix(comp, 0, inertia[i])
+        _inertia_rate(inertia[i], vel[i], rate[i], scratch)
+        # each dof's column and the derivatives of the body's motion along it
+        parent = ints[i, 0]
+        for k in range(_joint_nv(ints, i)):
+            d = ints[i, 3] + k
+            _put(local, _column(ints, reals, i, k))
+            _motion_to_world(world, i, local, jac[d])
+            # dA/dv = v_i x J (+ dV/dq), dV/dq = v_parent x J,
+            # dA/dq = a_parent x J + v_parent x dV/dq
+            _cross(vel[i], jac[d], dadv[d])
+            if parent < 0:
+                _cross(world_acc, jac[d], dadq[d])
+                continue
+            _cross(vel[parent], jac[d], dvdq[d])
+            _cross(acc[parent], jac[d], dadq[d])
+            _cross(vel[parent], dvdq[d], local)
+            for r in range(6):
+                dadq[d, r] += local[r]
+                dadv[d, r] += dvdq[d, r]
+    # the dofs of each body's subtree: [first dof, end)
+    end = np.empty(nbody, dtype=np.int64)
+    for i in range(nbody):
+        end[i] = ints[i, 3] + _joint_nv(ints, i)
+    for i in range(nbody - 1, -1, -1):
+        parent = ints[i, 0]
+        if parent >= 0 and end[i] > end[parent]:
+            end[parent] = end[i]
+    dq[:, :] = 0.0
+    dv[:, :] = 0.0
+    da[:, :] = 0.0
+    # per dof: Y J, dY^T J, and the force derivatives dF/dq, dF/dv of its subtree
+    dfda = np.empty((nv, 6))
+    dytj = np.empty((nv, 6))
+    dfdq = np.empty((nv, 6))
+    dfdv = np.empty((nv, 6))
+    for i in range(nbody - 1, -1, -1):
+        # backward: Y, dY and the force are those of the subtree of body i
+        first, last = ints[i, 3], ints[i, 3] + _joint_nv(ints, i)
+        for d in range(first, last):
+            _matvec(inertia[i], jac[d], dfda[d], False)
+            _matvec(rate[i], jac[d], dytj[d], True)
+            _matvec(rate[i], dvdq[d], dfdq[d], False)
+            _add_matvec(inertia[i], dadq[d], dfdq[d])
+            _matvec(rate[i], jac[d], dfdv[d], False)
+            _add_matvec(inertia[i], dadv[d], dfdv[d])
+        # rows of the dofs below body i, columns of its own
+        for r in range(last, end[i]):
+            for d in range(first, last):
+                dq[r, d] = _dot(dfda[r], dadq[d]) + _dot(dytj[r], dvdq[d])
+                dv[r, d] = _dot(dfda[r], dadv[d]) + _dot(dytj[r], jac[d])
+        # rows of its own dofs, columns of its subtree
+        for r in range(first, last):
+            for c in range(first, end[i]):
+                da[r, c] = _dot(jac[r], dfda[c])
+                da[c, r] = da[r, c]
+                dq[r, c] = _dot(jac[r], dfdq[c])
+                dv[r, c] = _dot(jac[r], dfdv[c])
+        # the force of the subtree turns with the dof: J x* f, for the rows above
+        for d in range(first, last):
+            _add_cross_force(jac[d], force[i], dfdq[d])
+        p = ints[i, 0]
+        if p >= 0:
+            for r in range(6):
+                force[p, r] += force[i, r]
+                for c in range(6):
+                    inertia[p, r, c] += inertia[i, r, c]
+                    rate[p, r, c] += rate[i, r, c]
+    # joint terms: armature on the mass matrix, viscous friction on dtau/dv
+    for k in range(nv):
+        da[k, k] += dofs[k, 0]
+        dv[k, k] += dofs[k, 1]
+    status = _status_of_result(dq)
+    if status == 0:
+        status = _status_of_result(dv)
+    return status
+
+
+@njit(cache=True, fastmath=_FAST)
+def aba_derivatives(ints, reals, q, v, tau, fext, dq, dv, dtau):
+    """Write d qdd / dq, d qdd / dv and d qdd / dtau = M^-1 (nv, nv each) of aba at
+    (q, v, tau, fext); return a status.
+
+    With qdd = aba(q, v, tau), rnea(q, v, qdd) = tau holds identically, so
+    d qdd / dx = -M^-1 d rnea / dx at (q, v, qdd) for x = q, v, and d qdd / dtau = M^-1.
+    """
+    nv = reals.shape[0] - ints.shape[0] - 1
+    qdd = np.empty(nv)
+    status = aba(ints, reals, q, v, tau, fext, qdd)
+    if status != 0:
+        return status
+    mass = np.empty((nv, nv))
+    drnea_dq = np.empty((nv, nv))
+    drnea_dv = np.empty((nv, nv))
+    status = rnea_derivatives(ints, reals, q, v, qdd, fext, drnea_dq, drnea_dv, mass)
+    if status != 0:
+        return status
+    # M^-1 by its Cholesky factor L (M = L L^T): dtau = L^-T L^-1
+    for j in range(nv):
+        diagonal = mass[j, j]
+        for k in range(j):
+            diagonal -= mass[j, k] * mass[j, k]
+        if not diagonal > 0.0:
+            return SINGULAR
+        mass[j, j] = np.sqrt(diagonal)
+        for r in range(j + 1, nv):
+            value = mass[r, j]
+            for k in range(j):
+                value -= mass[r, k] * mass[j, k]
+            mass[r, j] = value / mass[j, j]
+    for c in range(nv):
+        # column c of M^-1: solve L y = e_c, then L^T x = y
+        for r in range(nv):
+            value = 1.0 if r == c else 0.0
+            for k in range(r):
+                value -= mass[r, k] * dtau[k, c]
+            dtau[r, c] = value / mass[r, r]
+        for r in range(nv - 1, -1, -1):
+            value = dtau[r, c]
+            for k in range(r + 1, nv):
+                value -= mass[k, r] * dtau[k, c]
+            dtau[r, c] = value / mass[r, r]
+    for r in range(nv):
+        for c in range(nv):
+            acc_q = 0.0
+            acc_v = 0.0
+            for k in range(nv):
+                acc_q -= dtau[r, k] * drnea_dq[k, c]
+                acc_v -= dtau[r, k] * drnea_dv[k, c]
+            dq[r, c] = acc_q
+            dv[r, c] = acc_v
+    return _status_of_result(dq)
+
+
+@njit(cache=True, parallel=True)
+def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
+    """`aba_derivatives` over the leading axis, as `rnea_derivatives_batch`."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        fb = fext[0] if fext.shape[0] == 1 else fext[b]
+        status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
+    """`rnea_derivatives` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or
+    0, 6), dq, dv, da (B, nv, nv)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    for b in prange(q.shape[0]):
+        fb = fext[0] if fext.shape[0] == 1 else fext[b]
+        status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, float64[:, :, ::1])", cache=True)
+def rnea_derivatives_vector(ints, reals, q, v, a, out):
+    """`rnea_derivatives` of one state without external forces into out (3, nv, nv): d tau / dq,
+    d tau / dv, M; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
+    nv = dofs.shape[0] - 1
+    if not _sizes_ok(dofs, q, (v, a)) or out.shape != (3, nv, nv):
+        return -1
+    return rnea_derivatives(ints, reals, q, v, a, np.zeros((0, 6)), out[0], out[1], out[2])
