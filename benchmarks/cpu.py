@@ -1,15 +1,18 @@
 """invdyn against Pinocchio on the CPU, both measured in this one run on the same states.
 
 Single-call latency (numpy in, numpy out, called from Python) of rnea, the mass matrix
-(`invdyn.mass_matrix` against ``pin.crba``) and aba, on the Panda (fixed base) and TALOS
-(floating base); batched rnea throughput at several batch sizes against
+(`invdyn.mass_matrix` against ``pin.crba``), aba and the analytic derivatives of rnea
+(`invdyn.rnea_derivatives` against ``pin.computeRNEADerivatives``), on the Panda (fixed base)
+and TALOS (floating base); batched rnea throughput at several batch sizes against
 ``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
 a robot and make its first rnea call.
 
 Latencies are the median over repeats of the mean time per call within a repeat. Ratios are
 invdyn / Pinocchio: below 1 means invdyn is faster for latency, above 1 means invdyn has more
 throughput for batches. Notes: ``pin.crba`` fills only the upper triangle of the mass matrix
-while invdyn returns the full symmetric matrix; ``pin.rneaInParallel`` writes into a
+while invdyn returns the full symmetric matrix, in its derivatives too;
+``pin.computeRNEADerivatives`` returns views of its data while `invdyn.rnea_derivatives`
+allocates its three matrices; ``pin.rneaInParallel`` writes into a
 preallocated output while ``invdyn.rnea`` allocates its result, as its API does.
 
 Needs the ``oracle`` extra (Pinocchio and example-robot-data)::
@@ -40,6 +43,7 @@ import pinocchio as pin
 import invdyn
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
+from tables import table
 
 ROBOTS = (("panda", False), ("talos", True))
 BATCHES = (64, 4096, 65536)
@@ -121,7 +125,8 @@ def latency(
     state: tuple[np.ndarray, ...],
     settings: Settings,
 ) -> list[list[str]]:
-    """Rows of single-call latencies: rnea, mass matrix and aba of both libraries."""
+    """Rows of single-call latencies: rnea, mass matrix, aba and rnea derivatives of both
+    libraries."""
     q, v, a, tau = state
     cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: invdyn.rnea(model, q, v, a), lambda: pin.rnea(pmodel, pdata, q, v, a)),
@@ -131,6 +136,11 @@ def latency(
             lambda: pin.crba(pmodel, pdata, q),
         ),
         ("aba", lambda: invdyn.aba(model, q, v, tau), lambda: pin.aba(pmodel, pdata, q, v, tau)),
+        (
+            "rnea_derivatives",
+            lambda: invdyn.rnea_derivatives(model, q, v, a),
+            lambda: pin.computeRNEADerivatives(pmodel, pdata, q, v, a),
+        ),
     ]
     rows = []
     for function, ours, theirs in cases:
@@ -181,11 +191,19 @@ def check(
     v: np.ndarray,
     a: np.ndarray,
 ) -> None:
-    """Stop unless both libraries agree on the benchmarked state."""
-    error = np.max(np.abs(invdyn.rnea(model, q, v, a) - pin.rnea(pmodel, pdata, q, v, a)))
-    scale = max(1.0, float(np.max(np.abs(pin.rnea(pmodel, pdata, q, v, a)))))
-    if error > 1e-8 * scale:
-        sys.exit(f"{name}: invdyn and Pinocchio disagree on rnea by {error:.3e}")
+    """Stop unless both libraries agree on rnea and its derivatives at the benchmarked state."""
+    pairs = {
+        "rnea": ([invdyn.rnea(model, q, v, a)], [pin.rnea(pmodel, pdata, q, v, a)]),
+        "rnea_derivatives": (
+            invdyn.rnea_derivatives(model, q, v, a)[:2],
+            pin.computeRNEADerivatives(pmodel, pdata, q, v, a)[:2],
+        ),
+    }
+    for function, (ours, theirs) in pairs.items():
+        for x, y in zip(ours, theirs):
+            error = np.max(np.abs(x - y))
+            if error > 1e-8 * max(1.0, float(np.max(np.abs(y)))):
+                sys.exit(f"{name}: invdyn and Pinocchio disagree on {function} by {error:.3e}")
 
 
 def measure(call: Callable[[], object], settings: Settings) -> float:
@@ -237,26 +255,6 @@ def print_machine(threads: int) -> None:
         f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
         f"invdyn {invdyn.__version__}, pinocchio {pin.__version__}"
     )
-
-
-def table(header: list[str], rows: list[list[str]]) -> None:
-    """Print columns, text left-aligned and numbers right-aligned."""
-    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
-    numeric = [all(is_number(r[c]) for r in rows) for c in range(len(header))]
-    for row in [header, *rows]:
-        cells = [
-            x.rjust(w) if num else x.ljust(w)
-            for x, w, num in zip(row, widths, numeric, strict=True)
-        ]
-        print("  " + "  ".join(cells).rstrip())
-
-
-def is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 if __name__ == "__main__":

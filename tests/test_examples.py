@@ -35,6 +35,12 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
 def test_readme_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
-    assert blocks, "README.md has no python block"
-    exec(compile(blocks[0], "README.md", "exec"), {})
+    assert len(blocks) >= 2, "README.md lacks the tour's python blocks"
+    namespace: dict[str, object] = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
     assert "must have shape" in capsys.readouterr().out
+    # derivatives and tensors, on the first block's states
+    pytest.importorskip("torch")
+    exec(compile(blocks[1], "README.md", "exec"), namespace)
+    params = namespace["params"]
+    assert params.grad is not None and params.grad.shape == params.shape

@@ -2,7 +2,9 @@
 
 * Equal to the numpy path (the compiled CPU kernels, themselves checked against Pinocchio and
   MuJoCo) to 1e-10 in float64, on every robot of the dynamics identities, with joint terms and
-  external forces; forward dynamics in the force domain (M a), as cond(M) allows.
+  external forces: rnea and its parts, the mass and Coriolis matrices, the regressor,
+  kinematics and rnea's derivatives (forward-mode autodiff against the analytic kernel);
+  forward dynamics in the force domain (M a), as cond(M) allows.
 * float32 agrees with float64 as float32 allows; any leading batch shape; numpy arrays mixed
   with tensors take the tensor's dtype.
 * Differentiable: ``gradcheck`` on rnea and aba of a fixed and a floating-base robot with
@@ -60,6 +62,16 @@ def test_rnea_and_its_parts_equal_numpy(model):
     for what, (ours, expected) in pairs.items():
         assert isinstance(ours, torch.Tensor) and ours.dtype == torch.float64, what
         assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{model.name} {what}")
+
+
+def test_rnea_derivatives_equal_numpy(model):
+    q, v, a = states(model, "torch-derivatives")
+    forces = external_forces(model, len(q))
+    ours = invdyn.rnea_derivatives(model, *tensors(q, v, a), f_ext=torch.tensor(forces))
+    expected = invdyn.rnea_derivatives(model, q, v, a, f_ext=forces)
+    for what, x, y in zip(("dtau/dq", "dtau/dv", "dtau/da"), ours, expected):
+        assert isinstance(x, torch.Tensor) and x.shape == y.shape, what
+        assert_close(x.numpy(), y, rtol=RTOL, what=f"{model.name} {what}")
 
 
 def test_aba_equals_numpy_in_the_force_domain(model):

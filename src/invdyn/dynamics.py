@@ -266,10 +266,18 @@ def rnea_derivatives(
         bodies: they turn with them).
 
     Returns:
-      (..., nv, nv) d tau / dq, d tau / dv and d tau / da (the mass matrix).
+      (..., nv, nv) d tau / dq, d tau / dv and d tau / da (the mass matrix). Tensors in give
+      tensors out, by forward-mode automatic differentiation of the torch path.
     """
     ints, reals = packed(model)
     nv = model.nv
+    if any_tensor(q, v, a, f_ext):
+        from invdyn import _tensors
+
+        named = {"q": q, "v": v, "a": a, "f_ext": f_ext}
+        cores = {name: (x, _core(model, name)) for name, x in named.items()}
+        out = _tensors.call("rnea_derivatives", model, cores, None, (3, nv, nv))
+        return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
     if f_ext is None:
         # one plain float64 state takes the compiled path directly, as in `rnea`
         single = _empty((3, nv, nv))
@@ -342,17 +350,20 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
         return function(with_parameters(model, params), **named)
     from invdyn import _tensors
 
-    def core(name: str) -> tuple[int, ...]:
-        return tuple(getattr(model, n) if isinstance(n, str) else n for n in _CORES[name])
-
     failure = None
     if function is aba:
         failure = ModelError(
             f"{model.name}: forward dynamics is undefined: the mass matrix is singular (a joint "
             "moves a subtree with no mass or inertia), or the arguments are too large"
         )
-    cores = {name: (x, core(name)) for name, x in named.items()}
-    return _tensors.call(function.__name__, model, cores, params, core(function.__name__), failure)
+    cores = {name: (x, _core(model, name)) for name, x in named.items()}
+    kernel = function.__name__
+    return _tensors.call(kernel, model, cores, params, _core(model, kernel), failure)
+
+
+def _core(model: Model, name: str) -> tuple[int, ...]:
+    """The trailing shape of argument or result `name` for `model`."""
+    return tuple(getattr(model, n) if isinstance(n, str) else n for n in _CORES[name])
 
 
 def _states(

@@ -466,3 +466,50 @@ def frame_jacobian(
         angular = _rotate_back(rot[:, None], angular)
         linear = _rotate_back(rot[:, None], linear)
     return torch.cat([angular, linear], dim=-1).transpose(-1, -2)
+
+
+def tangent_map(t: Tree, q: Tensor) -> Tensor:
+    """(B, nq, nv) dq/de: how q moves along each velocity coordinate, q (+) e at e = 0 (as
+    `invdyn.configuration.integrate` moves it: ball and free joints in their body frame)."""
+    columns = q.new_zeros((q.shape[0], t.nq, t.nv))
+    for i in range(t.nbody):
+        k, d, jtype = t.qadr[i], t.vadr[i], t.jtype[i]
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            columns[:, k, d] = 1.0
+        elif jtype == JointType.CONTINUOUS:
+            # (cos, sin) turns by e: (-sin, cos)
+            columns[:, k, d], columns[:, k + 1, d] = -q[:, k + 1], q[:, k]
+        else:
+            # a quaternion q turned by e in its own frame: q (x) (e / 2, 1)
+            quat = q[:, k : k + 4] if jtype == JointType.SPHERICAL else q[:, k + 3 : k + 7]
+            rows = k if jtype == JointType.SPHERICAL else k + 3
+            turns = d if jtype == JointType.SPHERICAL else d + 3
+            vector, scalar = quat[:, :3], quat[:, 3]
+            eye = torch.eye(3, dtype=q.dtype, device=q.device)
+            columns[:, rows : rows + 3, turns : turns + 3] = 0.5 * (
+                scalar[:, None, None] * eye + _skew(vector)
+            )
+            columns[:, rows + 3, turns : turns + 3] = -0.5 * vector
+            if jtype == JointType.FREE:
+                # the position moves along the body's axes
+                columns[:, k : k + 3, d : d + 3] = _quaternion_rotation(quat)
+    return columns
+
+
+def rnea_derivatives(
+    t: Tree, q: Tensor, v: Tensor, a: Tensor, f_ext: Tensor | None, params: Tensor
+) -> Tensor:
+    """(B, 3, nv, nv) d tau / dq (tangent space, `tangent_map`), d tau / dv and d tau / da of
+    rnea, by forward-mode automatic differentiation along every coordinate at once."""
+
+    def along(dq: Tensor, dv: Tensor) -> Tensor:
+        return torch.func.jvp(lambda q_, v_: rnea(t, q_, v_, a, f_ext, params), (q, v), (dq, dv))[1]
+
+    # tangents (nv, B, n): direction k moves q along its tangent column, or v along e_k
+    dq = tangent_map(t, q).permute(2, 0, 1)
+    eye = torch.eye(t.nv, dtype=v.dtype, device=v.device)[:, None, :].expand(t.nv, *v.shape)
+    derivative = torch.func.vmap(along, in_dims=(0, 0))
+    by_q = derivative(dq, torch.zeros_like(eye))
+    by_v = derivative(torch.zeros_like(dq), eye)
+    mass = mass_matrix(t, q, params)
+    return torch.stack([by_q.permute(1, 2, 0), by_v.permute(1, 2, 0), mass], dim=1)
