@@ -83,6 +83,7 @@ from invdyn.learn.models import (
     select_episodes,
 )
 from invdyn.learn.train import _fingerprint, eval_batch
+from invdyn.metrics import normalised_mse
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -90,8 +91,6 @@ PREDICTIONS_FILE = "predictions.png"
 RIDGE = 1e-8
 # episode folds of the linear baseline's cross-fitting when no training episodes are known
 FOLDS = 5
-# a target whose variance is below this has no R^2 (NaN, left out of the means)
-MIN_VARIANCE = 1e-12
 # most steps of the example episode kept for the plot
 PLOT_STEPS = 2000
 
@@ -396,12 +395,9 @@ def _metrics(prediction: Float, target: Float) -> Metrics:
     n_action = target.shape[-1]
     prediction = prediction.reshape(-1, n_action)
     target = target.reshape(-1, n_action)
-    error = prediction - target
-    mse = np.mean(error**2, axis=0)
-    mae = np.mean(np.abs(error), axis=0)
-    variance = target.var(axis=0)
-    varies = variance > MIN_VARIANCE
-    nmse = np.where(varies, mse / np.where(varies, variance, 1.0), np.nan)
+    mae = np.mean(np.abs(prediction - target), axis=0)
+    nmse = normalised_mse(prediction, target)
+    varies = np.isfinite(nmse)
     r2 = 1.0 - nmse
     return Metrics(
         r2=r2,

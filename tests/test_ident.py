@@ -1,0 +1,117 @@
+"""Identification of dynamic parameters (`invdyn.ident`).
+
+* Base parameters reproduce rnea: ``Y theta = Y_b (B theta)`` for any parameters at new states,
+  on fixed and floating robots with every joint type.
+* Noise-free simulated Panda (MuJoCo, the plant heavier than the model by 10 % and carrying a
+  1.5 kg payload, tracking a Fourier excitation; accelerations from the recorded velocities):
+  the identified base parameters equal the plant's to 1e-6 relative, and the identified model
+  predicts torques of a later part of the motion with nMSE below 1e-6.
+* Weighted least squares finds each joint's noise level; torque offsets are recovered.
+* Bad input: the documented errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import states
+from invdyn.ident import base_parameters, identify
+from invdyn.metrics import normalised_mse
+
+
+@pytest.fixture(scope="module")
+def panda(load_robot):
+    return load_robot("panda", floating_base=False)
+
+
+def test_base_parameters_reproduce_rnea(robot):
+    base = base_parameters(robot)
+    size = 10 * robot.nbody + 3 * robot.nv
+    assert 0 < len(base) < size
+    assert base.projection.shape == (len(base), size) and len(base.names) == len(base)
+    q, v, a = states(robot, "base-parameters", n=5)
+    params = np.random.default_rng(0).normal(size=size)
+    full = invdyn.joint_torque_regressor(robot, q, v, a)
+    expected = full @ params
+    ours = base.regressor(full) @ base.of(params)
+    scale = max(1.0, float(np.abs(expected).max()))
+    assert np.abs(ours - expected).max() <= 1e-9 * scale
+
+
+def test_noise_free_simulated_panda_is_identified_exactly(panda):
+    pytest.importorskip("mujoco")
+    from invdyn.control import Gains, computed_torque, fourier
+    from invdyn.sim import Plant, plant_model, rollout
+
+    rng = np.random.default_rng(0)
+    span = np.minimum(panda.q_upper - panda.q_lower, 4.0)
+    harmonics = np.arange(1, 6)[:, None]
+    sines, cosines = (0.05 * span * rng.normal(size=(5, panda.nv)) / harmonics for _ in range(2))
+    centre = 0.5 * (panda.q_upper + panda.q_lower)
+    trajectory = fourier(panda, centre, sines, cosines, base_frequency=0.2, duration=10.0)
+    # semi-implicit Euler: (v_k+1 - v_k) / dt is the acceleration of (q_k, v_k, tau_k) exactly
+    plant = Plant(integrator="euler", joint_limits=False, payload=1.5, mass_scale=1.1)
+    controller = computed_torque(panda, trajectory, Gains.critically_damped(20.0))
+    q0, v0, _ = trajectory(0.0)
+    run = rollout(panda, controller, q0=q0, v0=v0, duration=10.0, plant=plant)
+    a = np.diff(run.v, axis=0) / np.diff(run.time)[:, None]
+    q, v, tau = run.q[:-1], run.v[:-1], run.tau_applied[:-1]
+    train, held_out = slice(0, 7000), slice(7000, None)
+
+    result = identify(panda, q[train], v[train], a[train], tau[train])
+    true = result.base.of(invdyn.inertial_parameters(plant_model(panda, plant)))
+    error = np.abs(result.estimate - true)
+    assert np.all(error <= 1e-6 * np.maximum(np.abs(true), 1e-6)), error.max()
+    predicted = result.predict(panda, q[held_out], v[held_out], a[held_out])
+    nmse = normalised_mse(predicted, tau[held_out])
+    assert np.nanmax(nmse) < 1e-6, nmse
+
+
+def _synthetic(model, n, seed):
+    q, v, a = states(model, f"synthetic-{seed}", n=n)
+    return q, v, a, invdyn.rnea(model, q, v, a)
+
+
+def test_weighted_least_squares_finds_each_joints_noise(panda):
+    q, v, a, tau = _synthetic(panda, 3000, 1)
+    noise = np.linspace(0.01, 0.5, panda.nv)
+    measured = tau + noise * np.random.default_rng(2).normal(size=tau.shape)
+    ols = identify(panda, q, v, a, measured, method="ols")
+    wls = identify(panda, q, v, a, measured, method="wls")
+    assert np.allclose(wls.joint_std, noise, rtol=0.1), (wls.joint_std, noise)
+    true = wls.base.of(invdyn.inertial_parameters(panda))
+    # weighing the quiet joints more gives a better estimate than treating all alike
+    assert np.linalg.norm(wls.estimate - true) < np.linalg.norm(ols.estimate - true)
+    # and its standard deviations describe its errors
+    assert np.mean(np.abs(wls.estimate - true) / wls.std) < 3.0
+
+
+def test_torque_offsets_are_recovered(panda):
+    q, v, a, tau = _synthetic(panda, 500, 3)
+    offsets = np.random.default_rng(4).normal(size=panda.nv)
+    result = identify(panda, q, v, a, tau + offsets, offset=True)
+    assert np.allclose(result.offsets, offsets, atol=1e-8)
+    without = identify(panda, q, v, a, tau + offsets)
+    assert np.all(without.offsets == 0.0) and without.joint_std.max() > 0.1
+
+
+def test_bad_input_gets_the_documented_errors(panda):
+    q, v, a, tau = _synthetic(panda, 50, 5)
+    with pytest.raises(invdyn.InputError, match="method must be one of ols, wls"):
+        identify(panda, q, v, a, tau, method="lsq")
+    with pytest.raises(invdyn.InputError, match=r"tau must have shape \(\.\.\., 9\)"):
+        identify(panda, q, v, a, tau[:, :4])
+    bad = v.copy()
+    bad[3, 1] = np.inf
+    with pytest.raises(invdyn.InputError, match="v holds a non-finite value"):
+        identify(panda, q, bad, a, tau)
+    with pytest.raises(invdyn.InputError, match="equations for .* unknowns"):
+        identify(panda, q[:3], v[:3], a[:3], tau[:3])
+    # the robot held still: gravity alone cannot separate the inertias
+    still = np.zeros_like(v)
+    with pytest.raises(invdyn.InputError, match="do not excite every base parameter"):
+        identify(panda, q, still, still, invdyn.rnea(panda, q, still, still))
+    with pytest.raises(invdyn.InputError, match="samples: 2 states give 18 equations"):
+        base_parameters(panda, samples=2)
