@@ -1,4 +1,4 @@
-"""Least-squares identification of the base parameters from measured torques.
+"""Least-squares identification of the dynamic parameters from measured torques.
 
 The model ``tau = Y_b(q, v, a) theta_b + offset`` is linear in the base parameters
 (`invdyn.ident.parameters`) and in an optional constant torque offset per joint (sensor bias,
@@ -6,7 +6,9 @@ not part of the rigid-body model). Ordinary least squares stacks every sample; w
 squares (Gautier and Khalil 1990) then weighs each joint's equations by the inverse of the
 standard deviation of its OLS residual, so that joints measured with different noise (or
 modelled with different error) count alike. Standard deviations of the estimates come from
-the residual variance and ``(W^T W)^-1``.
+the residual variance and ``(W^T W)^-1``. The physically consistent fit
+(`invdyn.ident.consistent`) minimises the same weighted residual over parameters that every
+body can have, and returns them all, not only their base combinations.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import as_float_array, batch_shape, flatten
 from invdyn.errors import InputError
+from invdyn.ident.consistent import fit_consistent
 from invdyn.ident.parameters import BaseParameters, base_parameters
 from invdyn.model import Model
 from invdyn.regressor import joint_torque_regressor
 
 Float = NDArray[np.float64]
-Method = Literal["ols", "wls"]
-METHODS = ("ols", "wls")
+Method = Literal["ols", "wls", "consistent"]
+METHODS = ("ols", "wls", "consistent")
+# the consistent fit's pull towards the prior, relative to the weighted torques' energy
+REGULARISATION = 1e-8
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -38,7 +43,9 @@ class Identification:
       std: (nb,) their standard deviations.
       offsets: (nv,) identified torque offsets, zeros when not fitted.
       joint_std: (nv,) standard deviation of each joint's residual torque.
-      method: "ols" or "wls".
+      method: "ols", "wls" or "consistent".
+      params: (10 nbody + 3 nv,) every dynamic parameter, physically consistent, for
+        "consistent"; None otherwise (least squares determines only the base combinations).
     """
 
     base: BaseParameters
@@ -47,6 +54,7 @@ class Identification:
     offsets: Float
     joint_std: Float
     method: str
+    params: Float | None = None
 
     def predict(self, model: Model, q: Float, v: Float, a: Float) -> Float:
         """(..., nv) torques of the identified model at states (..., nq), (..., nv), (..., nv)."""
@@ -73,7 +81,9 @@ def identify(
       v: (N, nv) joint velocities.
       a: (N, nv) joint accelerations.
       tau: (N, nv) measured joint torques.
-      method: "ols" (ordinary least squares) or "wls" (weighted by each joint's OLS residual).
+      method: "ols" (ordinary least squares), "wls" (weighted by each joint's OLS residual) or
+        "consistent" (weighted, over physically consistent parameters; see
+        `invdyn.ident.consistent`).
       offset: also fit a constant torque offset per joint.
       base: the base parameters to identify (default: `base_parameters(model)`).
 
@@ -91,8 +101,7 @@ def identify(
     # (N nv, nb [+ nv]) equations, joint-major within each sample
     regressor = base.regressor(joint_torque_regressor(model, q, v, a))
     if offset:
-        offsets = np.broadcast_to(np.eye(model.nv), (len(q), model.nv, model.nv))
-        regressor = np.concatenate([regressor, offsets], axis=-1)
+        regressor = _with_offsets(regressor)
     columns = regressor.shape[-1]
     if len(q) * model.nv <= columns:
         raise InputError(
@@ -100,11 +109,17 @@ def identify(
             "record more samples"
         )
     solution, joint_std = _weighted_solution(regressor, tau, np.ones(model.nv))
-    if method == "wls":
-        solution, joint_std = _weighted_solution(regressor, tau, 1.0 / joint_std)
-    weights = 1.0 / joint_std if method == "wls" else np.ones(model.nv)
+    weights = np.ones(model.nv)
+    if method != "ols":
+        weights = 1.0 / joint_std
+        solution, joint_std = _weighted_solution(regressor, tau, weights)
     std = _standard_deviations(regressor, tau, solution, weights)
     nb = len(base)
+    params = None
+    if method == "consistent":
+        params, offsets = _consistent(model, q, v, a, tau, weights, offset=offset)
+        solution = np.concatenate([base.of(params), offsets if offset else []])
+        joint_std = np.sqrt(np.mean((tau - regressor @ solution) ** 2, axis=0))
     return Identification(
         base=base,
         estimate=solution[:nb],
@@ -112,7 +127,34 @@ def identify(
         offsets=solution[nb:] if offset else np.zeros(model.nv),
         joint_std=joint_std,
         method=method,
+        params=params,
     )
+
+
+def _consistent(
+    model: Model, q: Float, v: Float, a: Float, tau: Float, weights: Float, *, offset: bool
+) -> tuple[Float, Float]:
+    """Physically consistent parameters (P,) and offsets (nv,) of the weighted fit."""
+    full = joint_torque_regressor(model, q, v, a)
+    if offset:
+        full = _with_offsets(full)
+    weighted = (full * weights[:, None]).reshape(-1, full.shape[-1])
+    torques = (tau * weights).ravel()
+    params, offsets = fit_consistent(
+        model,
+        weighted.T @ weighted,
+        weighted.T @ torques,
+        float(torques @ torques),
+        regularisation=REGULARISATION,
+        extra=model.nv if offset else 0,
+    )
+    return params, offsets if offset else np.zeros(model.nv)
+
+
+def _with_offsets(regressor: Float) -> Float:
+    """(N, nv, columns + nv) the regressor with a unit column per joint's torque offset."""
+    count, nv = regressor.shape[:2]
+    return np.concatenate([regressor, np.broadcast_to(np.eye(nv), (count, nv, nv))], axis=-1)
 
 
 def _samples(
