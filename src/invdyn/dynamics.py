@@ -276,8 +276,8 @@ def rnea_derivatives(
 
         named = {"q": q, "v": v, "a": a, "f_ext": f_ext}
         cores = {name: (x, _core(model, name)) for name, x in named.items()}
-        out = _tensors.call("rnea_derivatives", model, cores, None, (3, nv, nv))
-        return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+        tensors: Any = _tensors.call("rnea_derivatives", model, cores, None, (3, nv, nv))
+        return tensors[..., 0, :, :], tensors[..., 1, :, :], tensors[..., 2, :, :]
     if f_ext is None:
         # one plain float64 state takes the compiled path directly, as in `rnea`
         single = _empty((3, nv, nv))

@@ -179,7 +179,8 @@ def _weighted_solution(regressor: Float, tau: Float, weights: Float) -> tuple[Fl
     """Least-squares solution of ``(w Y) x = w tau`` (joint weights w), and each joint's
     residual standard deviation (of the unweighted residual)."""
     weighted = (regressor * weights[:, None]).reshape(-1, regressor.shape[-1])
-    solution, _, rank, _ = np.linalg.lstsq(weighted, (tau * weights).ravel(), rcond=None)
+    fit, _, rank, _ = np.linalg.lstsq(weighted, (tau * weights).ravel(), rcond=None)
+    solution = np.asarray(fit, dtype=np.float64)
     if rank < regressor.shape[-1]:
         raise InputError(
             f"the samples do not excite every base parameter (regressor rank {rank} of "
@@ -189,7 +190,7 @@ def _weighted_solution(regressor: Float, tau: Float, weights: Float) -> tuple[Fl
     joint_std = np.sqrt(np.mean(residual**2, axis=0))
     # a joint predicted exactly (noise-free data) keeps a weight that is large but finite
     floor = 1e-12 * max(1.0, float(np.abs(tau).max()))
-    return solution, np.maximum(joint_std, floor)
+    return solution, np.asarray(np.maximum(joint_std, floor), dtype=np.float64)
 
 
 def _standard_deviations(regressor: Float, tau: Float, solution: Float, weights: Float) -> Float:

@@ -22,8 +22,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import tempfile
 import warnings
+import xml.etree.ElementTree
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TypeVar
 from xml.etree.ElementTree import Element, ParseError
 
@@ -31,7 +34,7 @@ import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 
-from invdyn.errors import ModelError, ModelWarning
+from invdyn.errors import InputError, ModelError, ModelWarning
 from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
 from invdyn.spatial import rpy_to_matrix
 
@@ -580,3 +583,105 @@ def _assemble(
         gravity=np.array([0.0, 0.0, -9.81]),
         source=source,
     )
+
+
+def write_urdf(
+    model: Model, path: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None
+) -> None:
+    """Write the URDF `model` was loaded from, with `model`'s masses, inertias and friction.
+
+    The description is copied element for element except for the dynamic parameters: the link
+    of each moving body carries that body's whole inertial (its centre of mass and its inertia
+    about it, in the link frame), the links merged into it by fixed joints lose theirs, and each
+    moving joint's ``<dynamics>`` holds its viscous (``damping``) and Coulomb (``friction``)
+    friction. URDF has no rotor inertia: armature is not written. Loading the written file
+    gives `model`'s dynamics. The file is written atomically.
+
+    Args:
+      model: the robot, with the parameters to write (`invdyn.with_parameters` makes one of
+        identified parameters).
+      path: the URDF to write.
+      source: the URDF `model` was loaded from; default ``model.source``.
+
+    Raises:
+      ModelError: the source is not a URDF of this robot (a link or joint is missing).
+      InputError: `path` cannot be written.
+    """
+    source = Path(source if source is not None else model.source)
+    if source.suffix.lower() != ".urdf" or not source.is_file():
+        raise InputError(
+            f"{model.name}: writing a URDF needs the URDF the model was loaded from; "
+            f"{str(source)!r} is not one (pass source=)"
+        )
+    root = _parse_xml(source.read_bytes(), str(source))
+    links = {element.get("name"): element for element in root.findall("link")}
+    joints = {element.get("name"): element for element in root.findall("joint")}
+    for i, name in enumerate(model.body_name):
+        _set_inertial(_element(links, name, "link", source), model, i)
+    for frame, body in zip(model.frame_name, model.frame_body):
+        if body >= 0 and frame not in model.body_name and frame in links:
+            for inertial in links[frame].findall("inertial"):
+                links[frame].remove(inertial)
+    for i, name in enumerate(model.jnt_name):
+        if model.jnt_type[i] == JointType.FREE and name not in joints:
+            continue
+        dof = int(model.jnt_vadr[i])
+        _set_dynamics(_element(joints, name, "joint", source), model, dof)
+    text = xml.etree.ElementTree.tostring(root, encoding="unicode")
+    _write_atomically(Path(path), '<?xml version="1.0"?>\n' + text + "\n")
+
+
+def _element(elements: dict[str | None, Element], name: str, kind: str, source: Path) -> Element:
+    if name not in elements:
+        raise ModelError(f"{source}: no {kind} named {name!r}; is it the URDF of this model?")
+    return elements[name]
+
+
+def _set_inertial(link: Element, model: Model, i: int) -> None:
+    """Replace the <inertial> of `link` by body i's."""
+    for inertial in link.findall("inertial"):
+        link.remove(inertial)
+    inertial = xml.etree.ElementTree.SubElement(link, "inertial")
+    com = model.body_com[i]
+    xml.etree.ElementTree.SubElement(
+        inertial, "origin", xyz=" ".join(repr(float(x)) for x in com), rpy="0 0 0"
+    )
+    xml.etree.ElementTree.SubElement(inertial, "mass", value=repr(float(model.body_mass[i])))
+    inertia = model.body_inertia[i]
+    xml.etree.ElementTree.SubElement(
+        inertial,
+        "inertia",
+        {
+            name: repr(float(inertia[r, c]))
+            for name, (r, c) in {
+                "ixx": (0, 0),
+                "ixy": (0, 1),
+                "ixz": (0, 2),
+                "iyy": (1, 1),
+                "iyz": (1, 2),
+                "izz": (2, 2),
+            }.items()
+        },
+    )
+
+
+def _set_dynamics(joint: Element, model: Model, dof: int) -> None:
+    """Set the <dynamics> of `joint` to the damping and friction of `dof`."""
+    dynamics = joint.find("dynamics")
+    if dynamics is None:
+        dynamics = xml.etree.ElementTree.SubElement(joint, "dynamics")
+    dynamics.set("damping", repr(float(model.dof_damping[dof])))
+    dynamics.set("friction", repr(float(model.dof_friction[dof])))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as out:
+            out.write(text)
+        os.replace(out.name, path)
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error}") from None

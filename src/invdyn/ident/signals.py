@@ -1,0 +1,74 @@
+"""Velocities and accelerations from measured signals, by zero-phase filtering.
+
+Identification needs accelerations, which sensors rarely give: they come from differentiating
+measured positions or velocities, which amplifies noise. The measured signal is low-pass
+filtered forwards and backwards (a Butterworth filter run twice, no phase lag, as Gautier and
+Khalil recommend), then differentiated by central differences; the derivative is filtered the
+same way. The choice is a `Filter`, recorded with every result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn._arrays import check_count, check_positive
+from invdyn.errors import InputError
+
+Float = NDArray[np.float64]
+
+
+@dataclasses.dataclass(frozen=True)
+class Filter:
+    """A zero-phase Butterworth low-pass filter.
+
+    Attributes:
+      cutoff: cut-off frequency in Hz, below half the sampling rate; None for no filtering.
+      order: order of the filter (run twice, so the magnitude response is squared).
+    """
+
+    cutoff: float | None = 10.0
+    order: int = 4
+
+    def __post_init__(self) -> None:
+        if self.cutoff is not None:
+            object.__setattr__(self, "cutoff", check_positive("cutoff", self.cutoff))
+        object.__setattr__(self, "order", check_count("order", self.order))
+
+    def apply(self, x: Float, fps: float) -> Float:
+        """(T, n) signal `x` sampled at `fps` Hz, filtered forwards and backwards."""
+        if self.cutoff is None:
+            return np.asarray(x, dtype=np.float64)
+        if self.cutoff >= 0.5 * fps:
+            raise InputError(
+                f"cutoff: {self.cutoff:g} Hz is not below half the sampling rate {fps:g} Hz"
+            )
+        from scipy.signal import butter, sosfiltfilt
+
+        sos = butter(self.order, self.cutoff, fs=fps, output="sos")
+        # sosfiltfilt pads by reflection; a signal shorter than its padding is filtered unpadded
+        padding = min(3 * (2 * len(sos) + 1), len(x) - 1)
+        return np.asarray(sosfiltfilt(sos, x, axis=0, padlen=padding), dtype=np.float64)
+
+
+def velocity_and_acceleration(v: Float, fps: float, filtering: Filter) -> tuple[Float, Float]:
+    """(T, nv) filtered velocities and accelerations from measured velocities.
+
+    Args:
+      v: (T, nv) measured joint velocities, one row per sample at `fps` Hz, T >= 3.
+      fps: sampling rate in Hz.
+      filtering: the zero-phase filter applied to v and to its derivative.
+
+    Returns:
+      The filtered velocities and the accelerations (central differences, one-sided at the
+      ends), both (T, nv).
+    """
+    fps = check_positive("fps", fps)
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 2 or len(v) < 3:
+        raise InputError(f"v must have shape (T, nv) with T >= 3, got {v.shape}")
+    smooth = filtering.apply(v, fps)
+    acceleration = np.gradient(smooth, 1.0 / fps, axis=0)
+    return smooth, filtering.apply(acceleration, fps)
