@@ -10,6 +10,7 @@
 * The physically consistent fit: every body of its result is physical (positive definite
   pseudo-inertia, so a model can be built of it), on noisy and scarce data too, and it predicts
   held-out torques about as well as weighted least squares, friction included.
+* Zero-phase filtered accelerations of a noisy velocity: no lag, a tenth of the raw error.
 * Bad input: the documented errors.
 """
 
@@ -22,6 +23,7 @@ import invdyn
 from conftest import states
 from invdyn.ident import base_parameters, identify
 from invdyn.ident.consistent import pseudo_inertias
+from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse
 
 
@@ -148,3 +150,29 @@ def test_bad_input_gets_the_documented_errors(panda):
         identify(panda, q, still, still, invdyn.rnea(panda, q, still, still))
     with pytest.raises(invdyn.InputError, match="samples: 2 states give 18 equations"):
         base_parameters(panda, samples=2)
+
+
+def test_filtered_accelerations_of_a_noisy_velocity():
+    """A 0.5 Hz sine measured at 200 Hz with noise: the zero-phase filter has no lag, and its
+    accelerations are closer to the truth than raw differences by an order of magnitude."""
+    fps = 200.0
+    t = np.arange(0.0, 10.0, 1.0 / fps)
+    omega = 2.0 * np.pi * 0.5
+    clean = np.stack([np.sin(omega * t), np.cos(2.0 * omega * t)], axis=1)
+    true_acceleration = np.stack(
+        [omega * np.cos(omega * t), -2.0 * omega * np.sin(2.0 * omega * t)], axis=1
+    )
+    measured = clean + 0.01 * np.random.default_rng(0).normal(size=clean.shape)
+    smooth, acceleration = velocity_and_acceleration(measured, fps, Filter(cutoff=5.0))
+    raw = np.gradient(measured, 1.0 / fps, axis=0)
+    inner = slice(100, -100)
+    assert np.abs(smooth[inner] - clean[inner]).max() < 0.01
+    filtered_error = np.abs(acceleration[inner] - true_acceleration[inner]).max()
+    assert filtered_error < 0.1 * np.abs(raw[inner] - true_acceleration[inner]).max()
+    # no filter: plain central differences
+    unfiltered = velocity_and_acceleration(measured, fps, Filter(cutoff=None))[1]
+    assert np.array_equal(unfiltered, raw)
+    with pytest.raises(invdyn.InputError, match="not below half the sampling rate"):
+        velocity_and_acceleration(measured, fps, Filter(cutoff=100.0))
+    with pytest.raises(invdyn.InputError, match="cutoff must be positive"):
+        Filter(cutoff=-1.0)

@@ -12,8 +12,9 @@ import pytest
 
 import invdyn
 from invdyn import JointType, ModelError, ModelWarning
+from invdyn.configuration import random_configuration
 from invdyn.io import robots
-from invdyn.io.urdf import MAX_URDF_BYTES, load_urdf, parse_urdf
+from invdyn.io.urdf import MAX_URDF_BYTES, load_urdf, parse_urdf, write_urdf
 from invdyn.spatial import rpy_to_matrix
 
 ROBOTS_DIR = Path(invdyn.__file__).parent / "robots"
@@ -701,3 +702,51 @@ def test_example_robot_data_matches_pinocchio(path: Path) -> None:
     pytest.importorskip("pinocchio")
     _compare_with_pinocchio(path, floating_base=False)
     _compare_with_pinocchio(path, floating_base=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# writing: a description with other dynamic parameters
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "floating"),
+    [("panda", False), ("ur5", False), ("talos", True), ("tiago_no_hand", False), ("pr2", True)],
+)
+def test_written_urdf_has_the_models_dynamics(load_robot, tmp_path, name, floating):
+    """Heavier links, moved centres of mass and friction written, loaded back, same rnea; the
+    UR5's URDF repeats joint names inside <transmission>, which must not be taken for joints."""
+    model = load_robot(name, floating_base=floating)
+    rng = np.random.default_rng(0)
+    friction = rng.uniform(0.0, 1.0, (2, model.nv))
+    if floating:
+        friction[:, :6] = 0.0  # the free flyer has no joint in the file
+    changed = model.replace(
+        body_mass=model.body_mass * 1.3,
+        body_com=model.body_com + 0.01,
+        dof_damping=friction[0],
+        dof_friction=friction[1],
+    )
+    path = tmp_path / "written.urdf"
+    write_urdf(changed, path)
+    with warnings.catch_warnings():
+        # links the source already had doubtful inertias on (tiago, pr2) keep them
+        warnings.simplefilter("ignore", ModelWarning)
+        loaded = invdyn.load(path, floating_base=floating, friction=True)
+    assert loaded.joint_names == model.joint_names and loaded.frame_name == model.frame_name
+    q = random_configuration(model, rng=rng, shape=4)
+    v, a = rng.normal(size=(2, 4, model.nv))
+    expected = invdyn.rnea(changed, q, v, a)
+    assert np.abs(invdyn.rnea(loaded, q, v, a) - expected).max() <= 1e-12 * max(
+        1.0, np.abs(expected).max()
+    )
+
+
+def test_writing_needs_the_source_urdf(tmp_path):
+    model = invdyn.load("pendulum")
+    with pytest.raises(invdyn.InputError, match="needs the URDF the model was loaded from"):
+        write_urdf(model, tmp_path / "out.urdf", source=tmp_path / "missing.urdf")
+    other = tmp_path / "other.urdf"
+    other.write_text('<robot name="x"><link name="base"/></robot>')
+    with pytest.raises(invdyn.ModelError, match="no link named"):
+        write_urdf(model, tmp_path / "out.urdf", source=other)
