@@ -13,6 +13,7 @@ import pytest
 import invdyn
 from conftest import requires_erd
 from invdyn.cli import main
+from invdyn.configuration import random_configuration
 from invdyn.io import robots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -284,6 +285,53 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 2 and "exists" in err, err
     status, _, err = run(capsys, *argv, "--set", "train.num_threads=1")
     assert status == 0, err
+
+
+@requires_erd
+def test_collect_with_a_payload_then_identify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Panda collected carrying an unmodelled kilogram and joint damping; ident identifies
+    it from the recorded dataset: a URDF, a report and plots, and on held-out episodes the
+    identified model predicts the arm's torques better than the Panda as described."""
+    dataset, out = tmp_path / "panda", tmp_path / "ident"
+    status, _, err = run(
+        capsys, "collect", "panda", "--episodes", "5", "--duration", "4", "--rate", "200",
+        "--payload", "1.0", "--damping", "0.2", "--seed", "3", "--out", str(dataset),
+        "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    status, printed, err = run(capsys, "ident", str(dataset), "--out", str(out), "--offset")
+    assert status == 0, err
+    assert "base parameters, consistent, 4 episodes identified on, 1 held out" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["filter"] == {"cutoff": 10.0, "order": 4} and report["method"] == "consistent"
+    arm = [f"panda_joint{k}" for k in range(1, 8)]
+    nominal, identified = (report["held_out_nmse"][key] for key in ("nominal", "identified"))
+    assert all(identified[j] < 0.5 * nominal[j] for j in arm), (nominal, identified)
+    assert sum(identified[j] for j in arm) < 0.1 * sum(nominal[j] for j in arm)
+    assert (out / "nmse.png").stat().st_size > 0 and (out / "held_out.png").stat().st_size > 0
+    # the written URDF holds the load: its gravity torques are the plant's, not the model's
+    from invdyn.control.tracking import end_effector
+    from invdyn.sim import Plant, plant_model
+
+    panda = invdyn.load("panda")
+    plant = plant_model(panda, Plant(payload=1.0, payload_frame=end_effector(panda)))
+    identified = invdyn.load(out / "identified.urdf", friction=True)
+    q = random_configuration(panda, rng=0, shape=20)
+    expected = invdyn.gravity(plant, q)[:, :7]
+    error = np.abs(invdyn.gravity(identified, q)[:, :7] - expected).max()
+    assert (
+        error
+        < 0.05 * np.abs(expected).max()
+        < np.abs(invdyn.gravity(panda, q)[:, :7] - expected).max()
+    )
+    assert 0.15 < np.median(identified.dof_damping[:7]) < 0.25  # the plant's 0.2
+    # bad options name themselves
+    status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "fast")
+    assert status == 2 and "--cutoff must be a number or 'none'" in err, err
+    status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "500", "--out", str(out))
+    assert status == 2 and "not below half the sampling rate" in err, err
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,9 @@ robot, a malformed description, a missing file, an optional extra not installed)
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
+from invdyn._files import write_json
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import from_csv
@@ -39,13 +38,9 @@ DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
 
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
+
+
 # labels of the velocity coordinates of multi-dof joints, in v order
-_DOF_SUFFIXES = {
-    JointType.SPHERICAL: ("wx", "wy", "wz"),
-    JointType.FREE: ("vx", "vy", "vz", "wx", "wy", "wz"),
-}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``invdyn`` command line and return its exit status."""
     args = _parser().parse_args(argv)
@@ -142,25 +137,7 @@ def _parser() -> argparse.ArgumentParser:
         help="closed-loop natural frequency of every controller's critically damped gains "
         f"(default: {DEFAULT_BANDWIDTH:g} rad/s)",
     )
-    track.add_argument(
-        "--payload",
-        metavar="KG",
-        type=float,
-        default=0.0,
-        help="unmodelled point mass carried by the plant's end effector (default: 0)",
-    )
-    track.add_argument(
-        "--payload-frame",
-        metavar="NAME",
-        help="frame or body carrying the payload (default: the last revolute joint's body)",
-    )
-    track.add_argument(
-        "--mass-error",
-        metavar="E",
-        type=float,
-        default=0.0,
-        help="the plant's link masses and inertias are (1 + E) times the model's (default: 0)",
-    )
+    _add_plant_arguments(track)
     track.add_argument(
         "--out",
         metavar="DIR",
@@ -220,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
         default="64x64",
         help="rendered frame size in pixels, even numbers (default: 64x64)",
     )
+    _add_plant_arguments(collect, prefix="robot episodes: ")
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
     collect.set_defaults(command=_collect)
@@ -337,6 +315,54 @@ def _parser() -> argparse.ArgumentParser:
     follow.add_argument("--json", metavar="PATH", type=Path, help="write the results here")
     follow.set_defaults(command=_follow)
 
+    ident = commands.add_parser(
+        "ident",
+        help="identify a robot's dynamic parameters from a recorded dataset",
+        description="Identify the dynamic parameters of a robot from a LeRobot v3 dataset of "
+        "its joint positions, velocities and torques (such as 'invdyn collect ROBOT' writes): "
+        "accelerations by zero-phase filtering, base parameters by least squares or a "
+        "physically consistent fit, scored on held-out episodes against the robot as "
+        "described. Writes report.json, nmse.png, held_out.png and identified.urdf.",
+    )
+    ident.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    ident.add_argument(
+        "--robot",
+        metavar="ROBOT",
+        help="robot name or URDF (default: the dataset's source, 'invdyn:<robot>')",
+    )
+    ident.add_argument(
+        "--method",
+        choices=("consistent", "wls", "ols"),
+        default="consistent",
+        help="consistent: weighted, every body physical, writes a URDF; wls: weighted least "
+        "squares; ols: ordinary (default: consistent)",
+    )
+    ident.add_argument(
+        "--cutoff",
+        metavar="HZ",
+        default="10",
+        help="cut-off of the zero-phase low-pass filter of the velocities and accelerations, "
+        "or 'none' (default: 10)",
+    )
+    ident.add_argument(
+        "--offset", action="store_true", help="also identify a torque offset per joint"
+    )
+    ident.add_argument(
+        "--held-out",
+        metavar="FRACTION",
+        type=float,
+        default=0.2,
+        help="share of the episodes, the last ones, held out for the report (default: 0.2)",
+    )
+    ident.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("invdyn-ident"),
+        help="output directory (default: ./invdyn-ident)",
+    )
+    ident.set_defaults(command=_ident)
+
     info = commands.add_parser(
         "info",
         help="kinematic tree, joints, limits and masses of a robot",
@@ -416,13 +442,12 @@ def _demo(args: argparse.Namespace) -> int:
         )
         _write_tracking(model, results, Path(args.out), suffix="" if key == "exact" else "-payload")
         metrics[key] = _metrics(model, results, _setup(args, run_plant))
-    _write_json(Path(args.out) / "metrics.json", metrics)
+    write_json(Path(args.out) / "metrics.json", metrics)
     return 0
 
 
 def _track(args: argparse.Namespace) -> int:
-    from invdyn.control.tracking import end_effector, workspace_motion
-    from invdyn.sim import Plant
+    from invdyn.control.tracking import workspace_motion
 
     controllers = _controller_names(args.controller)
     model = _load(args.robot, floating_base=False if args.fixed_base else None)
@@ -436,11 +461,7 @@ def _track(args: argparse.Namespace) -> int:
         trajectory = workspace_motion(model, duration=args.duration)
     else:
         trajectory = from_csv(model, args.trajectory)
-    plant = Plant(
-        payload=args.payload,
-        payload_frame=args.payload_frame or end_effector(model),
-        mass_scale=_mass_scale(args.mass_error),
-    )
+    plant = _plant(args, model)
     results = _run_tracking(
         model,
         trajectory,
@@ -455,7 +476,7 @@ def _track(args: argparse.Namespace) -> int:
     metrics = _metrics(model, results, _setup(args, plant))
     for path in (out / "metrics.json", args.json):
         if path is not None:
-            print(f"wrote {_write_json(Path(path), metrics)}")
+            print(f"wrote {write_json(Path(path), metrics)}")
     return 0
 
 
@@ -514,7 +535,7 @@ def _write_tracking(model: Model, results: dict[str, Any], out: Path, suffix: st
 
     figure = plot_tracking(
         results,
-        labels=dof_labels(model),
+        labels=list(model.dof_names),
         title=f"{model.name}: tracking in MuJoCo{' with model error' if suffix else ''}",
     )
     print(f"wrote {save_figure(figure, out / f'tracking{suffix}.png')}")
@@ -545,22 +566,6 @@ def _setup(args: argparse.Namespace, plant: Any) -> dict[str, Any]:
     }
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> Path:
-    """Write `data` as JSON atomically (a temporary file, then a rename)."""
-    path = path.absolute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as stream:
-            json.dump(data, stream, indent=2)
-            stream.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def _controller_names(spec: str) -> tuple[str, ...]:
     """`--controller`: a name, a comma-separated list or 'all'."""
     if spec == "all":
@@ -578,15 +583,6 @@ def _controller_names(spec: str) -> tuple[str, ...]:
 def _positive_option(option: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"{option} must be a positive number, got {value}")
-
-
-def dof_labels(model: Model) -> list[str]:
-    """(nv,) a name per velocity coordinate: the joint name, with an axis for multi-dof joints."""
-    labels = []
-    for name, jtype in zip(model.jnt_name, model.jnt_type, strict=True):
-        suffixes = _DOF_SUFFIXES.get(JointType(jtype))
-        labels += [f"{name}.{s}" for s in suffixes] if suffixes else [name]
-    return labels
 
 
 def dof_units(model: Model) -> list[str]:
@@ -635,6 +631,7 @@ def _collect(args: argparse.Namespace) -> int:
             duration=args.duration,
             control_rate=args.rate,
             seed=args.seed,
+            plant=_plant(args, robot),
             progress=progress,
         )
     videos = None
@@ -711,7 +708,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for path in save_evaluation(report, out):
         print(f"wrote {path}")
     if args.json is not None:
-        print(f"wrote {_write_json(args.json, report.to_dict())}")
+        print(f"wrote {write_json(args.json, report.to_dict())}")
     return 0
 
 
@@ -773,7 +770,7 @@ def _follow(args: argparse.Namespace) -> int:
     )
     print(f"oracle: {result.oracle_note}")
     if args.json is not None:
-        print(f"wrote {_write_json(args.json, result.to_dict())}")
+        print(f"wrote {write_json(args.json, result.to_dict())}")
     return 0
 
 
@@ -806,7 +803,118 @@ def _follow_frames(
         [[run, f"{final[run]:.4g}", f"{result.errors[run].max():.4g}"] for run in final],
     )
     if args.json is not None:
-        print(f"wrote {_write_json(args.json, result.to_dict())}")
+        print(f"wrote {write_json(args.json, result.to_dict())}")
+    return 0
+
+
+def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -> None:
+    """Options of the simulated plant that the robot's model does not know."""
+    parser.add_argument(
+        "--payload",
+        metavar="KG",
+        type=float,
+        default=0.0,
+        help=f"{prefix}unmodelled point mass carried by the plant's end effector (default: 0)",
+    )
+    parser.add_argument(
+        "--payload-frame",
+        metavar="NAME",
+        help=f"{prefix}frame or body carrying the payload (default: the last revolute "
+        "joint's body)",
+    )
+    parser.add_argument(
+        "--mass-error",
+        metavar="E",
+        type=float,
+        default=0.0,
+        help=f"{prefix}the plant's link masses and inertias are (1 + E) times the model's "
+        "(default: 0)",
+    )
+    parser.add_argument(
+        "--damping",
+        metavar="NMS",
+        type=float,
+        default=0.0,
+        help=f"{prefix}unmodelled viscous friction on every joint, N m s/rad (default: 0)",
+    )
+    parser.add_argument(
+        "--friction",
+        metavar="NM",
+        type=float,
+        default=0.0,
+        help=f"{prefix}unmodelled Coulomb friction on every joint, N m (default: 0)",
+    )
+    parser.add_argument(
+        "--sensor-noise",
+        metavar="STD",
+        type=float,
+        default=0.0,
+        help=f"{prefix}standard deviation of the noise on measured positions (rad) and "
+        "velocities (rad/s) (default: 0)",
+    )
+
+
+def _plant(args: argparse.Namespace, model: Model) -> Any:
+    """The `invdyn.sim.Plant` of the plant options."""
+    from invdyn.control.tracking import end_effector
+    from invdyn.sim import Plant
+
+    return Plant(
+        payload=args.payload,
+        payload_frame=args.payload_frame or end_effector(model),
+        mass_scale=_mass_scale(args.mass_error),
+        damping=args.damping,
+        friction=args.friction,
+        sensor_noise=args.sensor_noise,
+    )
+
+
+def _ident(args: argparse.Namespace) -> int:
+    from invdyn.ident.run import identify_dataset, write_results
+    from invdyn.ident.signals import Filter
+    from invdyn.learn.data import read_dataset
+
+    dataset = read_dataset(args.dataset)
+    name = args.robot
+    if name is None:
+        source = dataset.info.source
+        if not source.startswith("invdyn:"):
+            raise InputError(
+                f"{args.dataset}: its source is {source!r}, not an invdyn robot; pass --robot"
+            )
+        name = source.removeprefix("invdyn:")
+    model = _load(name, floating_base=False)
+    cutoff = None
+    if str(args.cutoff).lower() != "none":
+        try:
+            cutoff = float(args.cutoff)
+        except ValueError:
+            raise InputError(f"--cutoff must be a number or 'none', got {args.cutoff!r}") from None
+    found = identify_dataset(
+        dataset,
+        model,
+        method=args.method,
+        filtering=Filter(cutoff=cutoff),
+        offset=args.offset,
+        held_out=args.held_out,
+    )
+    rows = [
+        [joint, f"{nominal:.3g}", f"{identified:.3g}"]
+        for joint, nominal, identified in zip(
+            found.report(model)["held_out_nmse"]["nominal"],
+            found.nominal_nmse,
+            found.identified_nmse,
+            strict=True,
+        )
+    ]
+    print(
+        f"{model.name}: {len(found.identification.base)} base parameters, {args.method}, "
+        f"{len(found.train_episodes)} episodes identified on, "
+        f"{len(found.held_out_episodes)} held out"
+    )
+    _print_table(["joint", "nMSE nominal", "nMSE identified"], rows)
+    for path in write_results(found, model, args.out):
+        print(f"wrote {path}")
     return 0
 
 

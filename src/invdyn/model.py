@@ -61,6 +61,12 @@ JOINT_NV = {
     JointType.FREE: 6,
 }
 
+# the axis suffixes of the velocity coordinates of joints with several
+_DOF_SUFFIXES = {
+    JointType.SPHERICAL: ("wx", "wy", "wz"),
+    JointType.FREE: ("vx", "vy", "vz", "wx", "wy", "wz"),
+}
+
 # per-body array fields and the trailing shape of each
 _BODY_FIELDS = {
     "body_parent": (),
@@ -199,6 +205,16 @@ class Model:
     def joint_names(self) -> tuple[str, ...]:
         """Names of the moving joints, in ``v`` order."""
         return self.jnt_name
+
+    @cached_property
+    def dof_names(self) -> tuple[str, ...]:
+        """(nv,) a name per velocity coordinate: its joint's, with an axis for joints of
+        several (``<joint>.wx`` for a ball joint, ``<joint>.vx`` ... ``.wz`` for a free flyer)."""
+        names: list[str] = []
+        for name, jtype in zip(self.jnt_name, self.jnt_type, strict=True):
+            suffixes = _DOF_SUFFIXES.get(JointType(jtype))
+            names += [f"{name}.{s}" for s in suffixes] if suffixes else [name]
+        return tuple(names)
 
     @property
     def floating_base(self) -> bool:

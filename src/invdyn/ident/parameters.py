@@ -61,7 +61,8 @@ class BaseParameters:
 
 def parameter_names(model: Model) -> tuple[str, ...]:
     """(10 nbody + 3 nv,) names of the dynamic parameters, ``"<body>.<m|mcx|...|Izz>"`` then
-    ``"<joint>.<armature|damping|friction>"``, in `invdyn.inertial_parameters`' order."""
+    ``"<dof>.<armature|damping|friction>"`` (`Model.dof_names`), in
+    `invdyn.inertial_parameters`' order."""
     bodies = [f"{body}.{p}" for body in model.body_name for p in BODY_PARAMETER_NAMES]
     dofs = [
         f"{model.jnt_name[int(model.dof_body[k])]}{_dof_suffix(model, k)}.{p}"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tempfile
 import warnings
 import xml.etree.ElementTree
 from collections.abc import Iterable, Sequence
@@ -34,6 +33,7 @@ import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 
+from invdyn._files import atomic_open
 from invdyn.errors import InputError, ModelError, ModelWarning
 from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
 from invdyn.spatial import rpy_to_matrix
@@ -628,7 +628,11 @@ def write_urdf(
         dof = int(model.jnt_vadr[i])
         _set_dynamics(_element(joints, name, "joint", source), model, dof)
     text = xml.etree.ElementTree.tostring(root, encoding="unicode")
-    _write_atomically(Path(path), '<?xml version="1.0"?>\n' + text + "\n")
+    try:
+        with atomic_open(path) as out:
+            out.write('<?xml version="1.0"?>\n' + text + "\n")
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error}") from None
 
 
 def _element(elements: dict[str | None, Element], name: str, kind: str, source: Path) -> Element:
@@ -672,16 +676,3 @@ def _set_dynamics(joint: Element, model: Model, dof: int) -> None:
         dynamics = xml.etree.ElementTree.SubElement(joint, "dynamics")
     dynamics.set("damping", repr(float(model.dof_damping[dof])))
     dynamics.set("friction", repr(float(model.dof_friction[dof])))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-        ) as out:
-            out.write(text)
-        os.replace(out.name, path)
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error}") from None

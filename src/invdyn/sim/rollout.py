@@ -15,7 +15,6 @@ import csv
 import dataclasses
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import check_positive
+from invdyn._files import atomic_open
 from invdyn.configuration import (
     check_array,
     from_mujoco_state,
@@ -253,21 +253,12 @@ def save_csv(rollout: Rollout, model: Model, path: str | os.PathLike[str]) -> Pa
             f"{model.name!r} has nq {model.nq} and nv {model.nv}"
         )
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     table = np.column_stack(
         [rollout.time, rollout.q, rollout.v, rollout.tau_command, rollout.tau_applied]
     )
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", newline="") as stream:
-            csv.writer(stream).writerow(csv_columns(model))
-            np.savetxt(stream, table, delimiter=",", fmt="%.17g")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as stream:
+        csv.writer(stream, lineterminator="\n").writerow(csv_columns(model))
+        np.savetxt(stream, table, delimiter=",", fmt="%.17g")
     return path
 
 

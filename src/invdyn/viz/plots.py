@@ -8,7 +8,6 @@ Files are written atomically: to a temporary file in the target directory, then 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from invdyn._files import atomic_open
 from invdyn.errors import InputError
 
 if TYPE_CHECKING:
@@ -97,17 +97,8 @@ def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 120)
     fmt = path.suffix.lstrip(".").lower()
     if not fmt:
         raise InputError(f"{path}: give the image file a suffix such as .png")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp makes the file private; give it the usual permissions of an output file
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "wb") as stream:
-            figure.savefig(stream, format=fmt, dpi=dpi)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as stream:
+        figure.savefig(stream, format=fmt, dpi=dpi)
     return path
 
 
@@ -261,4 +252,46 @@ def plot_predictions(
         ax.set_xlabel(x_label)
     if title:
         figure.suptitle(title)
+    return figure
+
+
+def plot_error_bars(
+    labels: Sequence[str],
+    errors: Mapping[str, ArrayLike],
+    *,
+    title: str = "",
+    y_label: str = "normalised MSE",
+) -> Figure:
+    """Errors of several predictors side by side, a group of bars per label, on a log scale.
+
+    Args:
+      labels: (n,) a name per group (a joint, an action dimension).
+      errors: predictor name -> (n,) its positive errors; NaN leaves a bar out.
+      title: figure title.
+      y_label: label of the vertical axis.
+
+    Returns:
+      The matplotlib figure, not attached to pyplot.
+    """
+    from matplotlib.figure import Figure
+
+    values = {name: np.asarray(x, dtype=np.float64) for name, x in errors.items()}
+    for name, x in values.items():
+        if x.shape != (len(labels),):
+            raise InputError(f"errors[{name!r}] has shape {x.shape}, expected ({len(labels)},)")
+    figure = Figure(figsize=(max(6.0, 0.6 * len(labels) * len(values) + 2.0), 4.0))
+    ax = figure.subplots()
+    width = 0.8 / max(len(values), 1)
+    positions = np.arange(len(labels))
+    for k, (name, x) in enumerate(values.items()):
+        shown = np.where(np.isfinite(x) & (x > 0), x, np.nan)
+        ax.bar(positions + (k - (len(values) - 1) / 2) * width, shown, width, label=name)
+    ax.set_xticks(positions, labels, rotation=45, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel(y_label)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    figure.set_layout_engine("constrained")
     return figure

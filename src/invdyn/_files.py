@@ -1,0 +1,49 @@
+"""Writing output files atomically: nothing the user had is lost to a half-written file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """A stream that becomes `path` when the block ends without an error.
+
+    It writes a temporary file in the same directory (created if missing), synced to disk and
+    then renamed over `path`; an error in the block removes it and leaves `path` as it was.
+
+    Args:
+      path: the file to write.
+      mode: "w" (text, UTF-8) or "wb".
+    """
+    path = Path(path).absolute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes the file private; give it the usual permissions of an output file
+        os.chmod(temporary, 0o644)
+        text = "b" not in mode
+        with os.fdopen(
+            handle, mode, encoding="utf-8" if text else None, newline="" if text else None
+        ) as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> Path:
+    """Write `data` as indented JSON, atomically; return the absolute path."""
+    with atomic_open(path) as out:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+    return Path(path).absolute()

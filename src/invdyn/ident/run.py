@@ -1,0 +1,265 @@
+"""Identification from a recorded dataset to an identified URDF and a report (`invdyn ident`).
+
+A dataset of a robot (LeRobot v3, such as `invdyn collect ROBOT` writes: state ``q.<joint>``
+and ``v.<joint>``, action the applied joint torques ``tau.<joint>``) is split by episode into
+identification and held-out episodes (the last ones). Accelerations come from the measured
+velocities by zero-phase filtering (`invdyn.ident.signals`); samples within a filter length of
+an episode's ends, where the filter has no data on one side, are left out. The base parameters
+are identified on the first episodes; on the held-out ones the report compares the normalised
+MSE of each joint's torque predicted by the model as described (its URDF) and as identified.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn._arrays import check_real
+from invdyn._files import write_json
+from invdyn.dynamics import rnea
+from invdyn.errors import DataError, InputError
+from invdyn.ident.identify import Identification, Method, identify
+from invdyn.ident.signals import Filter, velocity_and_acceleration
+from invdyn.metrics import normalised_mse
+from invdyn.model import Model
+from invdyn.regressor import with_parameters
+from invdyn.sim.rollout import csv_columns
+
+Float = NDArray[np.float64]
+
+# the last this share of the episodes (at least one) is held out
+HELD_OUT = 0.2
+
+
+@dataclasses.dataclass(frozen=True)
+class Samples:
+    """Samples of episodes, one row per frame kept: (N, nq) q, (N, nv) v, a and tau, and the
+    (E + 1,) row where each episode starts."""
+
+    q: Float
+    v: Float
+    a: Float
+    tau: Float
+    starts: NDArray[np.int64]
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetIdentification:
+    """What `identify_dataset` found.
+
+    Attributes:
+      identification: the identified parameters.
+      nominal_nmse: (nv,) held-out torque nMSE per joint of the model as described.
+      identified_nmse: (nv,) the same of the identified model.
+      train_episodes: indices of the episodes identified on.
+      held_out_episodes: indices of the held-out episodes.
+      filtering: the filter the accelerations came through.
+      held_out: the held-out samples, for plots.
+    """
+
+    identification: Identification
+    nominal_nmse: Float
+    identified_nmse: Float
+    train_episodes: tuple[int, ...]
+    held_out_episodes: tuple[int, ...]
+    filtering: Filter
+    held_out: Samples
+
+    def report(self, model: Model) -> dict[str, Any]:
+        """The JSON report: settings, per-joint nMSE and the base parameters."""
+        result = self.identification
+        joints = model.dof_names
+        return {
+            "robot": model.name,
+            "method": result.method,
+            "filter": dataclasses.asdict(self.filtering),
+            "train_episodes": list(self.train_episodes),
+            "held_out_episodes": list(self.held_out_episodes),
+            "held_out_nmse": {
+                "nominal": dict(zip(joints, map(_number, self.nominal_nmse), strict=True)),
+                "identified": dict(zip(joints, map(_number, self.identified_nmse), strict=True)),
+                "nominal_mean": _number(float(np.nanmean(self.nominal_nmse))),
+                "identified_mean": _number(float(np.nanmean(self.identified_nmse))),
+            },
+            "offsets": dict(zip(joints, map(float, result.offsets), strict=True)),
+            "joint_residual_std": dict(zip(joints, map(float, result.joint_std), strict=True)),
+            "base_parameters": [
+                {"name": name, "value": float(value), "std": float(std)}
+                for name, value, std in zip(
+                    result.base.names, result.estimate, result.std, strict=True
+                )
+            ],
+        }
+
+
+def identify_dataset(
+    dataset: Any,
+    model: Model,
+    *,
+    method: Method = "consistent",
+    filtering: Filter | None = None,
+    offset: bool = False,
+    held_out: float = HELD_OUT,
+) -> DatasetIdentification:
+    """Identify `model`'s parameters on a dataset's episodes, and score them on held-out ones.
+
+    Args:
+      dataset: an `invdyn.learn.data.Dataset` with state ``q.<joint>, v.<joint>`` of `model`
+        and joint torques as action.
+      model: the robot as described (its parameters are the nominal model and the prior of the
+        consistent fit).
+      method: "ols", "wls" or "consistent" (`invdyn.ident.identify`).
+      filtering: the filter for accelerations; default `Filter()` (10 Hz, 4th order).
+      offset: also identify a torque offset per joint.
+      held_out: share of the episodes (the last ones, at least one) held out, in (0, 1).
+
+    Raises:
+      DataError: the dataset's columns are not those of `model`, or it has too few episodes.
+    """
+    filtering = filtering or Filter()
+    held_out = check_real("held_out", held_out)
+    if not 0.0 < held_out < 1.0:
+        raise InputError(f"held_out must be between 0 and 1, got {held_out}")
+    columns = _state_columns(dataset, model)
+    count = len(dataset)
+    if count < 2:
+        raise DataError(
+            f"{dataset.path}: {count} episode; identification needs at least two "
+            "(one identified on, one held out)"
+        )
+    tested = max(1, round(held_out * count))
+    train = tuple(range(count - tested))
+    test = tuple(range(count - tested, count))
+    fit = _samples(dataset, train, columns, filtering)
+    score = _samples(dataset, test, columns, filtering)
+    result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
+    nominal = rnea(model, score.q, score.v, score.a)
+    identified = result.predict(model, score.q, score.v, score.a)
+    return DatasetIdentification(
+        identification=result,
+        nominal_nmse=normalised_mse(nominal, score.tau),
+        identified_nmse=normalised_mse(identified, score.tau),
+        train_episodes=train,
+        held_out_episodes=test,
+        filtering=filtering,
+        held_out=score,
+    )
+
+
+def write_results(
+    found: DatasetIdentification, model: Model, out: str | os.PathLike[str]
+) -> list[Path]:
+    """Write into `out`: ``report.json``; ``nmse.png``, the held-out nMSE of each joint,
+    nominal and identified; ``held_out.png``, the torques of the first held-out episode,
+    recorded and predicted; and, with physically consistent parameters of a model loaded from
+    a URDF, ``identified.urdf``. Returns the paths written."""
+    from invdyn.io.urdf import write_urdf
+    from invdyn.viz.plots import plot_error_bars, plot_predictions, save_figure
+
+    out = Path(out)
+    report = found.report(model)
+    joints = list(report["held_out_nmse"]["identified"])
+    written = []
+    params = found.identification.params
+    if params is not None and Path(model.source).suffix.lower() == ".urdf":
+        urdf = out / "identified.urdf"
+        write_urdf(with_parameters(model, params), urdf)
+        report["urdf"] = str(urdf.absolute())
+        written.append(urdf.absolute())
+    bars = plot_error_bars(
+        joints,
+        {"nominal": found.nominal_nmse, "identified": found.identified_nmse},
+        title=f"{model.name}: held-out torque error ({found.identification.method})",
+    )
+    written.append(save_figure(bars, out / "nmse.png"))
+    samples = found.held_out
+    first = slice(int(samples.starts[0]), int(samples.starts[1]))
+    q, v, a = samples.q[first], samples.v[first], samples.a[first]
+    trace = plot_predictions(
+        np.arange(len(q)),
+        samples.tau[first],
+        found.identification.predict(model, q, v, a),
+        labels=joints,
+        title=f"{model.name}: held-out episode {found.held_out_episodes[0]}, torques",
+        baselines={"nominal": rnea(model, q, v, a)},
+        x_label="sample",
+    )
+    written.append(save_figure(trace, out / "held_out.png"))
+    written.append(write_json(out / "report.json", report))
+    return written
+
+
+class _Columns(NamedTuple):
+    """Where a model's q and v are in a dataset's state, and its torques in the action."""
+
+    q: NDArray[np.int64]
+    v: NDArray[np.int64]
+    tau: NDArray[np.int64]
+
+
+def _state_columns(dataset: Any, model: Model) -> _Columns:
+    """The columns of `model`'s q, v and torques in the dataset, or `DataError`."""
+    names = csv_columns(model)
+    wanted_q = [n for n in names if n.startswith("q.")]
+    wanted_v = [n for n in names if n.startswith("v.")]
+    wanted_tau = [f"tau.{n[len('tau_applied.') :]}" for n in names if n.startswith("tau_applied.")]
+    state = list(dataset.info.state_names)
+    action = list(dataset.info.action_names or [])
+    missing = [n for n in wanted_q + wanted_v if n not in state] + [
+        n for n in wanted_tau if n not in action
+    ]
+    if missing:
+        raise DataError(
+            f"{dataset.path}: not a dataset of {model.name}'s joint positions, velocities and "
+            f"torques: it lacks {', '.join(missing[:6])}{', ...' if len(missing) > 6 else ''}"
+        )
+    return _Columns(
+        q=np.array([state.index(n) for n in wanted_q]),
+        v=np.array([state.index(n) for n in wanted_v]),
+        tau=np.array([action.index(n) for n in wanted_tau]),
+    )
+
+
+def _samples(
+    dataset: Any,
+    episodes: tuple[int, ...],
+    columns: _Columns,
+    filtering: Filter,
+) -> Samples:
+    """The kept samples of `episodes`, accelerations from filtered velocities."""
+    fps = float(dataset.info.fps)
+    edge = 0 if filtering.cutoff is None else math.ceil(fps / filtering.cutoff)
+    parts: dict[str, list[Float]] = {"q": [], "v": [], "a": [], "tau": []}
+    starts = [0]
+    for i in episodes:
+        episode = dataset.episode(i)
+        state = np.asarray(episode.state, dtype=np.float64)
+        action = np.asarray(episode.action, dtype=np.float64)
+        if len(state) <= 2 * edge + 2:
+            continue
+        v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering)
+        kept = slice(edge, len(state) - edge)
+        parts["q"].append(state[kept][:, columns.q])
+        parts["v"].append(v[kept])
+        parts["a"].append(a[kept])
+        parts["tau"].append(action[kept][:, columns.tau])
+        starts.append(starts[-1] + len(parts["q"][-1]))
+    if len(starts) == 1:
+        raise DataError(
+            f"{dataset.path}: episodes {episodes[0]}..{episodes[-1]} are too short for a "
+            f"filter of {filtering.cutoff} Hz at {fps:g} fps"
+        )
+    return Samples(
+        **{name: np.concatenate(values) for name, values in parts.items()},
+        starts=np.array(starts),
+    )
+
+
+def _number(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
