@@ -26,9 +26,11 @@ from invdyn.kernels.cpu import (
     _V,
     _VEC,
     SINGULAR,
+    _add_cross_force,
     _check,
     _column,
     _composite_matrix,
+    _cross_motion,
     _forward_pass,
     _inertia_to_world,
     _joint_nv,
@@ -37,6 +39,7 @@ from invdyn.kernels.cpu import (
     _put,
     _sizes_ok,
     _status_of_result,
+    _vec,
     _world_placements,
     aba,
 )
@@ -65,27 +68,7 @@ def _add_skew(out, row, col, x0, x1, x2, scale):
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _cross(m, n, out):
     """Write m x n (spatial motion cross product of two motions) into out (6,)."""
-    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    a0, a1, a2, b0, b1, b2 = n[0], n[1], n[2], n[3], n[4], n[5]
-    out[0] = w1 * a2 - w2 * a1
-    out[1] = w2 * a0 - w0 * a2
-    out[2] = w0 * a1 - w1 * a0
-    out[3] = w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
-    out[4] = w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
-    out[5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _add_cross_force(m, f, out):
-    """Add m x* f (a motion acting on a force) to out (6,)."""
-    w0, w1, w2, u0, u1, u2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
-    out[0] += w1 * n2 - w2 * n1 + u1 * g2 - u2 * g1
-    out[1] += w2 * n0 - w0 * n2 + u2 * g0 - u0 * g2
-    out[2] += w0 * n1 - w1 * n0 + u0 * g1 - u1 * g0
-    out[3] += w1 * g2 - w2 * g1
-    out[4] += w2 * g0 - w0 * g2
-    out[5] += w0 * g1 - w1 * g0
+    _put(out, _cross_motion(_vec(m), _vec(n)))
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")

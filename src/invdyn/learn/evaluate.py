@@ -56,7 +56,6 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from invdyn._files import atomic_open
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.data import (
@@ -706,16 +706,7 @@ def _example(
 
 
 def _write_text(path: Path, text: str) -> Path:
-    """Write `text` to `path` atomically: a temporary sibling, synced, then renamed."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "w") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write `text` to `path` atomically."""
+    with atomic_open(path) as stream:
+        stream.write(text)
     return path.absolute()
