@@ -10,6 +10,9 @@
 * The physically consistent fit: every body of its result is physical (positive definite
   pseudo-inertia, so a model can be built of it), on noisy and scarce data too, and it predicts
   held-out torques about as well as weighted least squares, friction included.
+* An optimised excitation: better conditioned than where it started, the condition number it
+  reports is its regressor's, and it keeps within the position, velocity and acceleration
+  limits.
 * Zero-phase filtered accelerations of a noisy velocity: no lag, a tenth of the raw error.
 * Bad input: the documented errors.
 """
@@ -23,6 +26,7 @@ import invdyn
 from conftest import states
 from invdyn.ident import base_parameters, identify
 from invdyn.ident.consistent import pseudo_inertias
+from invdyn.ident.excitation import ExcitationSettings, optimise_excitation
 from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse
 
@@ -176,3 +180,25 @@ def test_filtered_accelerations_of_a_noisy_velocity():
         velocity_and_acceleration(measured, fps, Filter(cutoff=100.0))
     with pytest.raises(invdyn.InputError, match="cutoff must be positive"):
         Filter(cutoff=-1.0)
+
+
+def test_optimised_excitation_is_better_conditioned_and_within_limits(load_robot):
+    pytest.importorskip("torch")
+    model = load_robot("ur5", floating_base=False)
+    settings = ExcitationSettings(harmonics=3, samples=60, starts=1, iterations=25)
+    excitation = optimise_excitation(model, settings, rng=1)
+    assert excitation.condition < 0.8 * excitation.initial_condition
+    # the trajectory's own regressor has the condition number reported
+    times = np.arange(settings.samples) / (settings.samples * settings.base_frequency)
+    q, v, a = excitation.trajectory(times)
+    base = base_parameters(model, rng=np.random.default_rng(1))
+    stacked = base.regressor(invdyn.joint_torque_regressor(model, q, v, a)).reshape(-1, len(base))
+    assert np.isclose(np.linalg.cond(stacked), excitation.condition, rtol=1e-6)
+    dense = np.linspace(0.0, 1.0 / settings.base_frequency, 2000)
+    q, v, a = excitation.trajectory(dense)
+    span = model.q_upper - model.q_lower
+    assert np.all(q >= model.q_lower + 0.05 * span - 1e-9)
+    assert np.all(q <= model.q_upper - 0.05 * span + 1e-9)
+    assert np.all(np.abs(v) <= model.dof_velocity_limit) and np.abs(a).max() <= 10.0
+    with pytest.raises(invdyn.InputError, match="limit_margin must be below 0.5"):
+        ExcitationSettings(limit_margin=0.5)
