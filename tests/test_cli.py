@@ -303,7 +303,7 @@ def test_collect_with_a_payload_then_identify(
     assert status == 0, err
     status, printed, err = run(capsys, "ident", str(dataset), "--out", str(out), "--offset")
     assert status == 0, err
-    assert "base parameters, consistent, 4 episodes identified on, 1 held out" in printed
+    assert "consistent, identified on episodes 0-3, held out episode 4" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["filter"] == {"cutoff": 10.0, "order": 4} and report["method"] == "consistent"
     arm = [f"panda_joint{k}" for k in range(1, 8)]
@@ -332,6 +332,34 @@ def test_collect_with_a_payload_then_identify(
     assert status == 2 and "--cutoff must be a number or 'none'" in err, err
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "500", "--out", str(out))
     assert status == 2 and "not below half the sampling rate" in err, err
+
+
+@requires_erd
+def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows of (q, v, a) -> tau in a CSV file, from a Panda with heavier links: identified by
+    weighted least squares (no URDF: only base parameters), exact on the held-out rows."""
+    panda = invdyn.load("panda")
+    plant = panda.replace(body_mass=panda.body_mass * 1.2)
+    rng = np.random.default_rng(0)
+    q = random_configuration(panda, rng=rng, shape=600)
+    v, a = rng.normal(size=(2, 600, panda.nv))
+    tau = invdyn.rnea(plant, q, v, a)
+    header = [f"{k}.{j}" for k in ("q", "v", "a", "tau") for j in panda.joint_names]
+    table = tmp_path / "rows.csv"
+    np.savetxt(table, np.hstack([q, v, a, tau]), delimiter=",", header=",".join(header),
+               comments="", fmt="%.17g")  # fmt: skip
+    out = tmp_path / "ident"
+    status, printed, err = run(
+        capsys, "ident", str(table), "--robot", "panda", "--method", "wls", "--out", str(out)
+    )
+    assert status == 0, err
+    assert "identified on rows 0-479, held out rows 480-599" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["filter"]["cutoff"] is None
+    assert max(report["held_out_nmse"]["identified"].values()) < 1e-12
+    assert not (out / "identified.urdf").exists()
+    status, _, err = run(capsys, "ident", str(table), "--out", str(out))
+    assert status == 2 and "is a table: pass --robot" in err, err
 
 
 @pytest.mark.parametrize(

@@ -324,7 +324,12 @@ def _parser() -> argparse.ArgumentParser:
         "physically consistent fit, scored on held-out episodes against the robot as "
         "described. Writes report.json, nmse.png, held_out.png and identified.urdf.",
     )
-    ident.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
+    ident.add_argument(
+        "dataset",
+        metavar="DATA",
+        help="LeRobot v3 dataset directory, or a table (.csv, .npz, .parquet) with columns "
+        "q.*, v.*, a.* and tau.* (accelerations as recorded, no filtering)",
+    )
     ident.add_argument(
         "--robot",
         metavar="ROBOT",
@@ -870,34 +875,40 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
 
 
 def _ident(args: argparse.Namespace) -> int:
-    from invdyn.ident.run import identify_dataset, write_results
+    from invdyn.ident.run import identify_dataset, identify_table, write_results
     from invdyn.ident.signals import Filter
     from invdyn.learn.data import read_dataset
 
-    dataset = read_dataset(args.dataset)
+    table = Path(args.dataset).is_file()
     name = args.robot
+    if table and name is None:
+        raise InputError(f"{args.dataset} is a table: pass --robot")
+    dataset = None if table else read_dataset(args.dataset)
     if name is None:
-        source = dataset.info.source
+        source = dataset.info.source if dataset is not None else ""
         if not source.startswith("invdyn:"):
             raise InputError(
                 f"{args.dataset}: its source is {source!r}, not an invdyn robot; pass --robot"
             )
         name = source.removeprefix("invdyn:")
     model = _load(name, floating_base=False)
-    cutoff = None
-    if str(args.cutoff).lower() != "none":
-        try:
-            cutoff = float(args.cutoff)
-        except ValueError:
-            raise InputError(f"--cutoff must be a number or 'none', got {args.cutoff!r}") from None
-    found = identify_dataset(
-        dataset,
-        model,
-        method=args.method,
-        filtering=Filter(cutoff=cutoff),
-        offset=args.offset,
-        held_out=args.held_out,
-    )
+    options: dict[str, Any] = {
+        "method": args.method,
+        "offset": args.offset,
+        "held_out": args.held_out,
+    }
+    if dataset is None:
+        found = identify_table(args.dataset, model, **options)
+    else:
+        cutoff = None
+        if str(args.cutoff).lower() != "none":
+            try:
+                cutoff = float(args.cutoff)
+            except ValueError:
+                raise InputError(
+                    f"--cutoff must be a number or 'none', got {args.cutoff!r}"
+                ) from None
+        found = identify_dataset(dataset, model, filtering=Filter(cutoff=cutoff), **options)
     rows = [
         [joint, f"{nominal:.3g}", f"{identified:.3g}"]
         for joint, nominal, identified in zip(
@@ -909,8 +920,7 @@ def _ident(args: argparse.Namespace) -> int:
     ]
     print(
         f"{model.name}: {len(found.identification.base)} base parameters, {args.method}, "
-        f"{len(found.train_episodes)} episodes identified on, "
-        f"{len(found.held_out_episodes)} held out"
+        f"identified on {found.train_part}, held out {found.held_out_part}"
     )
     _print_table(["joint", "nMSE nominal", "nMSE identified"], rows)
     for path in write_results(found, model, args.out):

@@ -57,8 +57,8 @@ class DatasetIdentification:
       identification: the identified parameters.
       nominal_nmse: (nv,) held-out torque nMSE per joint of the model as described.
       identified_nmse: (nv,) the same of the identified model.
-      train_episodes: indices of the episodes identified on.
-      held_out_episodes: indices of the held-out episodes.
+      train_part: what was identified on, in words ("episodes 0-7", "rows 0-7999").
+      held_out_part: what was held out, in words.
       filtering: the filter the accelerations came through.
       held_out: the held-out samples, for plots.
     """
@@ -66,8 +66,8 @@ class DatasetIdentification:
     identification: Identification
     nominal_nmse: Float
     identified_nmse: Float
-    train_episodes: tuple[int, ...]
-    held_out_episodes: tuple[int, ...]
+    train_part: str
+    held_out_part: str
     filtering: Filter
     held_out: Samples
 
@@ -79,8 +79,8 @@ class DatasetIdentification:
             "robot": model.name,
             "method": result.method,
             "filter": dataclasses.asdict(self.filtering),
-            "train_episodes": list(self.train_episodes),
-            "held_out_episodes": list(self.held_out_episodes),
+            "identified_on": self.train_part,
+            "held_out": self.held_out_part,
             "held_out_nmse": {
                 "nominal": dict(zip(joints, map(_number, self.nominal_nmse), strict=True)),
                 "identified": dict(zip(joints, map(_number, self.identified_nmse), strict=True)),
@@ -123,9 +123,7 @@ def identify_dataset(
       DataError: the dataset's columns are not those of `model`, or it has too few episodes.
     """
     filtering = filtering or Filter()
-    held_out = check_real("held_out", held_out)
-    if not 0.0 < held_out < 1.0:
-        raise InputError(f"held_out must be between 0 and 1, got {held_out}")
+    held_out = _held_out_share(held_out)
     columns = _state_columns(dataset, model)
     count = len(dataset)
     if count < 2:
@@ -138,6 +136,81 @@ def identify_dataset(
     test = tuple(range(count - tested, count))
     fit = _samples(dataset, train, columns, filtering)
     score = _samples(dataset, test, columns, filtering)
+    return _scored(
+        model,
+        fit,
+        score,
+        method=method,
+        offset=offset,
+        filtering=filtering,
+        parts=(_span("episode", train), _span("episode", test)),
+    )
+
+
+def identify_table(
+    path: str | os.PathLike[str],
+    model: Model,
+    *,
+    method: Method = "consistent",
+    offset: bool = False,
+    held_out: float = HELD_OUT,
+) -> DatasetIdentification:
+    """Identify `model`'s parameters on the rows of a table of ``(q, v, a) -> tau``, and score
+    them on its last rows.
+
+    Args:
+      path: a CSV, NPZ or parquet table (`invdyn.learn.data.read_table`) with columns
+        ``q.<...>`` (nq), ``v.<...>`` and ``a.<...>`` (nv each) and ``tau.<...>`` (nv) in
+        `model`'s order; accelerations are taken as they are (no filtering).
+      model: the robot as described.
+      method: "ols", "wls" or "consistent".
+      offset: also identify a torque offset per joint.
+      held_out: share of the rows, the last ones, held out, in (0, 1).
+
+    Raises:
+      DataError: an unreadable table, missing columns, or widths that are not `model`'s.
+    """
+    from invdyn.learn.data import read_table
+
+    held_out = _held_out_share(held_out)
+    inputs, tau = read_table(path, inputs=["q", "v", "a"], targets=["tau"])
+    if inputs.shape[1] != model.nq + 2 * model.nv or tau.shape[1] != model.nv:
+        raise DataError(
+            f"{path}: {inputs.shape[1]} columns q, v, a and {tau.shape[1]} columns tau; "
+            f"{model.name} needs {model.nq} + {model.nv} + {model.nv} and {model.nv}"
+        )
+    rows = len(tau)
+    tested = max(1, round(held_out * rows))
+    if rows - tested < 1:
+        raise DataError(f"{path}: {rows} rows; identification needs more")
+    q, v, a = np.split(inputs, [model.nq, model.nq + model.nv], axis=1)
+    split = rows - tested
+
+    def part(rows: slice) -> Samples:
+        return Samples(q[rows], v[rows], a[rows], tau[rows], np.array([0, len(tau[rows])]))
+
+    return _scored(
+        model,
+        part(slice(0, split)),
+        part(slice(split, rows)),
+        method=method,
+        offset=offset,
+        filtering=Filter(cutoff=None),
+        parts=(f"rows 0-{split - 1}", f"rows {split}-{rows - 1}"),
+    )
+
+
+def _scored(
+    model: Model,
+    fit: Samples,
+    score: Samples,
+    *,
+    method: Method,
+    offset: bool,
+    filtering: Filter,
+    parts: tuple[str, str],
+) -> DatasetIdentification:
+    """Identify on `fit` and score on `score`."""
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = rnea(model, score.q, score.v, score.a)
     identified = result.predict(model, score.q, score.v, score.a)
@@ -145,11 +218,25 @@ def identify_dataset(
         identification=result,
         nominal_nmse=normalised_mse(nominal, score.tau),
         identified_nmse=normalised_mse(identified, score.tau),
-        train_episodes=train,
-        held_out_episodes=test,
+        train_part=parts[0],
+        held_out_part=parts[1],
         filtering=filtering,
         held_out=score,
     )
+
+
+def _held_out_share(held_out: float) -> float:
+    held_out = check_real("held_out", held_out)
+    if not 0.0 < held_out < 1.0:
+        raise InputError(f"held_out must be between 0 and 1, got {held_out}")
+    return held_out
+
+
+def _span(kind: str, indices: tuple[int, ...]) -> str:
+    """ "episode 4" or "episodes 0-3"."""
+    if len(indices) == 1:
+        return f"{kind} {indices[0]}"
+    return f"{kind}s {indices[0]}-{indices[-1]}"
 
 
 def write_results(
@@ -186,7 +273,7 @@ def write_results(
         samples.tau[first],
         found.identification.predict(model, q, v, a),
         labels=joints,
-        title=f"{model.name}: held-out episode {found.held_out_episodes[0]}, torques",
+        title=f"{model.name}: held out ({found.held_out_part}), torques",
         baselines={"nominal": rnea(model, q, v, a)},
         x_label="sample",
     )
