@@ -81,6 +81,28 @@ def test_robot_frames_show_the_configuration(name):
         assert moved > 0.005, f"{camera}: {moved:.4f} of the pixels changed"
 
 
+@requires_erd
+def test_robot_scene_with_meshes_shows_a_wrist_roll():
+    """The Panda drawn with its collision meshes: other pixels than the stick figure, the roll
+    of its last joint about its own link shows, and the dynamics stay build_mujoco's."""
+    model = load_quietly("panda")
+    q = np.stack([np.zeros(model.nq), np.zeros(model.nq)])
+    q[1, 6] = 1.2  # panda_joint7 turns the hand about the last link's axis
+    frames = {}
+    for meshes in (False, True):
+        scene = robot_scene(model, meshes=meshes)
+        np.testing.assert_array_equal(scene.body_mass, build_mujoco(model).body_mass)
+        assert not scene.geom_contype.any() and not scene.geom_conaffinity.any()
+        states = _states(model, scene, q)
+        frames[meshes] = render_frames(scene, states, camera="front", width=96, height=96)
+    assert scene.nmesh >= 8
+    assert np.any(frames[True][0] != frames[False][0], axis=-1).mean() > 0.01
+    assert np.any(frames[True][0] != frames[True][1], axis=-1).mean() > 0.002
+    pendulum = invdyn.load("pendulum").replace(source="pendulum")
+    with pytest.raises(invdyn.InputError, match="meshes come from the URDF"):
+        robot_scene(pendulum, meshes=True)
+
+
 def test_render_collection_robot():
     model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=1, duration=0.1, control_rate=100.0, seed=0)

@@ -192,6 +192,12 @@ def _parser() -> argparse.ArgumentParser:
         "front, side or top; for environments a camera of theirs or default (the free camera)",
     )
     collect.add_argument(
+        "--meshes",
+        action="store_true",
+        help="robot episodes: render the URDF's collision meshes (STL, OBJ) rather than a "
+        "stick figure",
+    )
+    collect.add_argument(
         "--size",
         metavar="WxH",
         default="64x64",
@@ -618,7 +624,10 @@ def _collect(args: argparse.Namespace) -> int:
         # the cameras checked before the collection, not after
         from invdyn.sim.render import camera_ids, robot_scene, scene_for
 
-        scene = scene_for(f"gym:{args.source}") if robot is None else robot_scene(robot)
+        if robot is None:
+            scene = scene_for(f"gym:{args.source}")
+        else:
+            scene = robot_scene(robot, meshes=args.meshes)
         camera_ids(scene, args.camera)
     if robot is None:
         collection = collect_gym(

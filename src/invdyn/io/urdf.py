@@ -676,3 +676,70 @@ def _set_dynamics(joint: Element, model: Model, dof: int) -> None:
         dynamics = xml.etree.ElementTree.SubElement(joint, "dynamics")
     dynamics.set("damping", repr(float(model.dof_damping[dof])))
     dynamics.set("friction", repr(float(model.dof_friction[dof])))
+
+
+@dataclasses.dataclass(frozen=True)
+class Mesh:
+    """A mesh a URDF link shows, for drawing it.
+
+    Attributes:
+      link: the link's name.
+      file: the mesh file, resolved to a path.
+      rot: (3, 3) orientation of the mesh in the link frame.
+      pos: (3,) position of the mesh in the link frame.
+      scale: (3,) scale of the mesh along its axes.
+    """
+
+    link: str
+    file: Path
+    rot: Float
+    pos: Float
+    scale: Float
+
+
+MESH_SUFFIXES = (".stl", ".obj")
+"""Mesh formats that MuJoCo reads, and so that `link_meshes` returns."""
+
+
+def link_meshes(path: str | os.PathLike[str], *, element: str = "collision") -> list[Mesh]:
+    """The mesh geometries of every link of a URDF, in `MESH_SUFFIXES` formats, that exist.
+
+    ``package://<package>/<path>`` resolves against the nearest directory named <package>
+    above the URDF file (as example-robot-data installs), ``file://`` and absolute paths as
+    they are, and relative paths against the URDF's directory. Meshes in other formats or whose
+    file is missing are left out.
+
+    Args:
+      path: the URDF file.
+      element: "collision" (simple closed meshes, usually STL) or "visual".
+    """
+    source = Path(path)
+    root = _parse_xml(source.read_bytes(), str(source))
+    meshes = []
+    for link in root.findall("link"):
+        for shape in link.findall(element):
+            mesh = shape.find("geometry/mesh")
+            if mesh is None or not mesh.get("filename"):
+                continue
+            file = _mesh_file(source, str(mesh.get("filename")))
+            if file is None or file.suffix.lower() not in MESH_SUFFIXES or not file.is_file():
+                continue
+            where = f"{source}: link {link.get('name')!r}"
+            rot, pos = _origin(shape, where, f"{element} origin")
+            scale = _numbers(mesh.get("scale"), 3, where, "mesh scale", default=(1.0, 1.0, 1.0))
+            meshes.append(Mesh(str(link.get("name")), file, rot, pos, scale))
+    return meshes
+
+
+def _mesh_file(source: Path, name: str) -> Path | None:
+    """The path a URDF mesh filename names, or None when it cannot be resolved."""
+    if name.startswith("package://"):
+        package, _, rest = name.removeprefix("package://").partition("/")
+        for folder in source.absolute().parents:
+            if folder.name == package:
+                return folder / rest
+        return None
+    if name.startswith("file://"):
+        return Path(name.removeprefix("file://"))
+    file = Path(name)
+    return file if file.is_absolute() else source.parent / file

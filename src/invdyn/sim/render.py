@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -99,8 +100,9 @@ FRAME_SAMPLES = 64
 FRAME_SEED = 0
 
 
-def robot_scene(model: Model) -> mujoco.MjModel:
-    """A MuJoCo model of `model` to render: `build_mujoco`'s, with a stick figure to see.
+def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
+    """A MuJoCo model of `model` to render: `build_mujoco`'s, with a stick figure to see, or
+    with the meshes of its URDF.
 
     Bodies, joints, inertias and options are those of ``build_mujoco(model)``, so ``qpos`` and
     ``qvel`` have its layout and a collection's ``full_state`` applies as it is. The visuals
@@ -111,8 +113,14 @@ def robot_scene(model: Model) -> mujoco.MjModel:
     cut at the floor, which lies one radius below the lowest point of the neutral figure. The
     cameras are fixed in the world: a floating base that walks away leaves their view.
 
+    With `meshes`, every link that the URDF the model was loaded from gives a collision mesh
+    MuJoCo reads (`invdyn.io.urdf.link_meshes`: STL, OBJ) shows it, in its body's colour, and
+    only the bodies without one keep their sticks: asymmetric shapes show the turns of joints
+    about their own links (a wrist's roll), which a stick hides.
+
     Args:
       model: the robot.
+      meshes: draw the description's meshes where it has them.
 
     Returns:
       The compiled ``mujoco.MjModel``, with the cameras of `ROBOT_CAMERAS`.
@@ -154,8 +162,12 @@ def robot_scene(model: Model) -> mujoco.MjModel:
         _add_joint(mujoco, body, model, i)
         bodies.append(body)
 
-    # the stick figure: sticks, joint spheres, leaf markers
+    # the description's meshes, then the stick figure of the bodies without: sticks, joint
+    # spheres, leaf markers
+    drawn = _add_meshes(mujoco, spec, model, bodies) if meshes else set()
     for owner, end, leaf in sticks:
+        if owner in drawn:
+            continue
         body = spec.worldbody if owner < 0 else bodies[owner]
         rgba = [*(BASE_COLOUR if owner < 0 else PALETTE[owner % len(PALETTE)]), 1.0]
         if np.linalg.norm(end) >= MIN_LENGTH:
@@ -163,6 +175,8 @@ def robot_scene(model: Model) -> mujoco.MjModel:
         if leaf:
             _add_visual(mujoco, body, "sphere", [MARKER_SCALE * radius], rgba, pos=end)
     for i, body in enumerate(bodies):
+        if i in drawn:
+            continue
         rgba = [*PALETTE[i % len(PALETTE)], 1.0]
         _add_visual(mujoco, body, "sphere", [JOINT_SCALE * radius], rgba, pos=[0, 0, 0])
 
@@ -675,6 +689,35 @@ def _workspace(origins: Float, lengths: Float, roots: Int, floor: float) -> tupl
         high = np.maximum(high, origins[root] + arm)
     low[2] = max(low[2], floor)
     return low, high
+
+
+def _add_meshes(mujoco: ModuleType, spec: Any, model: Model, bodies: list[Any]) -> set[int]:
+    """Add the collision meshes of the model's URDF to the MjSpec; the bodies that got one
+    (-1 for the world)."""
+    from invdyn.io.urdf import link_meshes
+
+    if Path(model.source).suffix.lower() != ".urdf" or not Path(model.source).is_file():
+        raise InputError(
+            f"{model.name}: meshes come from the URDF the model was loaded from, and "
+            f"{model.source!r} is not one"
+        )
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    drawn = set()
+    for k, mesh in enumerate(link_meshes(model.source)):
+        if mesh.link not in model.frame_name:
+            continue
+        frame = model.frame_name.index(mesh.link)
+        owner = int(model.frame_body[frame])
+        rot = model.frame_rot[frame] @ mesh.rot
+        pos = model.frame_pos[frame] + model.frame_rot[frame] @ mesh.pos
+        asset = spec.add_mesh()
+        asset.name, asset.file, asset.scale = f"mesh{k}", str(mesh.file), mesh.scale
+        body = spec.worldbody if owner < 0 else bodies[owner]
+        rgba = [*(BASE_COLOUR if owner < 0 else PALETTE[owner % len(PALETTE)]), 1.0]
+        quat = _quat(mujoco, rot)
+        _add_visual(mujoco, body, "mesh", [], rgba, meshname=asset.name, pos=pos, quat=quat)
+        drawn.add(owner)
+    return drawn
 
 
 def _add_visual(
