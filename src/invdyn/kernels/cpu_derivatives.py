@@ -26,13 +26,14 @@ from invdyn.kernels.cpu import (
     _V,
     _VEC,
     SINGULAR,
+    WORK_COLUMNS,
     _add_cross_force,
+    _add_inertia_to_parent,
     _check,
     _column,
     _composite_matrix,
     _cross_motion,
     _forward_pass,
-    _inertia_to_world,
     _joint_nv,
     _motion_to_world,
     _new_work,
@@ -43,15 +44,6 @@ from invdyn.kernels.cpu import (
     _world_placements,
     aba,
 )
-
-
-@njit(cache=True, fastmath=_FAST, inline="always")
-def _motion_cross_matrix(m, out):
-    """Write the (6, 6) matrix of m x (spatial motion cross product) into out."""
-    out[:, :] = 0.0
-    for base in (0, 3):
-        _add_skew(out, base, base, m[0], m[1], m[2], 1.0)
-    _add_skew(out, 3, 0, m[3], m[4], m[5], 1.0)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -112,24 +104,38 @@ def _dot(x, y):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _inertia_rate(inertia, vel, out, scratch):
+def _inertia_rate(inertia, vel, out):
     """Write into out the (6, 6) matrix dY of a body of world inertia Y moving at vel: the time
     derivative of Y, v x* Y - Y v x, plus the matrix of m -> m x* (Y v), so that
-    d(Y a + v x* Y v) along a motion m of the body is dY m plus the terms of a."""
-    _motion_cross_matrix(vel, scratch)
-    # v x* Y - Y v x, with v x* = -(v x)^T
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc -= scratch[k, r] * inertia[k, c] + inertia[r, k] * scratch[k, c]
-            out[r, c] = acc
-    # m x* h = -[[n x, g x], [g x, 0]] m for h = (n, g) = Y v
-    h = np.empty(6)
-    _matvec(inertia, vel, h, False)
-    _add_skew(out, 0, 0, h[0], h[1], h[2], -1.0)
-    _add_skew(out, 0, 3, h[3], h[4], h[5], -1.0)
-    _add_skew(out, 3, 0, h[3], h[4], h[5], -1.0)
+    d(Y a + v x* Y v) along a motion m of the body is dY m plus the terms of a.
+
+    With Y = [[I, [c]x], [[c]x^T, m 1]] (c the first mass moment), v = (w, u) and
+    Y v = (n, g), g = m u - c x w, the blocks are: [w]x I - I [w]x - (c u^T + u c^T)
+    + 2 (u . c) 1 - [n]x on the top left, -2 [g]x on the bottom left, zero on the right.
+    """
+    w0, w1, w2, u0, u1, u2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
+    mass = inertia[3, 3]
+    c0, c1, c2 = inertia[2, 4], inertia[0, 5], inertia[1, 3]
+    # n = I w + c x u, g = m u - c x w
+    n0 = inertia[0, 0] * w0 + inertia[0, 1] * w1 + inertia[0, 2] * w2 + c1 * u2 - c2 * u1
+    n1 = inertia[1, 0] * w0 + inertia[1, 1] * w1 + inertia[1, 2] * w2 + c2 * u0 - c0 * u2
+    n2 = inertia[2, 0] * w0 + inertia[2, 1] * w1 + inertia[2, 2] * w2 + c0 * u1 - c1 * u0
+    g0 = mass * u0 - (c1 * w2 - c2 * w1)
+    g1 = mass * u1 - (c2 * w0 - c0 * w2)
+    g2 = mass * u2 - (c0 * w1 - c1 * w0)
+    out[:, :] = 0.0
+    skew_w = ((0.0, -w2, w1), (w2, 0.0, -w0), (-w1, w0, 0.0))
+    u = (u0, u1, u2)
+    c = (c0, c1, c2)
+    dot = 2.0 * (u0 * c0 + u1 * c1 + u2 * c2)
+    for r in range(3):
+        for k in range(3):
+            value = -(c[r] * u[k] + u[r] * c[k])
+            for j in range(3):
+                value += skew_w[r][j] * inertia[j, k] - inertia[r, j] * skew_w[j][k]
+            out[r, k] = value + (dot if r == k else 0.0)
+    _add_skew(out, 0, 0, n0, n1, n2, -1.0)
+    _add_skew(out, 3, 0, g0, g1, g2, -2.0)
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -147,20 +153,21 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
     world = np.empty((nbody, 12))
     _world_placements(ints, reals, q, w, world)
     # per body, world coordinates: velocity, acceleration (gravity in), force, inertia and its rate
-    vel = np.empty((nbody, 6))
-    acc = np.empty((nbody, 6))
-    force = np.empty((nbody, 6))
-    inertia = np.empty((nbody, 6, 6))
-    rate = np.empty((nbody, 6, 6))
-    # per dof, world coordinates: its column J and the derivatives of its body's motion
-    jac = np.empty((nv, 6))
-    dvdq = np.zeros((nv, 6))
-    dadq = np.empty((nv, 6))
-    dadv = np.empty((nv, 6))
-    comp = np.empty((1, 13))
-    local = np.empty(6)
-    scratch = np.empty((6, 6))
-    world_acc = np.zeros(6)
+    motions = np.empty((3, nbody, 6))
+    vel, acc, force = motions[0], motions[1], motions[2]
+    matrices = np.empty((2, nbody, 6, 6))
+    inertia, rate = matrices[0], matrices[1]
+    # per dof, world coordinates: its column J and the derivatives of its body's motion; then,
+    # for the backward pass, Y J, dY^T J and the force derivatives dF/dq, dF/dv of its subtree
+    columns = np.empty((8, nv, 6))
+    jac, dvdq, dadq, dadv = columns[0], columns[1], columns[2], columns[3]
+    dfda, dytj, dfdq, dfdv = columns[4], columns[5], columns[6], columns[7]
+    dvdq[:, :] = 0.0
+    # scratch: the inertia's move to world coordinates, motions
+    placement = np.zeros((2, WORK_COLUMNS))
+    comp = np.empty((2, 13))
+    small = np.zeros((3, 12))
+    local, world_acc, moved = small[0, :6], small[1, :6], small[2]
     for k in range(3):
         world_acc[3 + k] = w[nbody, _A + 3 + k]
     for i in range(nbody):
@@ -170,11 +177,14 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
         for k in range(6):
             local[k] = w[i, _F + k] - (fext[i, k] if fext.shape[0] > 0 else 0.0)
         _force_to_world(world, i, local, force[i])
+        for k in range(12):
+            placement[0, k] = world[i, k]
         for k in range(13):
             comp[0, k] = reals[i, 15 + k]
-        _inertia_to_world(world, i, comp)
-        _composite_matrix(comp, 0, inertia[i])
-        _inertia_rate(inertia[i], vel[i], rate[i], scratch)
+            comp[1, k] = 0.0
+        _add_inertia_to_parent(placement, 0, comp, 1, moved)
+        _composite_matrix(comp, 1, inertia[i])
+        _inertia_rate(inertia[i], vel[i], rate[i])
         # each dof's column and the derivatives of the body's motion along it
         parent = ints[i, 0]
         for k in range(_joint_nv(ints, i)):
@@ -204,11 +214,6 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
     dq[:, :] = 0.0
     dv[:, :] = 0.0
     da[:, :] = 0.0
-    # per dof: Y J, dY^T J, and the force derivatives dF/dq, dF/dv of its subtree
-    dfda = np.empty((nv, 6))
-    dytj = np.empty((nv, 6))
-    dfdq = np.empty((nv, 6))
-    dfdv = np.empty((nv, 6))
     for i in range(nbody - 1, -1, -1):
         # backward: Y, dY and the force are those of the subtree of body i
         first, last = ints[i, 3], ints[i, 3] + _joint_nv(ints, i)
