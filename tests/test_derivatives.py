@@ -7,7 +7,8 @@ external forces:
 * d tau / dq and d tau / dv equal central finite differences of rnea, q moved along the
   tangent space by `integrate`; d tau / da is the mass matrix;
 * d a / dq and d a / dv equal finite differences of aba, d a / d tau is the inverse mass matrix;
-* batches equal single calls, leading shapes are kept.
+* batches equal single calls, leading shapes are kept;
+* bodies numbered breadth first (a subtree's dofs not contiguous) give the same derivatives.
 
 Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` are the oracle in
 test_oracle_pinocchio.py.
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, states
+from conftest import assert_close, states, with_joint_terms
 from invdyn.configuration import integrate
 
 STEP = 1e-6
@@ -110,3 +111,46 @@ def test_bad_input_gets_the_documented_errors(load_robot):
     )
     with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
         invdyn.aba_derivatives(massless, q, v, a)
+
+
+def _breadth_first(model):
+    """`model` with its bodies renumbered breadth first (parents still before children, but a
+    subtree's dofs no longer contiguous), and the permutation (new -> old)."""
+    order, frontier = [], [i for i in range(model.nbody) if model.body_parent[i] < 0]
+    while frontier:
+        order += frontier
+        frontier = [i for i in range(model.nbody) if model.body_parent[i] in frontier]
+    new = np.argsort(order)
+    fields = (
+        "body_mass", "body_com", "body_inertia", "jnt_type", "jnt_axis", "jnt_pos", "jnt_rot",
+    )  # fmt: skip
+    changes = {f: np.asarray(getattr(model, f))[order] for f in fields}
+    dof_order = np.concatenate(
+        [np.arange(model.jnt_vadr[i], model.jnt_vadr[i] + model.jnt_nv[i]) for i in order]
+    )
+    q_order = np.concatenate(
+        [np.arange(model.jnt_qadr[i], model.jnt_qadr[i] + model.jnt_nq[i]) for i in order]
+    )
+    for f in ("dof_velocity_limit", "dof_effort_limit", "dof_armature", "dof_damping",
+              "dof_friction"):  # fmt: skip
+        changes[f] = np.asarray(getattr(model, f))[dof_order]
+    changes["q_lower"], changes["q_upper"] = model.q_lower[q_order], model.q_upper[q_order]
+    changes["body_name"] = tuple(model.body_name[i] for i in order)
+    changes["jnt_name"] = tuple(model.jnt_name[i] for i in order)
+    parents = [model.body_parent[i] for i in order]
+    changes["body_parent"] = np.array([p if p < 0 else new[p] for p in parents])
+    changes["frame_body"] = np.array([b if b < 0 else new[b] for b in model.frame_body])
+    return model.replace(**changes), q_order, dof_order
+
+
+def test_bodies_in_breadth_first_order(load_robot):
+    """Solo12's four legs renumbered breadth first: the same derivatives, permuted."""
+    model = with_joint_terms(load_robot("solo12", floating_base=False))
+    shuffled, q_order, dof_order = _breadth_first(model)
+    # depth first, body 1 hangs from body 0; breadth first it starts another leg
+    assert model.body_parent[1] == 0 and shuffled.body_parent[1] != 0
+    q, v, a = (x[0] for x in states(model, "breadth-first"))
+    expected = invdyn.rnea_derivatives(model, q, v, a)
+    ours = invdyn.rnea_derivatives(shuffled, q[q_order], v[dof_order], a[dof_order])
+    for x, y in zip(ours, expected):
+        assert_close(x, y[np.ix_(dof_order, dof_order)], rtol=1e-12, what="permuted")

@@ -203,14 +203,17 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
             for r in range(6):
                 dadq[d, r] += local[r]
                 dadv[d, r] += dvdq[d, r]
-    # the dofs of each body's subtree: [first dof, end)
-    end = np.empty(nbody, dtype=np.int64)
-    for i in range(nbody):
-        end[i] = ints[i, 3] + _joint_nv(ints, i)
-    for i in range(nbody - 1, -1, -1):
-        parent = ints[i, 0]
-        if parent >= 0 and end[i] > end[parent]:
-            end[parent] = end[i]
+    # which bodies each body's subtree holds (parents come first, in any order of branches),
+    # and the body of each dof
+    inside = np.zeros((nbody, nbody), dtype=np.bool_)
+    owner = np.empty(nv, dtype=np.int64)
+    for j in range(nbody):
+        for k in range(_joint_nv(ints, j)):
+            owner[ints[j, 3] + k] = j
+        k = j
+        while k >= 0:
+            inside[k, j] = True
+            k = ints[k, 0]
     dq[:, :] = 0.0
     dv[:, :] = 0.0
     da[:, :] = 0.0
@@ -225,13 +228,17 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
             _matvec(rate[i], jac[d], dfdv[d], False)
             _add_matvec(inertia[i], dadv[d], dfdv[d])
         # rows of the dofs below body i, columns of its own
-        for r in range(last, end[i]):
+        for r in range(last, nv):
+            if not inside[i, owner[r]]:
+                continue
             for d in range(first, last):
                 dq[r, d] = _dot(dfda[r], dadq[d]) + _dot(dytj[r], dvdq[d])
                 dv[r, d] = _dot(dfda[r], dadv[d]) + _dot(dytj[r], jac[d])
         # rows of its own dofs, columns of its subtree
-        for r in range(first, last):
-            for c in range(first, end[i]):
+        for c in range(first, nv):
+            if not inside[i, owner[c]]:
+                continue
+            for r in range(first, last):
                 da[r, c] = _dot(jac[r], dfda[c])
                 da[c, r] = da[r, c]
                 dq[r, c] = _dot(jac[r], dfdq[c])
