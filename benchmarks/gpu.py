@@ -163,7 +163,13 @@ def compiled_rnea(
     params = tree.params[None]
     function = torch.compile(lambda q, v, a: kernels.rnea(tree, q, v, a, None, params))
     start = time.perf_counter()
-    function(*states)
+    try:
+        with torch.no_grad():
+            function(*states)
+    except torch.OutOfMemoryError:
+        empty_cache(device)
+        print(f"  compiling rnea for {model.name} {dtype} ran out of memory")
+        return lambda: function(*states)
     synchronize(device)
     print(f"  compiled rnea for {model.name} {dtype} in {time.perf_counter() - start:.0f} s")
     return lambda: function(*states)

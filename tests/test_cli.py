@@ -345,9 +345,11 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     v, a = rng.normal(size=(2, 600, panda.nv))
     tau = invdyn.rnea(plant, q, v, a)
     header = [f"{k}.{j}" for k in ("q", "v", "a", "tau") for j in panda.joint_names]
+    # the columns in another order than the model's: matched by name
+    order = np.random.default_rng(1).permutation(len(header))
     table = tmp_path / "rows.csv"
-    np.savetxt(table, np.hstack([q, v, a, tau]), delimiter=",", header=",".join(header),
-               comments="", fmt="%.17g")  # fmt: skip
+    np.savetxt(table, np.hstack([q, v, a, tau])[:, order], delimiter=",",
+               header=",".join(header[k] for k in order), comments="", fmt="%.17g")  # fmt: skip
     out = tmp_path / "ident"
     status, printed, err = run(
         capsys, "ident", str(table), "--robot", "panda", "--method", "wls", "--out", str(out)
@@ -360,6 +362,8 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert not (out / "identified.urdf").exists()
     status, _, err = run(capsys, "ident", str(table), "--out", str(out))
     assert status == 2 and "is a table: pass --robot" in err, err
+    status, _, err = run(capsys, "ident", str(table), "--robot", "ur5", "--out", str(out))
+    assert status == 2 and "no column 'q.shoulder_pan_joint'" in err, err
 
 
 @pytest.mark.parametrize(

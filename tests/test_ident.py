@@ -154,6 +154,11 @@ def test_bad_input_gets_the_documented_errors(panda):
         identify(panda, q, still, still, invdyn.rnea(panda, q, still, still))
     with pytest.raises(invdyn.InputError, match="samples: 2 states give 18 equations"):
         base_parameters(panda, samples=2)
+    with pytest.raises(invdyn.InputError, match="has no moving joint"):
+        base_parameters(panda.replace(**_no_joints(panda)))
+    locked = panda.replace(q_upper=np.where(np.arange(panda.nq) == 2, panda.q_lower, panda.q_upper))
+    with pytest.raises(invdyn.InputError, match="'panda_joint3' has no range to move in"):
+        optimise_excitation(locked, ExcitationSettings(starts=1, iterations=1))
 
 
 def test_filtered_accelerations_of_a_noisy_velocity():
@@ -202,3 +207,16 @@ def test_optimised_excitation_is_better_conditioned_and_within_limits(load_robot
     assert np.all(np.abs(v) <= model.dof_velocity_limit) and np.abs(a).max() <= 10.0
     with pytest.raises(invdyn.InputError, match="limit_margin must be below 0.5"):
         ExcitationSettings(limit_margin=0.5)
+
+
+def _no_joints(model):
+    """Fields of a model with no moving body (its frames on the world)."""
+    return {
+        "body_name": (), "jnt_name": (), "body_parent": np.zeros(0, int),
+        "body_mass": np.zeros(0), "body_com": np.zeros((0, 3)), "body_inertia": np.zeros((0, 3, 3)),
+        "jnt_type": np.zeros(0, int), "jnt_axis": np.zeros((0, 3)), "jnt_pos": np.zeros((0, 3)),
+        "jnt_rot": np.zeros((0, 3, 3)), "q_lower": np.zeros(0), "q_upper": np.zeros(0),
+        "dof_velocity_limit": np.zeros(0), "dof_effort_limit": np.zeros(0),
+        "dof_armature": np.zeros(0), "dof_damping": np.zeros(0), "dof_friction": np.zeros(0),
+        "frame_body": np.full(len(model.frame_name), -1),
+    }  # fmt: skip

@@ -318,3 +318,18 @@ def test_gym_oracle_is_exact_for_one_euler_step_per_frame(tmp_path):
     assert np.all(oracle.r2 > 0.9999), oracle.r2
     assert oracle.nmse_mean < 1e-12
     assert "1 physics steps" in report.oracle_note and "Euler" in report.oracle_note
+
+
+def test_metrics_keep_diverged_predictions_in_the_means():
+    """A prediction that diverged (inf) makes the mean error infinite; only a constant target
+    is left out of the means."""
+    from invdyn.learn.evaluate import _metrics
+
+    rng = np.random.default_rng(0)
+    target = rng.normal(size=(50, 1, 3))
+    target[:, :, 2] = 1.0  # constant: no R^2
+    prediction = target + 0.1 * rng.normal(size=target.shape)
+    prediction[3, 0, 1] = np.inf
+    metrics = _metrics(prediction, target)
+    assert np.isnan(metrics.nmse[2]) and np.isinf(metrics.nmse[1])
+    assert np.isinf(metrics.nmse_mean) and np.isinf(metrics.r2_mean)

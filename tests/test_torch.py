@@ -74,6 +74,33 @@ def test_rnea_derivatives_equal_numpy(model):
         assert_close(x.numpy(), y, rtol=RTOL, what=f"{model.name} {what}")
 
 
+def test_aba_derivatives_equal_numpy_in_the_force_domain(robot):
+    q, v, tau = states(robot, "torch-aba-derivatives")
+    ours = invdyn.aba_derivatives(robot, *tensors(q, v, tau))
+    expected = invdyn.aba_derivatives(robot, q, v, tau)
+    mass = invdyn.mass_matrix(robot, q)
+    # whole inverses agree as the conditioning of M allows (iCub's: 1e9)
+    cond = max(np.linalg.cond(m) for m in mass)
+    rtol = max(1e-8, 100 * np.finfo(np.float64).eps * cond)
+    for what, x, y in zip(("da/dq", "da/dv", "da/dtau"), ours, expected):
+        assert isinstance(x, torch.Tensor), what
+        assert_close(mass @ x.numpy(), mass @ y, rtol=rtol, what=f"{robot.name} M {what}")
+
+
+def test_derivatives_with_parameters_per_call(load_robot):
+    model = load_robot("panda", floating_base=False)
+    q, v, a = states(model, "derivative-params")
+    params = invdyn.inertial_parameters(model) * 1.3
+    rebuilt = invdyn.with_parameters(model, params)
+    expected = invdyn.rnea_derivatives(rebuilt, q, v, a)
+    numpy_path = invdyn.rnea_derivatives(model, q, v, a, params=params)
+    tq, tv, ta, tp = tensors(q, v, a, params)
+    torch_path = invdyn.rnea_derivatives(model, tq, tv, ta, params=tp)
+    for x, y, z in zip(numpy_path, torch_path, expected):
+        assert_close(x, z, rtol=RTOL, what="numpy params")
+        assert_close(y.numpy(), z, rtol=RTOL, what="tensor params")
+
+
 def test_aba_equals_numpy_in_the_force_domain(model):
     q, v, tau = states(model, "torch-aba")
     forces = external_forces(model, len(q))
@@ -294,6 +321,10 @@ def test_bad_tensors_get_errors_that_name_them(load_robot):
         invdyn.frame_jacobian(model, torch.full_like(q, float("inf")), 0)
     with pytest.raises(invdyn.InputError, match="must be real"):
         invdyn.mass_matrix(model, q.to(torch.complex128))
+    with pytest.raises(invdyn.InputError, match="float32 or float64, got torch.float16"):
+        invdyn.aba(model, q.half(), v, a)
+    with pytest.raises(invdyn.InputError, match=r"overflowed.*: q, v, a are too large"):
+        invdyn.rnea(model, q, v * 1e200, a)
     with pytest.raises(invdyn.InputError, match="invdyn.Model"):
         invdyn.rnea("panda", q, v, a)
 

@@ -35,12 +35,14 @@ class Prepared:
       args: name -> (B or 1, *core) tensor, None where the argument was None.
       params: (B or 1, 10 nbody + 3 nv) dynamic parameters (the model's when none were given).
       lead: the broadcast leading (batch) shape, of size B.
+      given_params: whether the call passed its own parameters.
     """
 
     tree: kernels.Tree
     args: dict[str, Tensor | None]
     params: Tensor
     lead: tuple[int, ...]
+    given_params: bool = False
 
     def tensor(self, name: str) -> Tensor:
         """The flattened argument `name`, which was given."""
@@ -77,7 +79,8 @@ def prepare(
     }
     t = kernels.tree(model, dtype, device)
     given = flat.pop("params", None)
-    return Prepared(t, flat, t.params[None] if given is None else given, lead)
+    params_used = t.params[None] if given is None else given
+    return Prepared(t, flat, params_used, lead, given_params=given is not None)
 
 
 def finish(
@@ -88,7 +91,8 @@ def finish(
     `InputError` saying that the arguments are too large)."""
     if not bool(torch.isfinite(out).all()):
         check_finite(prepared)
-        names = ", ".join(prepared.args)
+        given = [name for name, x in prepared.args.items() if x is not None]
+        names = ", ".join([*given, *(["params"] if prepared.given_params else [])])
         raise failure or InputError(
             f"the result overflowed to a non-finite value: {names} are too large"
         )
@@ -107,6 +111,8 @@ def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple
     if first.is_complex():
         raise InputError(f"tensors must be real, got dtype {first.dtype}")
     dtype = first.dtype if first.is_floating_point() else torch.get_default_dtype()
+    if dtype not in (torch.float32, torch.float64):
+        raise InputError(f"tensors must be float32 or float64, got {dtype}")
     return dtype, first.device
 
 

@@ -40,7 +40,6 @@ DEMO_MASS_ERROR = 0.2
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
 
-# labels of the velocity coordinates of multi-dof joints, in v order
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``invdyn`` command line and return its exit status."""
     args = _parser().parse_args(argv)

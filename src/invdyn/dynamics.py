@@ -247,7 +247,13 @@ def coriolis(model: Model, q: Array, v: Array, *, params: Array | None = None) -
 
 
 def rnea_derivatives(
-    model: Model, q: Array, v: Array, a: Array, *, f_ext: Array | None = None
+    model: Model,
+    q: Array,
+    v: Array,
+    a: Array,
+    *,
+    f_ext: Array | None = None,
+    params: Array | None = None,
 ) -> tuple[Array, Array, Array]:
     """Partial derivatives of `rnea` with respect to q, v and a, by the analytic algorithm of
     Carpentier and Mansard (2018, "Analytical Derivatives of Rigid Body Dynamics Algorithms").
@@ -264,6 +270,7 @@ def rnea_derivatives(
       a: (..., nv) joint accelerations.
       f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea` (fixed in the
         bodies: they turn with them).
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv, nv) d tau / dq, d tau / dv and d tau / da (the mass matrix). Tensors in give
@@ -271,14 +278,7 @@ def rnea_derivatives(
     """
     ints, reals = packed(model)
     nv = model.nv
-    if any_tensor(q, v, a, f_ext):
-        from invdyn import _tensors
-
-        named = {"q": q, "v": v, "a": a, "f_ext": f_ext}
-        cores = {name: (x, _core(model, name)) for name, x in named.items()}
-        tensors: Any = _tensors.call("rnea_derivatives", model, cores, None, (3, nv, nv))
-        return tensors[..., 0, :, :], tensors[..., 1, :, :], tensors[..., 2, :, :]
-    if f_ext is None:
+    if f_ext is None and params is None:
         # one plain float64 state takes the compiled path directly, as in `rnea`
         single = _empty((3, nv, nv))
         try:
@@ -288,6 +288,9 @@ def rnea_derivatives(
         if status == 0:
             return single[0], single[1], single[2]
         raise_for_status(max(status, 0), _STATE_NAMES)
+    if params is not None or any_tensor(q, v, a, f_ext):
+        named = {"q": q, "v": v, "a": a, "f_ext": f_ext}
+        return _three(_dispatch(rnea_derivatives, model, named, params))
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     out = np.empty((3, q.shape[0], nv, nv))
     status = cpu_derivatives.rnea_derivatives_batch(
@@ -299,7 +302,13 @@ def rnea_derivatives(
 
 
 def aba_derivatives(
-    model: Model, q: Array, v: Array, tau: Array, *, f_ext: Array | None = None
+    model: Model,
+    q: Array,
+    v: Array,
+    tau: Array,
+    *,
+    f_ext: Array | None = None,
+    params: Array | None = None,
 ) -> tuple[Array, Array, Array]:
     """Partial derivatives of `aba` with respect to q, v and tau, from those of rnea:
     ``d a / dx = -M^-1 d rnea / dx`` at ``a = aba(q, v, tau)`` for x = q, v, and
@@ -311,12 +320,16 @@ def aba_derivatives(
       v: (..., nv) joint velocities.
       tau: (..., nv) joint forces and torques.
       f_ext: (..., nbody, 6) external spatial forces on each body, as in `rnea`.
+      params: (..., 10 nbody + 3 nv) dynamic parameters in place of the model's.
 
     Returns:
       (..., nv, nv) d a / dq (tangent space, as in `rnea_derivatives`), d a / dv and
-      d a / d tau (the inverse mass matrix).
+      d a / d tau (the inverse mass matrix). Tensors in give tensors out.
     """
     ints, reals = packed(model)
+    if params is not None or any_tensor(q, v, tau, f_ext):
+        named = {"q": q, "v": v, "tau": tau, "f_ext": f_ext}
+        return _three(_dispatch(aba_derivatives, model, named, params))
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     nv = model.nv
     out = np.empty((3, q.shape[0], nv, nv))
@@ -339,6 +352,8 @@ _CORES = {
     "aba": ("nv",),
     "mass_matrix": ("nv", "nv"),
     "coriolis": ("nv", "nv"),
+    "rnea_derivatives": (3, "nv", "nv"),
+    "aba_derivatives": (3, "nv", "nv"),
 }
 
 
@@ -351,7 +366,7 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
     from invdyn import _tensors
 
     failure = None
-    if function is aba:
+    if function in (aba, aba_derivatives):
         failure = ModelError(
             f"{model.name}: forward dynamics is undefined: the mass matrix is singular (a joint "
             "moves a subtree with no mass or inertia), or the arguments are too large"
@@ -359,6 +374,13 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
     cores = {name: (x, _core(model, name)) for name, x in named.items()}
     kernel = function.__name__
     return _tensors.call(kernel, model, cores, params, _core(model, kernel), failure)
+
+
+def _three(out: Any) -> Any:
+    """The three matrices of derivatives: a tuple as it is, a tensor (..., 3, nv, nv) split."""
+    if isinstance(out, tuple):
+        return out
+    return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
 
 
 def _core(model: Model, name: str) -> tuple[int, ...]:

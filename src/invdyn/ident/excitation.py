@@ -136,6 +136,8 @@ def optimise_excitation(
         optimiser = torch.optim.Adam([coefficients], lr=settings.learning_rate)
         for _ in range(settings.iterations):
             value = condition(coefficients)
+            if not math.isfinite(value.item()):
+                break
             if value.item() < best_value:
                 best_value, best = value.item(), coefficients.detach().clone()
             optimiser.zero_grad()
@@ -143,7 +145,11 @@ def optimise_excitation(
             optimiser.step()
             bar.update(1)
     bar.close()
-    assert best is not None
+    if best is None:
+        raise InputError(
+            f"{model.name}: no excitation excites every base parameter (the regressor stays "
+            "rank deficient); check the joint limits"
+        )
     sines, cosines = (c.numpy() for c in series.scaled(best))
     trajectory = fourier(
         model,
@@ -194,6 +200,11 @@ def _ranges(model: Model, settings: ExcitationSettings) -> tuple[Float, Float]:
         k, d = int(model.jnt_qadr[i]), int(model.jnt_vadr[i])
         low, high = float(model.q_lower[k]), float(model.q_upper[k])
         if jtype != JointType.CONTINUOUS and math.isfinite(low) and math.isfinite(high):
+            if not high > low:
+                raise InputError(
+                    f"{model.name}: joint {model.jnt_name[i]!r} has no range to move in "
+                    f"([{low:g}, {high:g}]); an excitation cannot move it"
+                )
             centre[d] = 0.5 * (low + high)
             bound[0, d] = (0.5 - settings.limit_margin) * (high - low)
         else:

@@ -94,6 +94,8 @@ def base_parameters(
       The independent columns and the projection onto them.
     """
     samples = check_count("samples", samples)
+    if model.nv == 0:
+        raise InputError(f"{model.name} has no moving joint: no parameter moves a torque")
     rng = np.random.default_rng(rng)
     q = random_configuration(model, rng=rng, shape=samples)
     v = rng.normal(size=(samples, model.nv))

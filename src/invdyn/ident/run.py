@@ -132,6 +132,11 @@ def identify_dataset(
             "(one identified on, one held out)"
         )
     tested = max(1, round(held_out * count))
+    if count - tested < 1:
+        raise DataError(
+            f"{dataset.path}: holding out {held_out:g} of {count} episodes leaves none to "
+            "identify on"
+        )
     train = tuple(range(count - tested))
     test = tuple(range(count - tested, count))
     fit = _samples(dataset, train, columns, filtering)
@@ -159,26 +164,28 @@ def identify_table(
     them on its last rows.
 
     Args:
-      path: a CSV, NPZ or parquet table (`invdyn.learn.data.read_table`) with columns
-        ``q.<...>`` (nq), ``v.<...>`` and ``a.<...>`` (nv each) and ``tau.<...>`` (nv) in
-        `model`'s order; accelerations are taken as they are (no filtering).
+      path: a CSV, NPZ or parquet table (`invdyn.learn.data.read_table`) with a column per
+        coordinate, named as `invdyn.sim.save_csv` names them: ``q.<joint>``
+        (``q.<joint>.cos`` / ``.sin`` for a continuous joint), ``v.<joint>``, ``a.<joint>`` and
+        ``tau.<joint>``, in any order; accelerations are taken as they are (no filtering).
       model: the robot as described.
       method: "ols", "wls" or "consistent".
       offset: also identify a torque offset per joint.
       held_out: share of the rows, the last ones, held out, in (0, 1).
 
     Raises:
-      DataError: an unreadable table, missing columns, or widths that are not `model`'s.
+      DataError: an unreadable table or a missing column (the message lists the table's).
     """
     from invdyn.learn.data import read_table
 
     held_out = _held_out_share(held_out)
-    inputs, tau = read_table(path, inputs=["q", "v", "a"], targets=["tau"])
-    if inputs.shape[1] != model.nq + 2 * model.nv or tau.shape[1] != model.nv:
-        raise DataError(
-            f"{path}: {inputs.shape[1]} columns q, v, a and {tau.shape[1]} columns tau; "
-            f"{model.name} needs {model.nq} + {model.nv} + {model.nv} and {model.nv}"
-        )
+    # the columns by name, in the model's order
+    names = csv_columns(model)
+    q_names = [n for n in names if n.startswith("q.")]
+    v_names = [n for n in names if n.startswith("v.")]
+    a_names = ["a." + n.removeprefix("v.") for n in v_names]
+    tau_names = ["tau." + n.removeprefix("v.") for n in v_names]
+    inputs, tau = read_table(path, inputs=[*q_names, *v_names, *a_names], targets=tau_names)
     rows = len(tau)
     tested = max(1, round(held_out * rows))
     if rows - tested < 1:
@@ -339,8 +346,8 @@ def _samples(
         starts.append(starts[-1] + len(parts["q"][-1]))
     if len(starts) == 1:
         raise DataError(
-            f"{dataset.path}: episodes {episodes[0]}..{episodes[-1]} are too short for a "
-            f"filter of {filtering.cutoff} Hz at {fps:g} fps"
+            f"{dataset.path}: {_span('episode', episodes)} too short for a filter of "
+            f"{filtering.cutoff} Hz at {fps:g} fps"
         )
     return Samples(
         **{name: np.concatenate(values) for name, values in parts.items()},

@@ -594,8 +594,10 @@ def write_urdf(
     of each moving body carries that body's whole inertial (its centre of mass and its inertia
     about it, in the link frame), the links merged into it by fixed joints lose theirs, and each
     moving joint's ``<dynamics>`` holds its viscous (``damping``) and Coulomb (``friction``)
-    friction. URDF has no rotor inertia: armature is not written. Loading the written file
-    gives `model`'s dynamics. The file is written atomically.
+    friction. URDF has no rotor inertia, and a free flyer no joint: armature, and the free
+    flyer's damping and friction, are not written. Loading the written file with
+    ``invdyn.load(path, friction=True)`` (which reads ``<dynamics>``) gives `model`'s dynamics
+    otherwise. The file is written atomically.
 
     Args:
       model: the robot, with the parameters to write (`invdyn.with_parameters` makes one of

@@ -513,3 +513,16 @@ def rnea_derivatives(
     by_v = derivative(torch.zeros_like(dq), eye)
     mass = mass_matrix(t, q, params)
     return torch.stack([by_q.permute(1, 2, 0), by_v.permute(1, 2, 0), mass], dim=1)
+
+
+def aba_derivatives(
+    t: Tree, q: Tensor, v: Tensor, tau: Tensor, f_ext: Tensor | None, params: Tensor
+) -> Tensor:
+    """(B, 3, nv, nv) d a / dq, d a / dv and d a / d tau = M^-1 of aba: ``-M^-1 d rnea / dx``
+    at ``a = aba(q, v, tau)``; NaN where M is not positive definite."""
+    qdd = aba(t, q, v, tau, f_ext, params)
+    derivatives = rnea_derivatives(t, q, v, qdd, f_ext, params)
+    factor, info = torch.linalg.cholesky_ex(derivatives[:, 2])
+    inverse = torch.cholesky_inverse(factor)
+    out = torch.stack([-inverse @ derivatives[:, 0], -inverse @ derivatives[:, 1], inverse], 1)
+    return torch.where((info == 0)[:, None, None, None], out, torch.nan)

@@ -83,7 +83,7 @@ from invdyn.learn.models import (
     select_episodes,
 )
 from invdyn.learn.train import _fingerprint, eval_batch
-from invdyn.metrics import normalised_mse
+from invdyn.metrics import MIN_VARIANCE, normalised_mse
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -397,7 +397,7 @@ def _metrics(prediction: Float, target: Float) -> Metrics:
     target = target.reshape(-1, n_action)
     mae = np.mean(np.abs(prediction - target), axis=0)
     nmse = normalised_mse(prediction, target)
-    varies = np.isfinite(nmse)
+    varies = target.var(axis=0) > MIN_VARIANCE
     r2 = 1.0 - nmse
     return Metrics(
         r2=r2,
