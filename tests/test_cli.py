@@ -327,6 +327,19 @@ def test_collect_with_a_payload_then_identify(
         < np.abs(invdyn.gravity(panda, q)[:, :7] - expected).max()
     )
     assert 0.15 < np.median(identified.dof_damping[:7]) < 0.25  # the plant's 0.2
+    # networks alone and on the identified model's residual, scored on the same frames
+    status, printed, err = run(
+        capsys, "ident", str(dataset), "--out", str(tmp_path / "hybrid"), "--learn",
+        "--preset", "small", "--set", "train.num_threads=1", "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "nMSE learned  nMSE hybrid" in printed
+    scores = json.loads((tmp_path / "hybrid" / "report.json").read_text())["held_out_nmse_all"]
+    assert set(scores) == {"nominal", "identified", "learned", "hybrid"}
+    # the residual network starts from the identified model: far better than a tiny network
+    # that has to learn gravity from four episodes
+    assert sum(scores["hybrid"][j] for j in arm) < 0.2 * sum(scores["learned"][j] for j in arm)
+    assert (tmp_path / "hybrid" / "networks" / "hybrid" / "checkpoint").is_dir()
     # bad options name themselves
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "fast")
     assert status == 2 and "--cutoff must be a number or 'none'" in err, err

@@ -8,6 +8,7 @@ robot, a malformed description, a missing file, an optional extra not installed)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -358,6 +359,22 @@ def _parser() -> argparse.ArgumentParser:
         "--offset", action="store_true", help="also identify a torque offset per joint"
     )
     ident.add_argument(
+        "--learn",
+        action="store_true",
+        help="also train an inverse dynamics network alone and one on the identified model's "
+        "residual (hybrid), and compare all four on the held-out episodes",
+    )
+    ident.add_argument(
+        "--preset", default="default", help="--learn: the networks' configuration preset"
+    )
+    ident.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="--learn: override a setting of the networks, e.g. --set train.epochs=50",
+    )
+    ident.add_argument(
         "--held-out",
         metavar="FRACTION",
         type=float,
@@ -371,6 +388,7 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("invdyn-ident"),
         help="output directory (default: ./invdyn-ident)",
     )
+    ident.add_argument("--no-progress", action="store_true", help="no progress bars")
     ident.set_defaults(command=_ident)
 
     info = commands.add_parser(
@@ -682,12 +700,11 @@ def _frame_size(text: str) -> tuple[int, int]:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from invdyn.learn.config import preset
     from invdyn.learn.data import read_dataset
     from invdyn.learn.train import train
 
     dataset = read_dataset(args.dataset)
-    config = preset(args.preset).with_overrides([*args.set, f"dataset={args.dataset}"])
+    config = _train_config(args, dataset)
     result = train(
         dataset, config, args.out, progress=not args.no_progress, resume=not args.restart
     )
@@ -699,6 +716,13 @@ def _train(args: argparse.Namespace) -> int:
         _print_table(["metric", "value"], rows)
     print(f"wrote {result.checkpoint}")
     return 0
+
+
+def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
+    """The `invdyn.learn.config.Config` of --preset and --set, for `dataset`."""
+    from invdyn.learn.config import preset
+
+    return preset(args.preset).with_overrides([*args.set, f"dataset={dataset.path}"])
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -917,20 +941,32 @@ def _ident(args: argparse.Namespace) -> int:
                     f"--cutoff must be a number or 'none', got {args.cutoff!r}"
                 ) from None
         found = identify_dataset(dataset, model, filtering=Filter(cutoff=cutoff), **options)
-    rows = [
-        [joint, f"{nominal:.3g}", f"{identified:.3g}"]
-        for joint, nominal, identified in zip(
-            found.report(model)["held_out_nmse"]["nominal"],
-            found.nominal_nmse,
-            found.identified_nmse,
-            strict=True,
+    if args.learn:
+        if dataset is None:
+            raise InputError("--learn needs a dataset of episodes, not a table")
+        from invdyn.ident.hybrid import compare
+
+        config = _train_config(args, dataset)
+        learned = compare(
+            model,
+            found.identification,
+            found.train,
+            found.held_out,
+            config,
+            Path(args.out) / "networks",
+            progress=not args.no_progress,
         )
+        found = dataclasses.replace(found, learned=learned)
+    errors = found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
+    rows = [
+        [joint, *(f"{errors[name][k]:.3g}" for name in errors)]
+        for k, joint in enumerate(model.dof_names)
     ]
     print(
         f"{model.name}: {len(found.identification.base)} base parameters, {args.method}, "
         f"identified on {found.train_part}, held out {found.held_out_part}"
     )
-    _print_table(["joint", "nMSE nominal", "nMSE identified"], rows)
+    _print_table(["joint", *(f"nMSE {name}" for name in errors)], rows)
     for path in write_results(found, model, args.out):
         print(f"wrote {path}")
     return 0

@@ -60,7 +60,10 @@ class DatasetIdentification:
       train_part: what was identified on, in words ("episodes 0-7", "rows 0-7999").
       held_out_part: what was held out, in words.
       filtering: the filter the accelerations came through.
+      train: the samples identified on.
       held_out: the held-out samples, for plots.
+      learned: held-out nMSE per joint of every predictor of `invdyn.ident.hybrid.compare`
+        (nominal, identified, learned, hybrid), when the networks were trained.
     """
 
     identification: Identification
@@ -69,7 +72,9 @@ class DatasetIdentification:
     train_part: str
     held_out_part: str
     filtering: Filter
+    train: Samples
     held_out: Samples
+    learned: dict[str, Float] | None = None
 
     def report(self, model: Model) -> dict[str, Any]:
         """The JSON report: settings, per-joint nMSE and the base parameters."""
@@ -86,6 +91,12 @@ class DatasetIdentification:
                 "identified": dict(zip(joints, map(_number, self.identified_nmse), strict=True)),
                 "nominal_mean": _number(float(np.nanmean(self.nominal_nmse))),
                 "identified_mean": _number(float(np.nanmean(self.identified_nmse))),
+            },
+            "held_out_nmse_all": None
+            if self.learned is None
+            else {
+                name: dict(zip(joints, map(_number, errors), strict=True))
+                for name, errors in self.learned.items()
             },
             "offsets": dict(zip(joints, map(float, result.offsets), strict=True)),
             "joint_residual_std": dict(zip(joints, map(float, result.joint_std), strict=True)),
@@ -228,6 +239,7 @@ def _scored(
         train_part=parts[0],
         held_out_part=parts[1],
         filtering=filtering,
+        train=fit,
         held_out=score,
     )
 
@@ -250,9 +262,10 @@ def write_results(
     found: DatasetIdentification, model: Model, out: str | os.PathLike[str]
 ) -> list[Path]:
     """Write into `out`: ``report.json``; ``nmse.png``, the held-out nMSE of each joint,
-    nominal and identified; ``held_out.png``, the torques of the first held-out episode,
-    recorded and predicted; and, with physically consistent parameters of a model loaded from
-    a URDF, ``identified.urdf``. Returns the paths written."""
+    nominal and identified (and learned and hybrid, when trained); ``held_out.png``, the
+    torques of the first held-out episode, recorded and predicted; and, with physically
+    consistent parameters of a model loaded from a URDF, ``identified.urdf``. Returns the
+    paths written."""
     from invdyn.io.urdf import write_urdf
     from invdyn.viz.plots import plot_error_bars, plot_predictions, save_figure
 
@@ -266,9 +279,10 @@ def write_results(
         write_urdf(with_parameters(model, params), urdf)
         report["urdf"] = str(urdf.absolute())
         written.append(urdf.absolute())
+    errors = found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
     bars = plot_error_bars(
         joints,
-        {"nominal": found.nominal_nmse, "identified": found.identified_nmse},
+        errors,
         title=f"{model.name}: held-out torque error ({found.identification.method})",
     )
     written.append(save_figure(bars, out / "nmse.png"))
