@@ -335,10 +335,13 @@ def test_collect_with_a_payload_then_identify(
     assert status == 0, err
     assert "nMSE learned  nMSE hybrid" in printed
     scores = json.loads((tmp_path / "hybrid" / "report.json").read_text())["held_out_nmse_all"]
-    assert set(scores) == {"nominal", "identified", "learned", "hybrid"}
+    assert set(scores) == {"nominal", "identified", "learned", "hybrid", "end_to_end"}
     # the residual network starts from the identified model: far better than a tiny network
     # that has to learn gravity from four episodes
-    assert sum(scores["hybrid"][j] for j in arm) < 0.2 * sum(scores["learned"][j] for j in arm)
+    learned = sum(scores["learned"][j] for j in arm)
+    assert sum(scores["hybrid"][j] for j in arm) < 0.2 * learned
+    # trained from the identified parameters through the differentiable rnea
+    assert sum(scores["end_to_end"][j] for j in arm) < 0.2 * learned
     assert (tmp_path / "hybrid" / "networks" / "hybrid" / "checkpoint").is_dir()
     # bad options name themselves
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "fast")

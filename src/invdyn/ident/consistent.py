@@ -76,7 +76,7 @@ def log_cholesky(pseudo: Float) -> Float:
     )
 
 
-def _parameters_of_coordinates(phi: Any, torch: Any) -> Any:
+def parameters_of_coordinates(phi: Any, torch: Any) -> Any:
     """(nbody, 10) inertial parameters of (nbody, 10) log-Cholesky coordinates (torch)."""
     alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = phi.unbind(-1)
     zero, one = torch.zeros_like(alpha), torch.ones_like(alpha)
@@ -155,7 +155,7 @@ def fit_consistent(
     nbody = model.nbody
 
     def unknowns() -> Any:
-        body = _parameters_of_coordinates(phi[: 10 * nbody].reshape(nbody, 10), torch)
+        body = parameters_of_coordinates(phi[: 10 * nbody].reshape(nbody, 10), torch)
         return torch.cat([body.reshape(-1), phi[10 * nbody :].square(), free])
 
     def closure() -> Any:
