@@ -330,7 +330,8 @@ def test_collect_with_a_payload_then_identify(
     # networks alone and on the identified model's residual, scored on the same frames
     status, printed, err = run(
         capsys, "ident", str(dataset), "--out", str(tmp_path / "hybrid"), "--learn",
-        "--preset", "small", "--set", "train.num_threads=1", "--no-progress",
+        "--preset", "small", "--set", "train.num_threads=1", "--set", "train.epochs=3",
+        "--no-progress",
     )  # fmt: skip
     assert status == 0, err
     assert "nMSE learned  nMSE hybrid" in printed
