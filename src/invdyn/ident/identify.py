@@ -99,7 +99,8 @@ def identify(
     q, v, a, tau = _samples(model, q, v, a, tau)
     base = base or base_parameters(model)
     # (N nv, nb [+ nv]) equations, joint-major within each sample
-    regressor = base.regressor(joint_torque_regressor(model, q, v, a))
+    full = joint_torque_regressor(model, q, v, a)
+    regressor = base.regressor(full)
     if offset:
         regressor = _with_offsets(regressor)
     columns = regressor.shape[-1]
@@ -117,7 +118,7 @@ def identify(
     nb = len(base)
     params = None
     if method == "consistent":
-        params, offsets = _consistent(model, q, v, a, tau, weights, offset=offset)
+        params, offsets = _consistent(model, full, tau, weights, offset=offset)
         solution = np.concatenate([base.of(params), offsets if offset else []])
         joint_std = np.sqrt(np.mean((tau - regressor @ solution) ** 2, axis=0))
     return Identification(
@@ -132,10 +133,10 @@ def identify(
 
 
 def _consistent(
-    model: Model, q: Float, v: Float, a: Float, tau: Float, weights: Float, *, offset: bool
+    model: Model, full: Float, tau: Float, weights: Float, *, offset: bool
 ) -> tuple[Float, Float]:
-    """Physically consistent parameters (P,) and offsets (nv,) of the weighted fit."""
-    full = joint_torque_regressor(model, q, v, a)
+    """Physically consistent parameters (P,) and offsets (nv,) of the weighted fit of the
+    (N, nv, P) full regressor."""
     if offset:
         full = _with_offsets(full)
     weighted = (full * weights[:, None]).reshape(-1, full.shape[-1])
