@@ -144,14 +144,14 @@ def _tensor_frame_placement(
     """`frame_placement` of the frame at (local_rot, local_pos) in `body` for a tensor q."""
     from invdyn import _tensors
 
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    like = prepared.params
-    rot, pos = like.new_tensor(local_rot), like.new_tensor(local_pos)
     if body >= 0:
-        rotations, origins = forward_kinematics(model, q)
+        rotations, origins = _tensor_forward_kinematics(model, q)
+        rot, pos = rotations.new_tensor(local_rot), rotations.new_tensor(local_pos)
         world_rot = rotations[..., body, :, :]
         return world_rot @ rot, origins[..., body, :] + world_rot @ pos
+    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
     _tensors.check_finite(prepared)
+    rot, pos = prepared.params.new_tensor(local_rot), prepared.params.new_tensor(local_pos)
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
