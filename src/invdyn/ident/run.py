@@ -271,7 +271,7 @@ def write_results(
 
     out = Path(out)
     report = found.report(model)
-    joints = list(report["held_out_nmse"]["identified"])
+    joints = list(model.dof_names)
     written = []
     params = found.identification.params
     if params is not None and Path(model.source).suffix.lower() == ".urdf":
