@@ -361,9 +361,9 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument(
         "--learn",
         action="store_true",
-        help="also train an inverse dynamics network alone, one on the identified model's "
-        "residual (hybrid), and rnea with trainable parameters plus a residual network "
-        "(end_to_end), and compare all on the held-out episodes",
+        help="also train an inverse dynamics network alone, one per joint on what the "
+        "identified model leaves of its torque (hybrid), and rnea with trainable parameters "
+        "plus residual networks (end_to_end), and compare all on the held-out episodes",
     )
     ident.add_argument(
         "--preset", default="default", help="--learn: the networks' configuration preset"

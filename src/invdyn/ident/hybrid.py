@@ -1,24 +1,29 @@
 """Hybrid inverse dynamics: the identified model plus a learned residual, against each alone.
 
 The analytic model with identified parameters misses what rigid-body dynamics cannot say
-(unmodelled friction, actuators, flexibility); a network trained on recorded transitions
-alone needs far more data to learn gravity and inertia. The hybrid keeps both: an inverse
-dynamics network of `invdyn.learn` (the same training loop, configuration and checkpoints)
-trained on the residual torque ``tau - rnea_identified(q, v, a)`` of the identification
-episodes, added back to the identified model's torque. `compare` trains it and the network
-alone on the same episodes, and scores nominal, identified, learned and hybrid on the same
-held-out frames.
+(friction beyond Coulomb and viscous, actuators, transmissions); a network trained on recorded
+transitions alone needs far more data to learn gravity and inertia. The hybrid keeps both:
+what the identified model leaves of each joint's torque, ``tau - rnea_identified(q, v, a)``,
+is learned per joint from that joint's own motion (its positions and velocity), as actuator
+networks are (Hwangbo et al. 2019): the effects rigid-body identification misses sit in a
+joint, and a network of one joint's signals cannot latch onto the whole trajectory, which a
+network of the full state does on a few episodes. Each joint's residual network is an inverse
+dynamics network of `invdyn.learn` (the same training loop, configuration and checkpoints).
+`compare` trains them and a network of the full state alone on the same episodes, and scores
+nominal, identified, learned and hybrid on the same held-out frames.
 
 `train_end_to_end` fits the other hybrid: rnea with trainable, physically consistent
-parameters plus a residual network of (q, v, a), both by gradient descent through the
-differentiable torch path of `invdyn.rnea`.
+parameters plus per-joint residual networks of each joint's (q, v, a), all by gradient
+descent through the differentiable torch path of `invdyn.rnea`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +61,11 @@ def compare(
       identification: its identified parameters.
       train: `invdyn.ident.run.Samples` of the identification episodes.
       held_out: `invdyn.ident.run.Samples` of the held-out episodes.
-      config: the `invdyn.learn.config.Config` of both networks; the end-to-end hybrid takes
-        its hidden widths, epochs, batch size, learning rate and seed.
-      out: directory for the two runs, ``learned/`` and ``hybrid/`` (each resumable).
+      config: the `invdyn.learn.config.Config` of the networks (the one of the full state and
+        each joint's residual network); the end-to-end hybrid takes its hidden widths,
+        epochs, batch size, learning rate and seed.
+      out: directory for the runs (each resumable): ``learned/`` and ``hybrid/<dof>/`` for
+        every dof, named ``<index>-<name>``.
       progress: show training progress.
 
     Returns:
@@ -68,12 +75,14 @@ def compare(
     from invdyn.learn.train import train as train_network
 
     out = Path(out)
-    runs = {}
-    for name, residual in (("learned", False), ("hybrid", True)):
-        episodes = _episodes(model, identification, train, residual=residual)
-        result = train_network(episodes, config, out / name, progress=progress)
-        runs[name] = result.model
-    frames, predictions = _held_out_predictions(model, identification, held_out, runs)
+    learned = train_network(_episodes(train), config, out / "learned", progress=progress).model
+    residuals = [
+        train_network(episodes, config, out / "hybrid" / directory, progress=progress).model
+        for directory, episodes in zip(
+            _dof_directories(model), _residual_episodes(model, identification, train), strict=True
+        )
+    ]
+    frames, predictions = _held_out_predictions(model, identification, held_out, learned, residuals)
     prior = identification.params
     end_to_end = train_end_to_end(
         model,
@@ -95,48 +104,109 @@ def compare(
     return {name: normalised_mse(predictions[name], target) for name in PREDICTORS}
 
 
-def _episodes(
-    model: Model, identification: Identification, samples: Any, *, residual: bool
-) -> list[tuple[Float, Float]]:
-    """(state [q, v], action) pairs per episode; the action is the torque, or what the
-    identified model leaves of it."""
-    episodes = []
-    for start, stop in zip(samples.starts[:-1], samples.starts[1:], strict=True):
-        q, v, a, tau = (x[start:stop] for x in (samples.q, samples.v, samples.a, samples.tau))
-        action = tau - identification.predict(model, q, v, a) if residual else tau
-        episodes.append((np.concatenate([q, v], axis=1), action))
-    return episodes
+def joint_coordinates(model: Model) -> NDArray[np.int64]:
+    """(nv, k) for each dof, the columns of q of its joint, padded with ``nq``.
+
+    ``k`` is the largest number of position coordinates of a joint (1 for revolute and
+    prismatic joints); index ``nq`` is meant for a column of zeros appended to q.
+    """
+    body = model.dof_body
+    width = int(model.jnt_nq.max(initial=1))
+    offsets = np.arange(width)
+    columns = model.jnt_qadr[body][:, None] + offsets
+    return np.where(offsets < model.jnt_nq[body][:, None], columns, model.nq)
+
+
+def dof_states(model: Model, q: Float, v: Float) -> Float:
+    """(N, nv, k + 1) each dof's own state: its joint's positions (`joint_coordinates`, zero
+    where padded) and its velocity, of (N, nq) q and (N, nv) v."""
+    padded = np.concatenate([q, np.zeros((len(q), 1))], axis=1)
+    return np.concatenate([padded[:, joint_coordinates(model)], v[:, :, None]], axis=2)
+
+
+def _episodes(samples: Any) -> list[tuple[Float, Float]]:
+    """(state [q, v], torque) per episode of `samples`."""
+    return [
+        (np.concatenate([samples.q[part], samples.v[part]], axis=1), samples.tau[part])
+        for part in _parts(samples)
+    ]
+
+
+def _residual_episodes(
+    model: Model, identification: Identification, samples: Any
+) -> list[list[tuple[Float, Float]]]:
+    """For each dof, (its own state, what the identified model leaves of its torque) per
+    episode of `samples`."""
+    per_dof: list[list[tuple[Float, Float]]] = [[] for _ in range(model.nv)]
+    for part in _parts(samples):
+        q, v, a, tau = (x[part] for x in (samples.q, samples.v, samples.a, samples.tau))
+        residual = tau - identification.predict(model, q, v, a)
+        states = dof_states(model, q, v)
+        for j, episodes in enumerate(per_dof):
+            episodes.append((states[:, j], residual[:, j : j + 1]))
+    return per_dof
+
+
+def _parts(samples: Any) -> list[slice]:
+    """The rows of each episode of `samples`."""
+    return [slice(a, b) for a, b in zip(samples.starts[:-1], samples.starts[1:], strict=True)]
+
+
+def _dof_directories(model: Model) -> list[str]:
+    """A run directory name per dof: its index and its name, made safe for a path."""
+    return [
+        f"{j}-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}" for j, name in enumerate(model.dof_names)
+    ]
 
 
 def _held_out_predictions(
-    model: Model, identification: Identification, samples: Any, runs: dict[str, Any]
+    model: Model,
+    identification: Identification,
+    samples: Any,
+    learned: Any,
+    residuals: list[Any],
 ) -> tuple[Any, dict[str, Float]]:
     """The held-out frames with a full window, and every predictor's torques there."""
-    import torch
-
     from invdyn.learn.models import make_windows
-    from invdyn.learn.train import eval_batch
 
-    network = runs["learned"]
-    episodes = _episodes(model, identification, samples, residual=False)
-    windows = make_windows(episodes, network.config)
+    windows = make_windows(_episodes(samples), learned.config)
     # the frame each window predicts: t, its row of the concatenated episodes
     frames = windows.obs_index[:, windows.now]
     q, v, a = samples.q[frames], samples.v[frames], samples.a[frames]
     identified = identification.predict(model, q, v, a)
-    predictions = {"nominal": rnea(model, q, v, a), "identified": identified}
-    with torch.no_grad():
-        for name, net in runs.items():
-            net.eval()
-            size = eval_batch(net)
-            torques = np.concatenate(
-                [
-                    net.predict(windows.batch(slice(k, k + size))).double().cpu().numpy()
-                    for k in range(0, len(windows), size)
-                ]
+    residual = np.concatenate(
+        [
+            _predict(network, make_windows(episodes, network.config))
+            for network, episodes in zip(
+                residuals, _residual_episodes(model, identification, samples), strict=True
             )
-            predictions[name] = torques + (identified if name == "hybrid" else 0.0)
+        ],
+        axis=1,
+    )
+    predictions = {
+        "nominal": rnea(model, q, v, a),
+        "identified": identified,
+        "learned": _predict(learned, windows),
+        "hybrid": identified + residual,
+    }
     return frames, predictions
+
+
+def _predict(network: Any, windows: Any) -> Float:
+    """(len(windows), action) `network`'s predictions, as float64 numpy."""
+    import torch
+
+    from invdyn.learn.train import eval_batch
+
+    network.eval()
+    size = eval_batch(network)
+    with torch.no_grad():
+        return np.concatenate(
+            [
+                network.predict(windows.batch(slice(k, k + size))).double().cpu().numpy()
+                for k in range(0, len(windows), size)
+            ]
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,12 +235,14 @@ class EndToEndSettings:
 
 
 class EndToEnd:
-    """rnea with trainable physically consistent parameters plus a residual network of
-    (q, v, a), trained together through the differentiable torch path.
+    """rnea with trainable physically consistent parameters plus a residual network per dof of
+    its own (q, v, a) (`dof_states` and the acceleration), trained together through the
+    differentiable torch path.
 
     The parameters are the log-Cholesky coordinates of `invdyn.ident.consistent`, so every
     body stays physical; they start from the prior's (identified or nominal) parameters, and
-    the network's last layer from zero, so training starts from the prior model exactly.
+    the networks' last layers from zero, so training starts from the prior model exactly. The
+    dofs' networks have the same widths and run as one batched matrix product per layer.
     """
 
     def __init__(
@@ -192,19 +264,38 @@ class EndToEnd:
             ),
             requires_grad=True,
         )
-        inputs = np.concatenate([samples.q, samples.v, samples.a], axis=1)
-        self.mean = torch.tensor(inputs.mean(0))
-        self.std = torch.tensor(inputs.std(0) + 1e-8)
+        self.coordinates = torch.as_tensor(joint_coordinates(model))
+        inputs = self.features(*(torch.tensor(x) for x in (samples.q, samples.v, samples.a)))
+        self.mean = inputs.mean(0)
+        self.std = inputs.std(0) + 1e-8
         self.scale = torch.tensor(samples.tau.std(0) + 1e-8)
-        layers: list[Any] = []
-        width = inputs.shape[1]
-        for hidden in settings.hidden:
-            layers += [torch.nn.Linear(width, hidden, dtype=torch.float64), torch.nn.GELU()]
-            width = hidden
-        last = torch.nn.Linear(width, model.nv, dtype=torch.float64)
-        torch.nn.init.zeros_(last.weight)
-        torch.nn.init.zeros_(last.bias)
-        self.network = torch.nn.Sequential(*layers, last)
+        widths = [inputs.shape[2], *settings.hidden, 1]
+        self.network = torch.nn.ParameterList()
+        for k, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
+            bound = 0.0 if k == len(widths) - 2 else 1.0 / math.sqrt(fan_in)
+            weight = torch.empty(model.nv, fan_in, fan_out, dtype=torch.float64)
+            self.network.append(torch.nn.Parameter(weight.uniform_(-bound, bound)))
+            self.network.append(torch.nn.Parameter(torch.zeros(model.nv, 1, fan_out).double()))
+
+    def features(self, q: Any, v: Any, a: Any) -> Any:
+        """(N, nv, k + 2) each dof's joint positions, velocity and acceleration, of (N, nq),
+        (N, nv), (N, nv) tensors."""
+        import torch
+
+        padded = torch.cat([q, q.new_zeros(len(q), 1)], dim=1)
+        return torch.cat([padded[:, self.coordinates], v[:, :, None], a[:, :, None]], dim=2)
+
+    def residual(self, q: Any, v: Any, a: Any) -> Any:
+        """(N, nv) the networks' torques, in units of each joint's torque deviation."""
+        import torch
+
+        x = ((self.features(q, v, a) - self.mean) / self.std).transpose(0, 1)
+        layers = list(self.network)
+        for k in range(0, len(layers), 2):
+            x = torch.baddbmm(layers[k + 1], x, layers[k])
+            if k + 2 < len(layers):
+                x = torch.nn.functional.gelu(x)
+        return x[..., 0].T
 
     def params(self) -> Any:
         """(10 nbody + 3 nv,) the current dynamic parameters, a tensor."""
@@ -218,11 +309,8 @@ class EndToEnd:
 
     def torques(self, q: Any, v: Any, a: Any) -> Any:
         """(N, nv) torques of (N, nq), (N, nv), (N, nv) tensors."""
-        import torch
-
         physics = rnea(self.model, q, v, a, params=self.params())
-        features = (torch.cat([q, v, a], dim=1) - self.mean) / self.std
-        return physics + self.scale * self.network(features)
+        return physics + self.scale * self.residual(q, v, a)
 
     def predict(self, q: Float, v: Float, a: Float) -> Float:
         """(N, nv) torques of numpy states, as numpy."""

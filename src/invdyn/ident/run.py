@@ -3,8 +3,9 @@
 A dataset of a robot (LeRobot v3, such as `invdyn collect ROBOT` writes: state ``q.<joint>``
 and ``v.<joint>``, action the applied joint torques ``tau.<joint>``) is split by episode into
 identification and held-out episodes (the last ones). Accelerations come from the measured
-velocities by zero-phase filtering (`invdyn.ident.signals`); samples within a filter length of
-an episode's ends, where the filter has no data on one side, are left out. The base parameters
+velocities by zero-phase filtering and forward differences (`invdyn.ident.signals`); an
+episode's last sample, which has no next one, and the samples within a filter length of its
+ends, where the filter has no data on one side, are left out. The base parameters
 are identified on the first episodes; on the held-out ones the report compares the normalised
 MSE of each joint's torque predicted by the model as described (its URDF) and as identified.
 """
@@ -352,7 +353,7 @@ def _samples(
         if len(state) <= 2 * edge + 2:
             continue
         v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering)
-        kept = slice(edge, len(state) - edge)
+        kept = slice(edge, len(v) - edge)
         parts["q"].append(state[kept][:, columns.q])
         parts["v"].append(v[kept])
         parts["a"].append(a[kept])

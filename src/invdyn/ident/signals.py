@@ -3,8 +3,10 @@
 Identification needs accelerations, which sensors rarely give: they come from differentiating
 measured positions or velocities, which amplifies noise. The measured signal is low-pass
 filtered forwards and backwards (a Butterworth filter run twice, no phase lag, as Gautier and
-Khalil recommend), then differentiated by central differences; the derivative is filtered the
-same way. The choice is a `Filter`, recorded with every result.
+Khalil recommend), then differentiated by forward differences: the acceleration of sample t is
+the change of velocity to sample t + 1, the one that sample t's action (held until the next
+sample) produces; with semi-implicit Euler integration and no noise it is exact. The choice
+is a `Filter`, recorded with every result.
 """
 
 from __future__ import annotations
@@ -54,21 +56,21 @@ class Filter:
 
 
 def velocity_and_acceleration(v: Float, fps: float, filtering: Filter) -> tuple[Float, Float]:
-    """(T, nv) filtered velocities and accelerations from measured velocities.
+    """Filtered velocities and accelerations of the samples but the last, from measured
+    velocities.
 
     Args:
       v: (T, nv) measured joint velocities, one row per sample at `fps` Hz, T >= 3.
       fps: sampling rate in Hz.
-      filtering: the zero-phase filter applied to v and to its derivative.
+      filtering: the zero-phase filter applied to v.
 
     Returns:
-      The filtered velocities and the accelerations (central differences, one-sided at the
-      ends), both (T, nv).
+      The (T - 1, nv) filtered velocities of samples 0 .. T - 2 and their (T - 1, nv)
+      accelerations, ``(v[t + 1] - v[t]) * fps`` of the filtered v.
     """
     fps = check_positive("fps", fps)
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 2 or len(v) < 3:
         raise InputError(f"v must have shape (T, nv) with T >= 3, got {v.shape}")
     smooth = filtering.apply(v, fps)
-    acceleration = np.gradient(smooth, 1.0 / fps, axis=0)
-    return smooth, filtering.apply(acceleration, fps)
+    return smooth[:-1], np.diff(smooth, axis=0) * fps
