@@ -313,6 +313,22 @@ def test_hybrid_learns_the_friction_that_identification_misses(
         better = min(scores["identified"][joint], scores["learned"][joint])
         assert scores["end_to_end"][joint] < 0.5 * better, (joint, scores)
         assert scores["hybrid"][joint] < better, (joint, scores)
+    # on trajectories of another seed, invdyn evaluate scores what invdyn ident wrote
+    other = tmp_path / "other"
+    status, _, err = run(
+        capsys, "collect", "panda", "--episodes", "2", "--duration", "4", "--rate", "200",
+        "--payload", "1.0", "--friction", "1.0", "--sensor-noise", "0.001", "--seed", "9",
+        "--out", str(other), "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    status, printed, err = run(capsys, "evaluate", str(out), str(other))
+    assert status == 0, err
+    assert "torque nMSE on the 2 episodes" in printed and "nMSE hybrid" in printed
+    again = json.loads((out / "evaluation" / "report.json").read_text())["nmse"]
+    assert set(again) == {"nominal", "identified", "learned", "hybrid"}
+    wrist = ("panda_joint5", "panda_joint6", "panda_joint7")
+    assert sum(again["hybrid"][j] for j in wrist) < sum(again["identified"][j] for j in wrist)
+    assert (out / "evaluation" / "nmse.png").stat().st_size > 0
 
 
 @requires_erd

@@ -27,6 +27,7 @@ from conftest import states
 from invdyn.ident import base_parameters, identify
 from invdyn.ident.consistent import pseudo_inertias
 from invdyn.ident.excitation import ExcitationSettings, optimise_excitation
+from invdyn.ident.identify import load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse
 
@@ -159,6 +160,24 @@ def test_bad_input_gets_the_documented_errors(panda):
     locked = panda.replace(q_upper=np.where(np.arange(panda.nq) == 2, panda.q_lower, panda.q_upper))
     with pytest.raises(invdyn.InputError, match="'panda_joint3' has no range to move in"):
         optimise_excitation(locked, ExcitationSettings(starts=1, iterations=1))
+
+
+def test_identification_is_saved_and_read_back(panda, load_robot, tmp_path):
+    q, v, a, tau = _synthetic(panda, 400, 3)
+    for method in ("wls", "consistent"):
+        result = identify(panda, q, v, a, tau, method=method, offset=True)
+        path = result.save(tmp_path / f"{method}.npz")
+        again = load_identification(path, panda)
+        assert again.method == method and again.base.names == result.base.names
+        assert np.array_equal(again.predict(panda, q, v, a), result.predict(panda, q, v, a))
+        assert (again.params is None) == (result.params is None)
+    with pytest.raises(invdyn.DataError, match="9 joints, not solo12"):
+        load_identification(path, load_robot("solo12"))
+    (tmp_path / "bad.npz").write_text("not an archive")
+    with pytest.raises(invdyn.DataError, match="not an identification written by invdyn"):
+        load_identification(tmp_path / "bad.npz", panda)
+    with pytest.raises(invdyn.DataError, match="not an identification written by invdyn"):
+        load_identification(tmp_path / "missing.npz", panda)
 
 
 def test_filtered_accelerations_of_a_noisy_velocity():

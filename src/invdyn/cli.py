@@ -234,15 +234,22 @@ def _parser() -> argparse.ArgumentParser:
         description="Evaluate a checkpoint on a dataset's held-out episodes (its validation "
         "split when the dataset is the one it was trained on, else every episode): R^2, "
         "normalised MSE and MAE per action dimension for the model, a linear model and the "
-        "physics oracle where the physics is known; writes metrics.json and a plot.",
+        "physics oracle where the physics is known; writes metrics.json and a plot. Given the "
+        "output directory of 'invdyn ident', scores on every episode of the dataset the "
+        "torque nMSE per joint of the nominal and identified models (and of the learned and "
+        "hybrid ones, after 'invdyn ident --learn'); writes report.json and nmse.png.",
     )
-    evaluate.add_argument("checkpoint", metavar="CHECKPOINT", help="run or checkpoint directory")
+    evaluate.add_argument(
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="run or checkpoint directory, or an output directory of 'invdyn ident'",
+    )
     evaluate.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
     evaluate.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
-        help="directory for metrics.json and predictions.png (default: <checkpoint>/evaluation)",
+        help="directory for the metrics and plots (default: <checkpoint>/evaluation)",
     )
     evaluate.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
     evaluate.set_defaults(command=_evaluate)
@@ -727,8 +734,11 @@ def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from invdyn.ident.run import IDENTIFICATION
     from invdyn.learn.evaluate import evaluate_checkpoint, save_evaluation
 
+    if (Path(args.checkpoint) / IDENTIFICATION).is_file():
+        return _evaluate_identification(args)
     checkpoint = _checkpoint_dir(args.checkpoint)
     report = evaluate_checkpoint(checkpoint, args.dataset)
     print(f"{report.n_windows} windows of {len(report.episodes)} episodes ({report.selection})")
@@ -958,19 +968,57 @@ def _ident(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
         found = dataclasses.replace(found, learned=learned)
-    errors = found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
-    rows = [
-        [joint, *(f"{errors[name][k]:.3g}" for name in errors)]
-        for k, joint in enumerate(model.dof_names)
-    ]
     print(
         f"{model.name}: {len(found.identification.base)} base parameters, {args.method}, "
         f"identified on {found.train_part}, held out {found.held_out_part}"
     )
-    _print_table(["joint", *(f"nMSE {name}" for name in errors)], rows)
+    _print_errors(
+        model, found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
+    )
     for path in write_results(found, model, args.out):
         print(f"wrote {path}")
     return 0
+
+
+def _evaluate_identification(args: argparse.Namespace) -> int:
+    from invdyn.ident.run import evaluate_identification, read_report
+    from invdyn.learn.data import read_dataset
+    from invdyn.viz.plots import plot_error_bars, save_figure
+
+    directory = Path(args.checkpoint)
+    model = _load(read_report(directory)["source"], floating_base=False)
+    dataset = read_dataset(args.dataset)
+    errors = evaluate_identification(directory, dataset, model)
+    print(f"{model.name}: torque nMSE on the {len(dataset)} episodes of {args.dataset}")
+    _print_errors(model, errors)
+    out = args.out if args.out is not None else directory / "evaluation"
+    joints = model.dof_names
+    scores = {
+        "identification": str(directory.absolute()),
+        "dataset": str(Path(args.dataset).absolute()),
+        "nmse": {
+            name: dict(zip(joints, map(float, values), strict=True))
+            for name, values in errors.items()
+        },
+    }
+    bars = plot_error_bars(
+        list(joints), errors, title=f"{model.name}: torque error, {args.dataset}"
+    )
+    written = [save_figure(bars, out / "nmse.png"), write_json(out / "report.json", scores)]
+    if args.json is not None:
+        written.append(write_json(args.json, scores))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _print_errors(model: Model, errors: dict[str, Any]) -> None:
+    """A table of each joint's nMSE (rows) for each predictor (columns)."""
+    rows = [
+        [joint, *(f"{errors[name][k]:.3g}" for name in errors)]
+        for k, joint in enumerate(model.dof_names)
+    ]
+    _print_table(["joint", *(f"nMSE {name}" for name in errors)], rows)
 
 
 def _mass_scale(mass_error: float) -> float:

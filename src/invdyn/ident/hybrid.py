@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_positive
 from invdyn.dynamics import rnea
+from invdyn.errors import DataError
 from invdyn.ident.identify import Identification
 from invdyn.metrics import normalised_mse
 from invdyn.model import Model
@@ -82,7 +83,7 @@ def compare(
             _dof_directories(model), _residual_episodes(model, identification, train), strict=True
         )
     ]
-    frames, predictions = _held_out_predictions(model, identification, held_out, learned, residuals)
+    frames, predictions = predict(model, identification, held_out, learned, residuals)
     prior = identification.params
     end_to_end = train_end_to_end(
         model,
@@ -159,14 +160,34 @@ def _dof_directories(model: Model) -> list[str]:
     ]
 
 
-def _held_out_predictions(
+def load_networks(directory: str | os.PathLike[str], model: Model) -> tuple[Any, list[Any]]:
+    """The network of the full state and the per-dof residual networks that `compare` trained
+    into `directory`.
+
+    Raises:
+      DataError: a checkpoint is missing or unreadable.
+    """
+    from invdyn.learn.checkpoint import load_model
+
+    directory = Path(directory)
+    runs = [directory / "learned", *(directory / "hybrid" / d for d in _dof_directories(model))]
+    missing = [str(run) for run in runs if not (run / "checkpoint").is_dir()]
+    if missing:
+        raise DataError(f"no trained network in {', '.join(missing[:3])}")
+    learned, *residuals = (load_model(run / "checkpoint") for run in runs)
+    return learned, residuals
+
+
+def predict(
     model: Model,
     identification: Identification,
     samples: Any,
     learned: Any,
     residuals: list[Any],
-) -> tuple[Any, dict[str, Float]]:
-    """The held-out frames with a full window, and every predictor's torques there."""
+) -> tuple[NDArray[np.int64], dict[str, Float]]:
+    """The rows of `samples` (`invdyn.ident.run.Samples`) with a full window of the networks,
+    and the torques there of the nominal, identified, learned and hybrid models (name ->
+    (n, nv))."""
     from invdyn.learn.models import make_windows
 
     windows = make_windows(_episodes(samples), learned.config)

@@ -14,13 +14,16 @@ body can have, and returns them all, not only their base combinations.
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import as_float_array, batch_shape, flatten
-from invdyn.errors import InputError
+from invdyn._files import atomic_open
+from invdyn.errors import DataError, InputError
 from invdyn.ident.consistent import fit_consistent
 from invdyn.ident.parameters import BaseParameters, base_parameters
 from invdyn.model import Model
@@ -60,6 +63,53 @@ class Identification:
         """(..., nv) torques of the identified model at states (..., nq), (..., nv), (..., nv)."""
         regressor = self.base.regressor(joint_torque_regressor(model, q, v, a))
         return regressor @ self.estimate + self.offsets
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the identification to `path` (an ``.npz`` archive, atomically); return the
+        absolute path. `load_identification` reads it back."""
+        arrays = {field: getattr(self, field) for field in _SAVED_ARRAYS}
+        arrays["independent"], arrays["projection"] = self.base.independent, self.base.projection
+        arrays["names"], arrays["method"] = np.array(self.base.names), np.array(self.method)
+        if self.params is not None:
+            arrays["params"] = self.params
+        with atomic_open(path, "wb") as out:
+            np.savez(out, **arrays)
+        return Path(path).absolute()
+
+
+_SAVED_ARRAYS = ("estimate", "std", "offsets", "joint_std")
+
+
+def load_identification(path: str | os.PathLike[str], model: Model) -> Identification:
+    """The identification `Identification.save` wrote to `path`, checked against `model`.
+
+    Raises:
+      DataError: `path` is missing, not such an archive, or of another robot (its parameters
+        or joints are not `model`'s).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        base = BaseParameters(
+            independent=arrays["independent"].astype(np.int64),
+            projection=arrays["projection"].astype(np.float64),
+            names=tuple(str(name) for name in arrays["names"]),
+        )
+        found = Identification(
+            base=base,
+            **{field: arrays[field].astype(np.float64) for field in _SAVED_ARRAYS},
+            method=str(arrays["method"]),
+            params=arrays.get("params"),
+        )
+    except (OSError, KeyError, ValueError) as exc:
+        raise DataError(f"{path}: not an identification written by invdyn ident ({exc})") from None
+    parameters = 10 * model.nbody + 3 * model.nv
+    if base.projection.shape[1] != parameters or found.offsets.shape != (model.nv,):
+        raise DataError(
+            f"{path}: identified for a robot with {base.projection.shape[1]} parameters and "
+            f"{found.offsets.shape[0]} joints, not {model.name} ({parameters} and {model.nv})"
+        )
+    return found
 
 
 def identify(

@@ -13,6 +13,7 @@ MSE of each joint's torque predicted by the model as described (its URDF) and as
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from pathlib import Path
@@ -25,7 +26,7 @@ from invdyn._arrays import check_real
 from invdyn._files import write_json
 from invdyn.dynamics import rnea
 from invdyn.errors import DataError, InputError
-from invdyn.ident.identify import Identification, Method, identify
+from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse
 from invdyn.model import Model
@@ -36,6 +37,8 @@ Float = NDArray[np.float64]
 
 # the last this share of the episodes (at least one) is held out
 HELD_OUT = 0.2
+# the file of the identified parameters in the output directory
+IDENTIFICATION = "identification.npz"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +86,7 @@ class DatasetIdentification:
         joints = model.dof_names
         return {
             "robot": model.name,
+            "source": str(model.source),
             "method": result.method,
             "filter": dataclasses.asdict(self.filtering),
             "identified_on": self.train_part,
@@ -300,8 +304,56 @@ def write_results(
         x_label="sample",
     )
     written.append(save_figure(trace, out / "held_out.png"))
+    written.append(found.identification.save(out / IDENTIFICATION))
     written.append(write_json(out / "report.json", report))
     return written
+
+
+def read_report(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``report.json`` that `write_results` wrote into `directory`, or `DataError`."""
+    path = Path(directory) / "report.json"
+    try:
+        report = json.loads(path.read_text())
+        if not isinstance(report.get("source"), str) or not isinstance(report.get("filter"), dict):
+            raise ValueError("no source or filter")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise DataError(f"{path}: not a report of invdyn ident ({exc})") from None
+    return dict(report)
+
+
+def evaluate_identification(
+    directory: str | os.PathLike[str], dataset: Any, model: Model
+) -> dict[str, Float]:
+    """Score what `invdyn ident` wrote into `directory` on every episode of `dataset` (new
+    trajectories, say), its accelerations filtered as at identification.
+
+    Returns:
+      Predictor name -> (nv,) torque nMSE per joint: nominal and identified, and learned and
+      hybrid when `directory` holds their networks (``networks/``; then on the frames with a
+      full window of the networks).
+
+    Raises:
+      DataError: `directory` lacks the identification or its report, or `dataset` is not of
+        `model`'s joints.
+    """
+    from invdyn.ident.hybrid import load_networks, predict
+
+    directory = Path(directory)
+    identification = load_identification(directory / IDENTIFICATION, model)
+    filtering = Filter(**read_report(directory)["filter"])
+    episodes = tuple(range(len(dataset)))
+    samples = _samples(dataset, episodes, _state_columns(dataset, model), filtering)
+    if (directory / "networks").is_dir():
+        learned, residuals = load_networks(directory / "networks", model)
+        frames, predictions = predict(model, identification, samples, learned, residuals)
+    else:
+        frames = np.arange(len(samples.tau))
+        q, v, a = samples.q, samples.v, samples.a
+        predictions = {
+            "nominal": rnea(model, q, v, a),
+            "identified": identification.predict(model, q, v, a),
+        }
+    return {name: normalised_mse(x, samples.tau[frames]) for name, x in predictions.items()}
 
 
 class _Columns(NamedTuple):
