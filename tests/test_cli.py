@@ -296,12 +296,16 @@ def test_hybrid_learns_the_friction_that_identification_misses(
     end-to-end hybrid at least halves the wrist's torque error of the identified model and
     of a network alone, and the per-joint residual networks reduce it, on 32 s of data."""
     dataset, out = tmp_path / "panda", tmp_path / "ident"
-    status, _, err = run(
-        capsys, "collect", "panda", "--episodes", "10", "--duration", "4", "--rate", "200",
-        "--payload", "1.0", "--friction", "1.0", "--sensor-noise", "0.001", "--seed", "5",
-        "--out", str(dataset), "--no-progress",
-    )  # fmt: skip
-    assert status == 0, err
+
+    def collect(episodes: int, seed: int, target: Path) -> None:
+        status, _, err = run(
+            capsys, "collect", "panda", "--episodes", str(episodes), "--duration", "4",
+            "--rate", "200", "--payload", "1.0", "--friction", "1.0", "--sensor-noise",
+            "0.001", "--seed", str(seed), "--out", str(target), "--no-progress",
+        )  # fmt: skip
+        assert status == 0, err
+
+    collect(10, 5, dataset)
     status, _, err = run(
         capsys, "ident", str(dataset), "--out", str(out), "--offset", "--cutoff", "none",
         "--learn", "--preset", "small", "--set", "train.epochs=10",
@@ -315,12 +319,7 @@ def test_hybrid_learns_the_friction_that_identification_misses(
         assert scores["hybrid"][joint] < better, (joint, scores)
     # on trajectories of another seed, invdyn evaluate scores what invdyn ident wrote
     other = tmp_path / "other"
-    status, _, err = run(
-        capsys, "collect", "panda", "--episodes", "2", "--duration", "4", "--rate", "200",
-        "--payload", "1.0", "--friction", "1.0", "--sensor-noise", "0.001", "--seed", "9",
-        "--out", str(other), "--no-progress",
-    )  # fmt: skip
-    assert status == 0, err
+    collect(2, 9, other)
     status, printed, err = run(capsys, "evaluate", str(out), str(other))
     assert status == 0, err
     assert "torque nMSE on the 2 episodes" in printed and "nMSE hybrid" in printed
