@@ -47,6 +47,14 @@ def _frame_jacobian(model, q):
     return invdyn.frame_jacobian(model, q, "tip", reference="local")
 
 
+def _frame_velocity(model, q, v):
+    return invdyn.frame_velocity(model, q, v, "tip")
+
+
+def _frame_acceleration(model, q, v, a):
+    return invdyn.frame_acceleration(model, q, v, a, "tip", reference="local")
+
+
 # name -> (function of (model, *arrays), the names of its array arguments)
 FUNCTIONS: dict[str, tuple[Callable, tuple[str, ...]]] = {
     "rnea": (invdyn.rnea, ("q", "v", "a")),
@@ -59,6 +67,12 @@ FUNCTIONS: dict[str, tuple[Callable, tuple[str, ...]]] = {
     "forward_kinematics": (invdyn.forward_kinematics, ("q",)),
     "frame_placement": (_frame_placement, ("q",)),
     "frame_jacobian": (_frame_jacobian, ("q",)),
+    "frame_velocity": (_frame_velocity, ("q", "v")),
+    "frame_acceleration": (_frame_acceleration, ("q", "v", "a")),
+    "center_of_mass": (invdyn.center_of_mass, ("q",)),
+    "center_of_mass_jacobian": (invdyn.center_of_mass_jacobian, ("q",)),
+    "centroidal_momentum_matrix": (invdyn.centroidal_momentum_matrix, ("q",)),
+    "centroidal_momentum_rate": (invdyn.centroidal_momentum_rate, ("q", "v", "a")),
 }
 ARGUMENTS = [
     pytest.param(function, argument, id=f"{function}-{argument}")

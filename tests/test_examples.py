@@ -35,7 +35,7 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
 def test_readme_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
-    assert len(blocks) >= 2, "README.md lacks the tour's python blocks"
+    assert len(blocks) >= 3, "README.md lacks the tour's python blocks"
     namespace: dict[str, object] = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)
     assert "must have shape" in capsys.readouterr().out
@@ -44,3 +44,6 @@ def test_readme_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
     exec(compile(blocks[1], "README.md", "exec"), namespace)
     params = namespace["params"]
     assert params.grad is not None and params.grad.shape == params.shape
+    # frames and centroidal quantities, on the same states
+    exec(compile(blocks[2], "README.md", "exec"), namespace)
+    assert namespace["Ag"].shape == (6, 9) and namespace["h_dot"].shape == (6,)

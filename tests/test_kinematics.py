@@ -237,3 +237,72 @@ def test_batches_equal_single_calls(name, floating):
     assert invdyn.forward_kinematics(model, empty)[0].shape == (0, model.nbody, 3, 3)
     assert invdyn.frame_placement(model, empty, frame)[1].shape == (0, 3)
     assert invdyn.frame_jacobian(model, empty, frame).shape == (0, 6, model.nv)
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_velocity_and_acceleration_against_pinocchio(name, floating):
+    """Frame velocities and classical accelerations, in every reference."""
+    pin = pytest.importorskip("pinocchio")
+    model, pmodel = invdyn_and_pinocchio(name, floating)
+    pdata = pmodel.createData()
+    rng = _rng(name + "/motion")
+    q = random_configuration(model, rng=rng)
+    v, a = rng.normal(size=(2, model.nv))
+    pin.forwardKinematics(pmodel, pdata, q, v, a)
+    pin.updateFramePlacements(pmodel, pdata)
+    pin_refs = {
+        "local": pin.ReferenceFrame.LOCAL,
+        "world": pin.ReferenceFrame.WORLD,
+        "local_world_aligned": pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    }
+    for index in _frames_to_check(model, limit=8):
+        fid = pmodel.getFrameId(model.frame_name[index], pin.BODY)
+        for reference, pin_ref in pin_refs.items():
+            where = f"{reference}, {name} frame {model.frame_name[index]!r}"
+            motion = pin.getFrameVelocity(pmodel, pdata, fid, pin_ref)
+            ours = invdyn.frame_velocity(model, q, v, index, reference=reference)
+            assert_close(ours, np.r_[motion.angular, motion.linear], what=f"velocity {where}")
+            motion = pin.getFrameClassicalAcceleration(pmodel, pdata, fid, pin_ref)
+            ours = invdyn.frame_acceleration(model, q, v, a, index, reference=reference)
+            assert_close(ours, np.r_[motion.angular, motion.linear], what=f"acceleration {where}")
+
+
+@requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_acceleration_is_the_derivative_of_the_velocity(name, floating):
+    """In world-aligned axes the classical acceleration is d/dt of (omega, p_dot) along
+    q(t) = q + v t + a t^2 / 2, v(t) = v + a t; with a = 0 it is the drift J_dot v."""
+    model, _ = invdyn_and_pinocchio(name, floating)
+    rng = _rng(name + "/derivative")
+    q = random_configuration(model, rng=rng)
+    v, a = rng.normal(size=(2, model.nv))
+    eps = 1e-5
+    for index in _frames_to_check(model, limit=4):
+        velocities = [
+            invdyn.frame_velocity(
+                model, integrate(model, q, s * eps * v + eps**2 * a / 2), v + s * eps * a, index
+            )
+            for s in (1, -1)
+        ]
+        expected = (velocities[0] - velocities[1]) / (2 * eps)
+        ours = invdyn.frame_acceleration(model, q, v, a, index)
+        assert_close(ours, expected, rtol=1e-6, what=f"{name} frame {index}")
+        drift = invdyn.frame_acceleration(model, q, v, np.zeros(model.nv), index)
+        assert_close(ours, drift + invdyn.frame_jacobian(model, q, index) @ a, what="J a + drift")
+
+
+@requires_erd
+def test_motion_batches_broadcast(load_robot):
+    """One configuration against a batch of velocities: the batch shape of both, and each entry
+    the single call's."""
+    model = load_robot("solo12", floating_base=True)
+    q = random_configuration(model, rng=0)
+    v, a = _rng("broadcast").normal(size=(2, 2, 3, model.nv))
+    velocity = invdyn.frame_velocity(model, q, v, "FL_FOOT")
+    acceleration = invdyn.frame_acceleration(model, q[None], v, a, "FL_FOOT", reference="local")
+    assert velocity.shape == acceleration.shape == (2, 3, 6)
+    for i, j in np.ndindex(2, 3):
+        assert_close(velocity[i, j], invdyn.frame_velocity(model, q, v[i, j], "FL_FOOT"))
+        single = invdyn.frame_acceleration(model, q, v[i, j], a[i, j], "FL_FOOT", reference="local")
+        assert_close(acceleration[i, j], single)

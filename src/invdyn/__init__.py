@@ -1,6 +1,12 @@
 """invdyn: inverse dynamics for robots, analytic and learned."""
 
 from invdyn._headless import choose_gl_backend
+from invdyn.centroidal import (
+    center_of_mass,
+    center_of_mass_jacobian,
+    centroidal_momentum_matrix,
+    centroidal_momentum_rate,
+)
 from invdyn.dynamics import (
     aba,
     aba_derivatives,
@@ -13,7 +19,13 @@ from invdyn.dynamics import (
 )
 from invdyn.errors import DataError, InputError, InvdynError, ModelError, ModelWarning
 from invdyn.io import load
-from invdyn.kinematics import forward_kinematics, frame_jacobian, frame_placement
+from invdyn.kinematics import (
+    forward_kinematics,
+    frame_acceleration,
+    frame_jacobian,
+    frame_placement,
+    frame_velocity,
+)
 from invdyn.model import JointType, Model
 from invdyn.regressor import inertial_parameters, joint_torque_regressor, with_parameters
 
@@ -34,10 +46,16 @@ __all__ = [
     "aba",
     "aba_derivatives",
     "bias",
+    "center_of_mass",
+    "center_of_mass_jacobian",
+    "centroidal_momentum_matrix",
+    "centroidal_momentum_rate",
     "coriolis",
     "forward_kinematics",
+    "frame_acceleration",
     "frame_jacobian",
     "frame_placement",
+    "frame_velocity",
     "gravity",
     "inertial_parameters",
     "joint_torque_regressor",

@@ -1,8 +1,15 @@
-"""Forward kinematics: world placements of bodies and frames, and frame Jacobians.
+"""Forward kinematics: world placements of bodies and frames, frame Jacobians, velocities and
+accelerations.
 
 Jacobian rows follow the spatial convention of `invdyn.spatial`: [angular; linear]. Like the
-functions of `invdyn.dynamics`, these take numpy arrays or torch tensors (differentiable, on
-the tensor's device and dtype, through `invdyn.kernels.torch`).
+functions of `invdyn.dynamics`, placements and Jacobians take numpy arrays or torch tensors
+(differentiable, on the tensor's device and dtype, through `invdyn.kernels.torch`); frame
+velocities and accelerations take numpy arrays.
+
+Velocities and accelerations come from `body_motions`: each body's spatial velocity and
+acceleration in world coordinates at the world origin, sums over the dofs that move it of
+``s_k v_k`` and ``s_k a_k + (V_k x s_k) v_k`` (a dof's world column ``s_k`` turns with its
+body, whose velocity is ``V_k``; Featherstone 2008, section 3.5).
 """
 
 from __future__ import annotations
@@ -12,7 +19,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import any_tensor, as_float_array, not_a_model, packed, raise_for_status
+from invdyn._arrays import (
+    any_tensor,
+    as_float_array,
+    batch_shape,
+    not_a_model,
+    packed,
+    raise_for_status,
+)
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
 from invdyn.model import JointType, Model
@@ -94,35 +108,178 @@ def frame_jacobian(
     Returns:
       (..., 6, nv) Jacobian, rows [angular; linear].
     """
-    if not isinstance(reference, str) or reference not in ("local", "world", "local_world_aligned"):
-        raise InputError(
-            f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
-        )
+    _check_reference(reference)
     index = _frame_index(model, frame)
     if any_tensor(q):
         return _tensor_frame_jacobian(model, q, index, reference)
     rotations, origins = forward_kinematics(model, q)
-    frame_rot, frame_pos = frame_placement(model, q, index)
-    lead = rotations.shape[:-3]
-    jac = np.zeros((*lead, 6, model.nv))
     body = int(model.frame_body[index])
     if body < 0:
-        return jac
-    # every dof on the path from the frame's body to the root, its column in world axes
-    moving = np.isin(model.dof_body, _ancestors(model, body))
-    columns = motion_subspace(model)[moving]
-    dof_rot = rotations[..., model.dof_body[moving], :, :]
-    dof_pos = origins[..., model.dof_body[moving], :]
-    angular = np.einsum("...kij,kj->...ki", dof_rot, columns[:, :3])
-    linear = np.einsum("...kij,kj->...ki", dof_rot, columns[:, 3:])
-    point = np.zeros(3) if reference == "world" else frame_pos
-    linear = linear + np.cross(angular, point[..., None, :] - dof_pos)
+        return np.zeros((*rotations.shape[:-3], 6, model.nv))
+    # the columns of the dofs that move the body, moved from the world origin to the frame's
+    columns = world_columns(model, rotations, origins) * support_matrix(model)[body, :, None]
+    angular, linear = columns[..., :3], columns[..., 3:]
+    frame_rot = rotations[..., body, :, :] @ model.frame_rot[index]
+    if reference != "world":
+        frame_pos = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
+        linear = linear + np.cross(angular, frame_pos[..., None, :])
     if reference == "local":
         angular = np.einsum("...ji,...kj->...ki", frame_rot, angular)
         linear = np.einsum("...ji,...kj->...ki", frame_rot, linear)
-    jac[..., :3, moving] = np.swapaxes(angular, -1, -2)
-    jac[..., 3:, moving] = np.swapaxes(linear, -1, -2)
-    return jac
+    return np.swapaxes(np.concatenate([angular, linear], axis=-1), -1, -2)
+
+
+def frame_velocity(
+    model: Model,
+    q: Array,
+    v: Array,
+    frame: str | int,
+    *,
+    reference: Reference = "local_world_aligned",
+) -> Array:
+    """Spatial velocity of a frame, ``J(q) v``.
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      frame: frame name or index.
+      reference: the coordinates, as `frame_jacobian`'s.
+
+    Returns:
+      (..., 6) angular velocity and linear velocity (of the frame origin, or of the point of
+      the frame's body at the world origin for "world").
+    """
+    _frame_index(model, frame)
+    q, v = _broadcast(model, q=q, v=v)
+    return np.einsum("...ij,...j->...i", frame_jacobian(model, q, frame, reference=reference), v)
+
+
+def frame_acceleration(
+    model: Model,
+    q: Array,
+    v: Array,
+    a: Array,
+    frame: str | int,
+    *,
+    reference: Reference = "local_world_aligned",
+) -> Array:
+    """Classical acceleration of a frame, ``J(q) a + J_dot(q, v) v``: the angular acceleration
+    and the second derivative of the frame origin's position (Pinocchio's classical
+    acceleration); with ``a = 0``, the drift ``J_dot v`` that contact and task constraints need.
+
+    ``p'' = w + alpha x p + omega x (u + omega x p)`` for the body's spatial velocity
+    ``(omega, u)`` and acceleration ``(alpha, w)`` at the world origin (`body_motions`), at the
+    frame origin ``p`` (the world origin, a point of the body, for "world").
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      a: (..., nv) joint accelerations.
+      frame: frame name or index.
+      reference: the coordinates, as `frame_jacobian`'s.
+
+    Returns:
+      (..., 6) angular acceleration and linear acceleration, no gravity.
+    """
+    _check_reference(reference)
+    index = _frame_index(model, frame)
+    body = int(model.frame_body[index])
+    rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
+    if body < 0:
+        return np.zeros((*velocity.shape[:-2], 6))
+    rot = rotations[..., body, :, :] @ model.frame_rot[index]
+    point = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
+    if reference == "world":
+        point = np.zeros_like(point)
+    (omega, u), (alpha, w) = (
+        np.split(velocity[..., body, :], 2, -1),
+        np.split(acceleration[..., body, :], 2, -1),
+    )
+    linear = w + np.cross(alpha, point) + np.cross(omega, u + np.cross(omega, point))
+    if reference == "local":
+        alpha, linear = (np.einsum("...ji,...j->...i", rot, x) for x in (alpha, linear))
+    return np.concatenate([alpha, linear], axis=-1)
+
+
+def body_motions(model: Model, q: Array, v: Array, a: Array) -> tuple[Array, Array, Array, Array]:
+    """World placements, spatial velocities and spatial accelerations of every body.
+
+    Args:
+      model: the robot.
+      q: (..., nq) joint positions.
+      v: (..., nv) joint velocities.
+      a: (..., nv) joint accelerations.
+
+    Returns:
+      (..., nbody, 3, 3) rotations, (..., nbody, 3) origins, and (..., nbody, 6) velocities and
+      accelerations [angular; linear] in world coordinates at the world origin (no gravity).
+    """
+    if not isinstance(model, Model):
+        raise not_a_model(model)
+    q, v, a = _broadcast(model, q=q, v=v, a=a)
+    rotations, origins = forward_kinematics(model, q)
+    columns = world_columns(model, rotations, origins)
+    support = support_matrix(model)
+    velocity = np.einsum("bk,...kj,...k->...bj", support, columns, v)
+    # a dof's column turns with its body: d/dt s_k = V_body(k) x s_k
+    turning = _motion_cross(velocity[..., model.dof_body, :], columns)
+    rates = columns * a[..., None] + turning * v[..., None]
+    acceleration = np.einsum("bk,...kj->...bj", support, rates)
+    return rotations, origins, velocity, acceleration
+
+
+def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
+    """(..., nv, 6) each dof's motion (`motion_subspace`) in world coordinates at the world
+    origin, from (..., nbody, 3, 3) body rotations and (..., nbody, 3) origins."""
+    local = motion_subspace(model)
+    dof_rot = rotations[..., model.dof_body, :, :]
+    angular = np.einsum("...kij,kj->...ki", dof_rot, local[:, :3])
+    linear = np.einsum("...kij,kj->...ki", dof_rot, local[:, 3:])
+    # moved from the body origin p to the world origin: u_O = u_p + p x omega
+    linear = linear + np.cross(origins[..., model.dof_body, :], angular)
+    return np.concatenate([angular, linear], axis=-1)
+
+
+def support_matrix(model: Model) -> Array:
+    """(nbody, nv) 1 where a dof moves a body (it is of the body or of an ancestor), else 0."""
+    support = np.zeros((model.nbody, model.nv))
+    for body in range(model.nbody):
+        support[body, np.isin(model.dof_body, _ancestors(model, body))] = 1.0
+    return support
+
+
+def _broadcast(model: Model, **named: Any) -> list[Array]:
+    """q (..., nq) and velocity-like (..., nv) arrays, velocities checked finite, broadcast to
+    their common batch shape (q is checked by the kinematics kernel)."""
+    arrays = {
+        name: as_float_array(name, x, model.nq if name == "q" else model.nv)
+        for name, x in named.items()
+    }
+    for name, x in arrays.items():
+        if name != "q" and not np.all(np.isfinite(x)):
+            raise InputError(f"{name} holds a non-finite value (NaN or inf)")
+    lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
+    return [np.broadcast_to(x, (*lead, x.shape[-1])) for x in arrays.values()]
+
+
+def _motion_cross(x: Array, y: Array) -> Array:
+    """(..., 6) spatial motion cross product ``x x y`` of (..., 6) [angular; linear] vectors."""
+    return np.concatenate(
+        [
+            np.cross(x[..., :3], y[..., :3]),
+            np.cross(x[..., :3], y[..., 3:]) + np.cross(x[..., 3:], y[..., :3]),
+        ],
+        axis=-1,
+    )
+
+
+def _check_reference(reference: object) -> None:
+    if not isinstance(reference, str) or reference not in ("local", "world", "local_world_aligned"):
+        raise InputError(
+            f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
+        )
 
 
 def _tensor_forward_kinematics(model: Model, q: Any) -> tuple[Any, Any]:
