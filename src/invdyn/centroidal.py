@@ -16,7 +16,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.kinematics import body_motions, forward_kinematics, support_matrix, world_columns
+from invdyn.kinematics import (
+    body_motions,
+    forward_kinematics,
+    point_acceleration,
+    point_columns,
+    support_matrix,
+    world_columns,
+)
 from invdyn.model import Model
 
 Array = NDArray[np.float64]
@@ -59,7 +66,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
         world_columns(model, rotations, origins)[..., None, :, :] * support_matrix(model)[..., None]
     )
     angular = columns[..., :3]
-    linear = columns[..., 3:] + np.cross(angular, centers[..., None, :])
+    linear = point_columns(columns, centers[..., None, :])
     mass = model.body_mass[:, None, None]
     spin = np.einsum("...bij,...bkj->...bki", _world_inertias(model, rotations), angular)
     orbit = mass * np.cross(offsets[..., None, :], linear)
@@ -81,11 +88,8 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
     rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
     centers = _body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
-    (omega, u), (alpha, w) = np.split(velocity, 2, -1), np.split(acceleration, 2, -1)
-    # the bodies' centres of mass: c_ddot = w + alpha x c + omega x (u + omega x c)
-    center_acceleration = (
-        w + np.cross(alpha, centers) + np.cross(omega, u + np.cross(omega, centers))
-    )
+    omega, alpha = velocity[..., :3], acceleration[..., :3]
+    center_acceleration = point_acceleration(velocity, acceleration, centers)
     inertias = _world_inertias(model, rotations)
     spin = np.einsum("...bij,...bj->...bi", inertias, alpha) + np.cross(
         omega, np.einsum("...bij,...bj->...bi", inertias, omega)

@@ -122,7 +122,7 @@ def frame_jacobian(
     frame_rot = rotations[..., body, :, :] @ model.frame_rot[index]
     if reference != "world":
         frame_pos = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
-        linear = linear + np.cross(angular, frame_pos[..., None, :])
+        linear = point_columns(columns, frame_pos[..., None, :])
     if reference == "local":
         angular = np.einsum("...ji,...kj->...ki", frame_rot, angular)
         linear = np.einsum("...ji,...kj->...ki", frame_rot, linear)
@@ -193,11 +193,8 @@ def frame_acceleration(
     point = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
     if reference == "world":
         point = np.zeros_like(point)
-    (omega, u), (alpha, w) = (
-        np.split(velocity[..., body, :], 2, -1),
-        np.split(acceleration[..., body, :], 2, -1),
-    )
-    linear = w + np.cross(alpha, point) + np.cross(omega, u + np.cross(omega, point))
+    alpha = acceleration[..., body, :3]
+    linear = point_acceleration(velocity[..., body, :], acceleration[..., body, :], point)
     if reference == "local":
         alpha, linear = (np.einsum("...ji,...j->...i", rot, x) for x in (alpha, linear))
     return np.concatenate([alpha, linear], axis=-1)
@@ -228,6 +225,22 @@ def body_motions(model: Model, q: Array, v: Array, a: Array) -> tuple[Array, Arr
     rates = columns * a[..., None] + turning * v[..., None]
     acceleration = np.einsum("bk,...kj->...bj", support, rates)
     return rotations, origins, velocity, acceleration
+
+
+def point_acceleration(velocity: Array, acceleration: Array, point: Array) -> Array:
+    """(..., 3) classical acceleration of world points (..., 3) fixed to bodies whose spatial
+    velocities and accelerations at the world origin are (..., 6):
+    ``w + alpha x p + omega x (u + omega x p)`` for velocity ``(omega, u)`` and acceleration
+    ``(alpha, w)``."""
+    omega, u = velocity[..., :3], velocity[..., 3:]
+    alpha, w = acceleration[..., :3], acceleration[..., 3:]
+    return w + np.cross(alpha, point) + np.cross(omega, u + np.cross(omega, point))
+
+
+def point_columns(columns: Array, point: Array) -> Array:
+    """(..., 3) linear velocity at world points (..., 3) of motions (..., 6) given at the world
+    origin: ``u + omega x p``."""
+    return columns[..., 3:] + np.cross(columns[..., :3], point)
 
 
 def world_columns(model: Model, rotations: Array, origins: Array) -> Array:

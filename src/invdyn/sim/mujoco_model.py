@@ -5,7 +5,9 @@ invdyn body, named alike, placed at its joint frame (``pos``, ``quat`` from ``jn
 ``jnt_rot``), with one joint at the body origin whose axis is ``jnt_axis`` in the body frame
 (revolute and continuous -> hinge, prismatic -> slide, spherical -> ball, free -> free). Joint
 names are invdyn's, so `invdyn.configuration.to_mujoco_state` and `from_mujoco_state` convert
-states. There is no geometry, and contacts are disabled.
+states. There is no geometry and contacts are disabled, unless the plant has feet
+(`Plant.feet`): then a ground plane at height 0 and a sphere at each foot frame, which touch
+nothing but the ground.
 
 Inertias are exactly invdyn's (mass, centre of mass, and the inertia diagonalised: principal
 moments and the quaternion of the principal axes) except where MuJoCo refuses them:
@@ -103,9 +105,10 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
     spec.compiler.degree = False
     spec.compiler.autolimits = False
     _set_options(mujoco, spec.option, plant, gravity=target.gravity)
-    spec.option.disableflags = int(spec.option.disableflags) | int(
-        mujoco.mjtDisableBit.mjDSBL_CONTACT
-    )
+    if not plant.feet:
+        spec.option.disableflags = int(spec.option.disableflags) | int(
+            mujoco.mjtDisableBit.mjDSBL_CONTACT
+        )
 
     # bodies in depth-first order, each placed at its joint frame
     bodies: list[Any] = []
@@ -123,6 +126,8 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
         body.iquat = _quat(mujoco, axes)
         _add_joint(mujoco, body, target, i)
         bodies.append(body)
+    if plant.feet:
+        _add_ground_and_feet(mujoco, spec, bodies, target, plant)
 
     try:
         mj_model = spec.compile()
@@ -228,6 +233,39 @@ def _set_options(mujoco: ModuleType, option: Any, plant: Plant, *, gravity: Floa
         option.gravity = gravity
     if not plant.joint_limits:
         option.disableflags = int(option.disableflags) | int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
+
+
+def _add_ground_and_feet(
+    mujoco: ModuleType, spec: Any, bodies: list[Any], model: Model, plant: Plant
+) -> None:
+    """A ground plane at height 0 and a sphere at each of `plant.feet`, which alone touch it."""
+    friction = [plant.ground_friction, 0.005, 0.0001]
+    # contacts where (contype & conaffinity) of one geom meets the other's: feet-ground only
+    spec.worldbody.add_geom(
+        name="ground",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[0.0, 0.0, 1.0],
+        contype=0,
+        conaffinity=1,
+        friction=friction,
+    )
+    for name in plant.feet:
+        try:
+            frame = model.frame_name.index(name)
+        except ValueError:
+            raise InputError(f"Plant.feet: {model.name} has no frame named {name!r}") from None
+        body = int(model.frame_body[frame])
+        if body < 0:
+            raise InputError(f"Plant.feet: frame {name!r} is fixed to the world")
+        bodies[body].add_geom(
+            name=f"foot:{name}",
+            type=mujoco.mjtGeom.mjGEOM_SPHERE,
+            size=[plant.foot_radius, 0.0, 0.0],
+            pos=model.frame_pos[frame],
+            contype=1,
+            conaffinity=0,
+            friction=friction,
+        )
 
 
 def _check_free_joints(model: Model) -> None:

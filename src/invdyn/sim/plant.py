@@ -62,6 +62,11 @@ class Plant:
         constraints); False leaves every joint free.
       integrator: MuJoCo's integrator: ``"euler"`` (semi-implicit), ``"implicit"``,
         ``"implicitfast"`` or ``"rk4"``.
+      feet: names of frames (`Model.frame_name`) that carry a contact sphere, centred at the
+        frame origin; with any, the plant stands on a ground plane at height 0 and its feet
+        touch it (no other contacts). Empty: no ground, no contacts.
+      foot_radius: radius of the feet's spheres in metres, > 0.
+      ground_friction: friction coefficient between the feet and the ground, > 0.
     """
 
     timestep: float = 1e-3
@@ -77,9 +82,17 @@ class Plant:
     seed: int | None = 0
     joint_limits: bool = True
     integrator: Integrator = "implicitfast"
+    feet: tuple[str, ...] = ()
+    foot_radius: float = 0.02
+    ground_friction: float = 1.0
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
+        if isinstance(self.feet, str) or not all(isinstance(f, str) for f in self.feet):
+            raise InputError(f"Plant.feet must be a sequence of frame names, got {self.feet!r}")
+        set_field(self, "feet", tuple(self.feet))
+        for name in ("foot_radius", "ground_friction"):
+            set_field(self, name, _number(name, getattr(self, name), minimum=0.0, open=True))
         set_field(self, "timestep", _number("timestep", self.timestep, minimum=0.0, open=True))
         set_field(self, "payload", _number("payload", self.payload, minimum=0.0))
         if self.payload_frame is not None and not isinstance(self.payload_frame, str):

@@ -1,0 +1,373 @@
+"""Whole-body control of floating-base robots: contact-constrained inverse dynamics by a QP.
+
+At every control step the controller finds joint accelerations ``a`` and contact forces ``f``
+(world axes, one 3-D force per point contact) that best achieve weighted tasks,
+
+    minimise   sum_k w_k |J_k a + d_k - a_k*|^2 + w_f |f|^2
+    subject to M_u a + h_u = J_u^T f                      (the unactuated base's equations)
+               J_c a + d_c = 0                             (contacts do not move)
+               |f_x|, |f_y| <= mu / sqrt(2) f_z,  f_min <= f_z <= f_max
+               -tau_max <= M_j a + h_j - J_j^T f <= tau_max (torque limits)
+
+where ``J a + d`` is a task's acceleration (``d`` the drift ``J_dot v``, `invdyn.frame_acceleration`
+with ``a = 0``) and ``a_k* = a_ref + K_p e + K_d e_dot`` its reference acceleration with
+feedback; the friction pyramid sits inside the cone, so forces that satisfy it satisfy the cone.
+The torques follow from the joints' rows of the equations of motion. This is the task-space
+inverse dynamics of TSID (Del Prete et al. 2016) with weighted tasks. The QP is solved by
+ProxQP (proxsuite, the ``control`` extra), warm-started from the previous step.
+
+Tasks are frozen dataclasses: `CenterOfMassTask`, `OrientationTask` (of a frame, the base by
+default), `PostureTask` and the contact force regularisation's weight; references default to the
+state at the first call, so ``WholeBodyController(model, contacts)`` holds the robot as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from invdyn._arrays import check_positive
+from invdyn.configuration import difference
+from invdyn.dynamics import bias, mass_matrix
+from invdyn.errors import InputError, InvdynError
+from invdyn.kinematics import (
+    body_motions,
+    point_acceleration,
+    point_columns,
+    support_matrix,
+    world_columns,
+)
+from invdyn.model import JointType, Model
+
+Float = NDArray[np.float64]
+# a reference of time: (position, velocity, acceleration)
+Reference = Callable[[float], tuple[ArrayLike, ArrayLike, ArrayLike]]
+BASE_DOFS = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class PointContact:
+    """A point of the robot that touches the environment and must not move.
+
+    Attributes:
+      frame: the frame whose origin is the contact point (`Model.frame_name`).
+      friction: friction coefficient ``mu`` of the contact, > 0.
+      min_force: smallest normal force in newtons, >= 0.
+      max_force: largest normal force in newtons, > min_force (inf: no bound).
+    """
+
+    frame: str
+    friction: float = 0.7
+    min_force: float = 0.0
+    max_force: float = math.inf
+
+    def __post_init__(self) -> None:
+        check_positive("PointContact.friction", self.friction)
+        if not 0.0 <= self.min_force < self.max_force:
+            raise InputError(
+                f"PointContact {self.frame!r}: need 0 <= min_force < max_force, got "
+                f"{self.min_force} and {self.max_force}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class CenterOfMassTask:
+    """Track a centre of mass trajectory.
+
+    Attributes:
+      reference: ``t -> (c, c_dot, c_ddot)`` in the world, each (3,); None holds the centre of
+        mass of the first call.
+      weight: the task's weight in the cost, > 0.
+      stiffness: proportional gain, 1/s^2; the damping is critical, ``2 sqrt(stiffness)``.
+    """
+
+    reference: Reference | None = None
+    weight: float = 1.0
+    stiffness: float = 100.0
+
+
+@dataclasses.dataclass(frozen=True)
+class OrientationTask:
+    """Keep a frame's orientation (the floating base's, by default).
+
+    Attributes:
+      frame: a frame name; None for the floating base's body.
+      weight: the task's weight, > 0.
+      stiffness: proportional gain, 1/s^2; critical damping.
+    """
+
+    frame: str | None = None
+    weight: float = 1.0
+    stiffness: float = 100.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PostureTask:
+    """Pull the actuated joints towards a configuration.
+
+    Attributes:
+      reference: (nq,) configuration whose joints are the target; None for the first call's.
+      weight: the task's weight, > 0 (small: posture resolves what the other tasks leave).
+      stiffness: proportional gain, 1/s^2; critical damping.
+    """
+
+    reference: ArrayLike | None = None
+    weight: float = 1e-2
+    stiffness: float = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One control step's solution: (nv,) accelerations ``a`` and torques ``tau`` (zero on the
+    base), (nc, 3) contact forces in world axes, and the time ``t``."""
+
+    t: float
+    a: Float
+    tau: Float
+    forces: Float
+
+
+class WholeBodyController:
+    """``tau = controller(t, q, v)``: the torques of the task-space inverse dynamics QP.
+
+    Args:
+      model: a floating-base robot (its first joint free).
+      contacts: the point contacts, each held still.
+      tasks: the tasks; default a `CenterOfMassTask`, an `OrientationTask` of the base and a
+        `PostureTask`, all holding the first call's state.
+      force_weight: weight of the contact forces' squared norm (regularisation), > 0.
+      torque_limit: (nv - 6,) or scalar bound on the joint torques; None for the model's
+        ``dof_effort_limit``.
+
+    The solution of every step is appended to `steps` (`Step`).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        contacts: Sequence[PointContact],
+        tasks: Sequence[Any] | None = None,
+        *,
+        force_weight: float = 1e-5,
+        torque_limit: ArrayLike | None = None,
+    ) -> None:
+        if not model.nbody or model.jnt_type[0] != JointType.FREE:
+            raise InputError(
+                f"{model.name}: whole-body control needs a floating base (load it with "
+                "floating_base=True)"
+            )
+        self.model = model
+        self.contacts = tuple(contacts)
+        if not self.contacts:
+            raise InputError("WholeBodyController needs at least one contact")
+        self.frames = [_frame(model, c.frame) for c in self.contacts]
+        self.tasks = tuple(
+            (CenterOfMassTask(), OrientationTask(), PostureTask()) if tasks is None else tasks
+        )
+        self.force_weight = check_positive("force_weight", force_weight)
+        limit = model.dof_effort_limit[BASE_DOFS:] if torque_limit is None else torque_limit
+        self.torque_limit = np.broadcast_to(np.asarray(limit, dtype=np.float64), (model.nv - 6,))
+        self.support = support_matrix(model)
+        self.steps: list[Step] = []
+        self._held: dict[int, Any] = {}
+        self._qp: Any = None
+
+    def __call__(self, t: float, q: Float, v: Float) -> Float:
+        model, nc = self.model, len(self.contacts)
+        n = model.nv + 3 * nc
+        mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
+        kinematics = _Kinematics(model, self.support, q, v)
+        contact_jacobian = np.vstack([kinematics.point_jacobian(*f) for f in self.frames])
+        contact_drift = np.concatenate([kinematics.point_drift(*f) for f in self.frames])
+
+        # cost: the tasks' weighted squared errors, and small forces
+        hessian, gradient = np.zeros((n, n)), np.zeros(n)
+        for k, task in enumerate(self.tasks):
+            jacobian, drift, desired = self._task(k, task, t, q, v, kinematics)
+            hessian[: model.nv, : model.nv] += task.weight * jacobian.T @ jacobian
+            gradient[: model.nv] += task.weight * jacobian.T @ (drift - desired)
+        hessian[model.nv :, model.nv :] += self.force_weight * np.eye(3 * nc)
+        hessian[: model.nv, : model.nv] += 1e-8 * np.eye(model.nv)
+
+        # the base's equations of motion, and contacts that do not accelerate
+        equality = np.zeros((BASE_DOFS + 3 * nc, n))
+        equality[:BASE_DOFS, : model.nv] = mass[:BASE_DOFS]
+        equality[:BASE_DOFS, model.nv :] = -contact_jacobian[:, :BASE_DOFS].T
+        equality[BASE_DOFS:, : model.nv] = contact_jacobian
+        target = np.concatenate([-forces_of_state[:BASE_DOFS], -contact_drift])
+
+        # friction pyramids, normal force bounds and torque limits
+        rows, lower, upper = _friction_rows(self.contacts, model.nv)
+        torque_rows = np.hstack([mass[BASE_DOFS:], -contact_jacobian[:, BASE_DOFS:].T])
+        joint_bias = forces_of_state[BASE_DOFS:]
+        inequality = np.vstack([rows, torque_rows])
+        lower = np.concatenate([lower, -self.torque_limit - joint_bias])
+        upper = np.concatenate([upper, self.torque_limit - joint_bias])
+
+        x = self._solve(hessian, gradient, equality, target, inequality, lower, upper, t)
+        a, forces = x[: model.nv], x[model.nv :]
+        tau = np.zeros(model.nv)
+        tau[BASE_DOFS:] = torque_rows @ x + joint_bias
+        self.steps.append(Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3)))
+        return tau
+
+    def _task(
+        self, k: int, task: Any, t: float, q: Float, v: Float, kinematics: _Kinematics
+    ) -> tuple[Float, Float, Float]:
+        """Task `k`'s Jacobian (m, nv), drift (m,) and desired acceleration (m,); references
+        left None hold the first call's value."""
+        damping = 2.0 * math.sqrt(task.stiffness)
+        if isinstance(task, CenterOfMassTask):
+            center, jacobian, drift = kinematics.center_of_mass()
+            if task.reference is None:
+                target = (self._held.setdefault(k, center), np.zeros(3), np.zeros(3))
+            else:
+                target = _reference_at(task.reference, t)
+            position, velocity, acceleration = target
+            feedback = task.stiffness * (position - center) + damping * (velocity - jacobian @ v)
+            return jacobian, drift, acceleration + feedback
+        if isinstance(task, OrientationTask):
+            body, rotation = kinematics.frame_rotation(task.frame)
+            jacobian = kinematics.angular_jacobian(body)
+            error = _rotation_vector(self._held.setdefault(k, rotation) @ rotation.T)
+            desired = task.stiffness * error - damping * (jacobian @ v)
+            return jacobian, kinematics.angular_drift(body), desired
+        if isinstance(task, PostureTask):
+            held = q.copy() if task.reference is None else np.asarray(task.reference, float)
+            error = difference(self.model, q, self._held.setdefault(k, held))[BASE_DOFS:]
+            desired = task.stiffness * error - damping * v[BASE_DOFS:]
+            joints = np.eye(self.model.nv)[BASE_DOFS:]
+            return joints, np.zeros(self.model.nv - BASE_DOFS), desired
+        raise InputError(f"unknown task {type(task).__name__}")
+
+    def _solve(
+        self,
+        hessian: Float,
+        gradient: Float,
+        equality: Float,
+        target: Float,
+        inequality: Float,
+        lower: Float,
+        upper: Float,
+        t: float,
+    ) -> Float:
+        """The QP's solution by ProxQP, warm-started from the last step's."""
+        from proxsuite import proxqp
+
+        if self._qp is None:
+            self._qp = proxqp.dense.QP(len(gradient), len(target), len(lower))
+            self._qp.settings.eps_abs = 1e-9
+            self._qp.init(hessian, gradient, equality, target, inequality, lower, upper)
+        else:
+            self._qp.update(hessian, gradient, equality, target, inequality, lower, upper)
+        self._qp.solve()
+        status = self._qp.results.info.status
+        if status != proxqp.PROXQP_SOLVED:
+            raise InvdynError(f"whole-body QP not solved at t = {t:.4f} s ({status})")
+        return np.array(self._qp.results.x)
+
+
+class _Kinematics:
+    """One forward pass of a state: points' Jacobians and drifts, frame orientations."""
+
+    def __init__(self, model: Model, support: Float, q: Float, v: Float) -> None:
+        self.model = model
+        self.support = support
+        rotations, origins, velocity, acceleration = body_motions(model, q, v, np.zeros(model.nv))
+        self.rotations, self.origins = rotations, origins
+        self.velocity, self.drift = velocity, acceleration
+        self.columns = world_columns(model, rotations, origins)
+
+    def point(self, body: int, local: Float) -> Float:
+        return self.origins[body] + self.rotations[body] @ local
+
+    def point_jacobian(self, body: int, local: Float) -> Float:
+        """(3, nv) world velocity of a point fixed to `body` at `local` (body coordinates)."""
+        columns = self.columns * self.support[body, :, None]
+        return point_columns(columns, self.point(body, local)).T
+
+    def point_drift(self, body: int, local: Float) -> Float:
+        """(3,) the point's classical acceleration at zero joint acceleration."""
+        return point_acceleration(self.velocity[body], self.drift[body], self.point(body, local))
+
+    def angular_jacobian(self, body: int) -> Float:
+        """(3, nv) the body's world angular velocity."""
+        return (self.columns[:, :3] * self.support[body, :, None]).T
+
+    def angular_drift(self, body: int) -> Float:
+        return self.drift[body, :3]
+
+    def frame_rotation(self, frame: str | None) -> tuple[int, Float]:
+        """The body of `frame` (None: the base) and the frame's world rotation."""
+        if frame is None:
+            return 0, self.rotations[0]
+        body, _ = _frame(self.model, frame)
+        index = self.model.frame_name.index(frame)
+        return body, self.rotations[body] @ self.model.frame_rot[index]
+
+    def center_of_mass(self) -> tuple[Float, Float, Float]:
+        """(3,) the centre of mass, its (3, nv) Jacobian and (3,) drift."""
+        model = self.model
+        share = model.body_mass / model.total_mass
+        centers = self.origins + np.einsum("bij,bj->bi", self.rotations, model.body_com)
+        columns = self.columns[None] * self.support[:, :, None]
+        linear = point_columns(columns, centers[:, None, :])
+        drift = point_acceleration(self.velocity, self.drift, centers)
+        return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+
+
+def _frame(model: Model, name: str) -> tuple[int, Float]:
+    """The body and local position of the frame `name`, or `InputError`."""
+    try:
+        index = model.frame_name.index(name)
+    except ValueError:
+        raise InputError(f"{model.name} has no frame named {name!r}") from None
+    body = int(model.frame_body[index])
+    if body < 0:
+        raise InputError(f"frame {name!r} is fixed to the world")
+    return body, model.frame_pos[index]
+
+
+def _friction_rows(contacts: Sequence[PointContact], nv: int) -> tuple[Float, Float, Float]:
+    """Rows, lower and upper bounds of the friction pyramids and normal force bounds."""
+    rows, lower, upper = [], [], []
+    for k, contact in enumerate(contacts):
+        mu = contact.friction / math.sqrt(2.0)
+        base = nv + 3 * k
+        for axis in (0, 1):
+            for sign in (1.0, -1.0):
+                row = np.zeros(nv + 3 * len(contacts))
+                row[base + axis], row[base + 2] = sign, -mu
+                rows.append(row)
+                lower.append(-math.inf)
+                upper.append(0.0)
+        row = np.zeros(nv + 3 * len(contacts))
+        row[base + 2] = 1.0
+        rows.append(row)
+        lower.append(contact.min_force)
+        upper.append(contact.max_force)
+    return np.array(rows), np.array(lower), np.array(upper)
+
+
+def _reference_at(reference: Reference, t: float) -> tuple[Float, Float, Float]:
+    """A centre of mass reference's (3,) position, velocity and acceleration at `t`."""
+    values = reference(t)
+    arrays = tuple(np.asarray(x, dtype=np.float64) for x in values)
+    if len(arrays) != 3 or any(x.shape != (3,) or not np.all(np.isfinite(x)) for x in arrays):
+        raise InputError(
+            f"a centre of mass reference must give three finite (3,) arrays, got {values!r} "
+            f"at t = {t}"
+        )
+    return arrays[0], arrays[1], arrays[2]
+
+
+def _rotation_vector(rotation: Float) -> Float:
+    """(3,) axis times angle of a rotation matrix."""
+    from scipy.spatial.transform import Rotation
+
+    return np.asarray(Rotation.from_matrix(rotation).as_rotvec(), dtype=np.float64)

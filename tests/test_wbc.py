@@ -1,0 +1,85 @@
+"""Whole-body control: a quadruped in MuJoCo, standing on its four feet and swaying."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import requires_erd
+
+pytest.importorskip("mujoco")
+pytest.importorskip("proxsuite")
+
+from invdyn.control.wbc import (
+    CenterOfMassTask,
+    OrientationTask,
+    PointContact,
+    PostureTask,
+    WholeBodyController,
+)
+from invdyn.sim import Plant, rollout
+
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+FOOT_RADIUS = 0.0175  # Solo12's foot spheres
+FRICTION = 0.8
+
+
+@pytest.fixture(scope="module")
+def solo(load_robot):
+    return load_robot("solo12", floating_base=True)
+
+
+def _standing(model):
+    """Knees bent, base level, the lowest foot sphere on the ground."""
+    q = np.zeros(model.nq)
+    q[6] = 1.0
+    q[7:] = [0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6]
+    lowest = min(invdyn.frame_placement(model, q, foot)[1][2] for foot in FEET)
+    q[2] = FOOT_RADIUS - lowest
+    return q
+
+
+@requires_erd
+def test_quadruped_sways_on_four_feet(solo):
+    """The centre of mass follows a 2 cm, 0.5 Hz side-to-side sway within 1 cm RMS; every
+    step's contact forces are in their friction cones and its torques within the limit."""
+    q0 = _standing(solo)
+    start = invdyn.center_of_mass(solo, q0)
+    omega, amplitude = 2.0 * np.pi * 0.5, 0.02
+
+    def sway(t):
+        s, c = np.sin(omega * t), np.cos(omega * t)
+        lateral = np.array([0.0, 1.0, 0.0]) * amplitude
+        return start + lateral * s, lateral * omega * c, -lateral * omega**2 * s
+
+    contacts = [PointContact(foot, friction=FRICTION) for foot in FEET]
+    tasks = [CenterOfMassTask(sway), OrientationTask(), PostureTask()]
+    controller = WholeBodyController(solo, contacts, tasks, torque_limit=3.0)
+    plant = Plant(feet=FEET, foot_radius=FOOT_RADIUS, ground_friction=FRICTION)
+    run = rollout(solo, controller, q0=q0, duration=3.0, plant=plant)
+
+    reference = np.array([sway(t)[0] for t in run.time])
+    error = np.linalg.norm(invdyn.center_of_mass(solo, run.q) - reference, axis=1)
+    assert np.sqrt(np.mean(error**2)) < 0.01, error.max()
+    assert abs(run.q[-1, 2] - q0[2]) < 0.01  # it stands: the base keeps its height
+    forces = np.array([step.forces for step in controller.steps])
+    assert np.all(forces[..., 2] >= 0.0)
+    assert np.all(np.hypot(forces[..., 0], forces[..., 1]) <= FRICTION * forces[..., 2] + 1e-9)
+    torques = np.array([step.tau for step in controller.steps])
+    assert np.all(np.abs(torques[:, 6:]) <= 3.0 + 1e-9) and np.all(torques[:, :6] == 0.0)
+
+
+@requires_erd
+def test_bad_controllers_are_refused(solo, load_robot):
+    contacts = [PointContact(foot) for foot in FEET]
+    with pytest.raises(invdyn.InputError, match="needs a floating base"):
+        WholeBodyController(load_robot("solo12", floating_base=False), contacts)
+    with pytest.raises(invdyn.InputError, match="no frame named 'paw'"):
+        WholeBodyController(solo, [PointContact("paw")])
+    with pytest.raises(invdyn.InputError, match="at least one contact"):
+        WholeBodyController(solo, [])
+    with pytest.raises(invdyn.InputError, match="min_force < max_force"):
+        PointContact("FL_FOOT", min_force=5.0, max_force=1.0)
+    with pytest.raises(invdyn.InputError, match="friction must be positive"):
+        PointContact("FL_FOOT", friction=0.0)
