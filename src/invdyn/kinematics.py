@@ -14,6 +14,8 @@ body, whose velocity is ``V_k``; Featherstone 2008, section 3.5).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -33,6 +35,8 @@ from invdyn.model import JointType, Model
 
 Array = NDArray[np.float64]
 Reference = Literal["local", "world", "local_world_aligned"]
+# batches up to this size run on one thread: starting the pool costs more than they take
+SERIAL_BATCH = 16
 
 
 def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
@@ -51,10 +55,10 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
-    raise_for_status(
-        cpu.forward_kinematics_batch(ints, reals, q.reshape(world.shape[0], model.nq), world),
-        ("q",),
+    kernel = (
+        cpu.forward_kinematics_batch if len(world) > SERIAL_BATCH else cpu.forward_kinematics_serial
     )
+    raise_for_status(kernel(ints, reals, q.reshape(world.shape[0], model.nq), world), ("q",))
     world = world.reshape((*lead, model.nbody, 12))
     return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]
 
@@ -256,7 +260,12 @@ def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
 
 
 def support_matrix(model: Model) -> Array:
-    """(nbody, nv) 1 where a dof moves a body (it is of the body or of an ancestor), else 0."""
+    """(nbody, nv) 1 where a dof moves a body (it is of the body or of an ancestor), else 0;
+    read-only, built once per model."""
+    return _derived(model, _support_matrix)
+
+
+def _support_matrix(model: Model) -> Array:
     support = np.zeros((model.nbody, model.nv))
     for body in range(model.nbody):
         support[body, np.isin(model.dof_body, _ancestors(model, body))] = 1.0
@@ -343,7 +352,12 @@ def _tensor_frame_jacobian(model: Model, q: Any, index: int, reference: Referenc
 
 
 def motion_subspace(model: Model) -> Array:
-    """(nv, 6) motion of each velocity coordinate in its body's coordinates: S, column by dof."""
+    """(nv, 6) motion of each velocity coordinate in its body's coordinates: S, column by dof;
+    read-only, built once per model."""
+    return _derived(model, _motion_subspace)
+
+
+def _motion_subspace(model: Model) -> Array:
     columns = np.zeros((model.nv, 6))
     for i, (jtype, start) in enumerate(zip(model.jnt_type, model.jnt_vadr)):
         if jtype in (JointType.REVOLUTE, JointType.CONTINUOUS):
@@ -356,6 +370,21 @@ def motion_subspace(model: Model) -> Array:
             columns[start : start + 3, 3:] = np.eye(3)
             columns[start + 3 : start + 6, :3] = np.eye(3)
     return columns
+
+
+_DERIVED: weakref.WeakKeyDictionary[Model, dict[Callable[[Model], Array], Array]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _derived(model: Model, build: Callable[[Model], Array]) -> Array:
+    """``build(model)``, read-only, computed once and cached with the model."""
+    per_model = _DERIVED.setdefault(model, {})
+    if build not in per_model:
+        array = build(model)
+        array.setflags(write=False)
+        per_model[build] = array
+    return per_model[build]
 
 
 def _ancestors(model: Model, body: int) -> list[int]:

@@ -1421,6 +1421,15 @@ def forward_kinematics_batch(ints, reals, q, world):
     return status.max() if status.size > 0 else 0
 
 
+@njit(cache=True)
+def forward_kinematics_serial(ints, reals, q, world):
+    """`forward_kinematics_batch` on one thread: small batches, no thread-pool start-up."""
+    status = 0
+    for b in range(q.shape[0]):
+        status = max(status, forward_kinematics(ints, reals, q[b], world[b]))
+    return status
+
+
 @njit(cache=True, parallel=True)
 def regressor_batch(ints, reals, q, v, a, out):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
