@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,50 @@ def test_bad_controllers_are_refused(solo, load_robot):
         PointContact("FL_FOOT", min_force=5.0, max_force=1.0)
     with pytest.raises(invdyn.InputError, match="friction must be positive"):
         PointContact("FL_FOOT", friction=0.0)
+
+
+@requires_erd
+@pytest.mark.parametrize("name", ["squat", "push"])
+def test_go1_scenarios(load_robot, name):
+    """Go1 (13 kg) squats 2 cm at 0.5 Hz within 1 cm RMS of its reference, and takes a 50 N push
+    on the base for 0.1 s without falling, its centre of mass back within 1 cm; the
+    controller's forces stay in the cones and its torques within the limits."""
+    from invdyn.control.balance import Scenario, run_balance
+
+    go1 = load_robot("go1", floating_base=True)
+    run = run_balance(go1, Scenario(name=name, duration=3.0))
+    assert run.feet == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+    assert run.com_rms < 0.01 and not run.fell
+    assert run.cone_margin >= -1e-9 and run.torque_margin >= -1e-9
+    if name == "push":
+        # pushed forwards, then back where it stood
+        assert np.max(run.com[:, 0] - run.com[0, 0]) > 0.005
+        assert np.linalg.norm(run.com[-1] - run.com_reference[-1]) < 0.01
+
+
+@requires_erd
+def test_wbc_command(tmp_path, capsys):
+    from invdyn import cli
+
+    out = tmp_path / "wbc"
+    status = cli.main(
+        [
+            "wbc",
+            "solo12",
+            "--scenario",
+            "sway",
+            "--duration",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert status == 0 and "sway for 1 s on FL_FOOT, FR_FOOT, HL_FOOT, HR_FOOT" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["com_rms_m"] < 0.01 and report["fell"] is False
+    assert (out / "wbc.png").stat().st_size > 0
+    # a robot without feet, or without a standing configuration, is told so
+    assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
+    assert "no frame named *foot" in capsys.readouterr().err

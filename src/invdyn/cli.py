@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._files import write_json
+from invdyn.control.balance import SCENARIOS
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import from_csv
@@ -227,6 +228,31 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--restart", action="store_true", help="start afresh, not resume")
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     train.set_defaults(command=_train)
+
+    wbc = commands.add_parser(
+        "wbc",
+        help="whole-body control of a legged robot in MuJoCo: stand, sway, squat or a push",
+        description="Simulate a legged robot (floating base, feet named *foot, a standing "
+        "configuration in its SRDF) in MuJoCo under whole-body control (a QP over "
+        "accelerations and contact forces, friction cones, torque limits), print the centre of "
+        "mass error and the friction cone and torque margins, and write a plot and a report.",
+    )
+    wbc.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf path, e.g. go1")
+    wbc.add_argument(
+        "--scenario", choices=SCENARIOS, default="stand", help="what to do (default: stand)"
+    )
+    wbc.add_argument(
+        "--duration", metavar="S", type=float, default=10.0, help="seconds (default: 10)"
+    )
+    wbc.add_argument(
+        "--amplitude", metavar="M", type=float, default=0.02, help="sway or squat, m (0.02)"
+    )
+    wbc.add_argument("--push", metavar="N", type=float, default=50.0, help="push force (50 N)")
+    wbc.add_argument(
+        "--out", metavar="DIR", type=Path, default=Path("invdyn-wbc"), help="output directory"
+    )
+    wbc.add_argument("--no-progress", action="store_true", help="no progress bar")
+    wbc.set_defaults(command=_wbc)
 
     evaluate = commands.add_parser(
         "evaluate",
@@ -731,6 +757,32 @@ def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
     from invdyn.learn.config import preset
 
     return preset(args.preset).with_overrides([*args.set, f"dataset={dataset.path}"])
+
+
+def _wbc(args: argparse.Namespace) -> int:
+    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.viz.plots import plot_balance, save_figure
+
+    model = _load(args.robot, floating_base=True)
+    scenario = Scenario(
+        name=args.scenario, duration=args.duration, amplitude=args.amplitude, push=args.push
+    )
+    run = run_balance(model, scenario, progress=not args.no_progress)
+    summary = run.summary()
+    print(
+        f"{model.name}, {args.scenario} for {args.duration:g} s on {', '.join(run.feet)}: "
+        f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
+        f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
+        f"{run.cone_margin:.3g} N, torque margin {run.torque_margin:.3g} N m; "
+        f"{'fell' if run.fell else 'stood'}"
+    )
+    figure = plot_balance(run, f"{model.name}: {args.scenario}")
+    for path in (
+        save_figure(figure, args.out / "wbc.png"),
+        write_json(args.out / "report.json", summary),
+    ):
+        print(f"wrote {path}")
+    return 0
 
 
 def _evaluate(args: argparse.Namespace) -> int:

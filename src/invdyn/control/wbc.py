@@ -117,7 +117,7 @@ class PostureTask:
     """
 
     reference: ArrayLike | None = None
-    weight: float = 1e-2
+    weight: float = 1e-3
     stiffness: float = 30.0
 
 

@@ -19,7 +19,7 @@ from invdyn.sim.mujoco_model import (
     dof_addresses,
     prepare_mujoco,
 )
-from invdyn.sim.plant import Plant, plant_model, torque_limits
+from invdyn.sim.plant import Plant, Push, plant_model, torque_limits
 from invdyn.sim.rollout import Rollout, csv_columns, rollout, save_csv
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "CollectedEpisode",
     "Collection",
     "Plant",
+    "Push",
     "Rollout",
     "build_mujoco",
     "collect_gym",

@@ -31,6 +31,37 @@ INTEGRATORS: tuple[str, ...] = ("euler", "implicit", "implicitfast", "rk4")
 
 
 @dataclasses.dataclass(frozen=True)
+class Push:
+    """A force on a body of the plant for a while: a push.
+
+    Attributes:
+      force: (3,) force in newtons, world axes, applied at the body's centre of mass.
+      start: when it starts, seconds, >= 0.
+      duration: how long it lasts, seconds, > 0 (whole control periods: it acts in the
+        periods that start within it).
+      body: the body's name (`Model.body_name`); None for the root body (a floating base).
+    """
+
+    force: ArrayLike
+    start: float
+    duration: float
+    body: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "force", _vector3("Push.force", self.force))
+        object.__setattr__(self, "start", _number("Push.start", self.start, minimum=0.0))
+        object.__setattr__(
+            self, "duration", _number("Push.duration", self.duration, minimum=0.0, open=True)
+        )
+        if self.body is not None and not isinstance(self.body, str):
+            raise InputError(f"Push.body must be a body name or None, got {self.body!r}")
+
+    def acts_at(self, t: float) -> bool:
+        """Whether the push acts in the control period that starts at `t`."""
+        return self.start <= t < self.start + self.duration
+
+
+@dataclasses.dataclass(frozen=True)
 class Plant:
     """How the simulated robot differs from the controller's `Model`, and how it is simulated.
 
@@ -67,6 +98,7 @@ class Plant:
         touch it (no other contacts). Empty: no ground, no contacts.
       foot_radius: radius of the feet's spheres in metres, > 0.
       ground_friction: friction coefficient between the feet and the ground, > 0.
+      pushes: external forces on bodies for a while (`Push`).
     """
 
     timestep: float = 1e-3
@@ -85,9 +117,13 @@ class Plant:
     feet: tuple[str, ...] = ()
     foot_radius: float = 0.02
     ground_friction: float = 1.0
+    pushes: tuple[Push, ...] = ()
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
+        if not all(isinstance(p, Push) for p in self.pushes):
+            raise InputError(f"Plant.pushes must be a sequence of Push, got {self.pushes!r}")
+        set_field(self, "pushes", tuple(self.pushes))
         if isinstance(self.feet, str) or not all(isinstance(f, str) for f in self.feet):
             raise InputError(f"Plant.feet must be a sequence of frame names, got {self.feet!r}")
         set_field(self, "feet", tuple(self.feet))

@@ -41,7 +41,7 @@ from invdyn.sim.mujoco_model import (
     import_mujoco,
     prepare_mujoco,
 )
-from invdyn.sim.plant import Plant, torque_limits
+from invdyn.sim.plant import Plant, Push, torque_limits
 from invdyn.spatial import quaternion_to_matrix
 
 if TYPE_CHECKING:
@@ -173,6 +173,7 @@ def rollout(
     dofs = dof_addresses(model, sim)
     free = _free_joints(model, sim)
     limit = torque_limits(model, plant)
+    pushed = [_pushed_body(model, sim, push) for push in plant.pushes]
     qpos, qvel = to_mujoco_state(model, sim, q_start, v_start)
     data.qpos[:], data.qvel[:] = qpos, qvel
     mujoco.mj_forward(sim, data)
@@ -201,8 +202,12 @@ def rollout(
             tau_applied[k] = np.clip(delayed, -limit, limit)
             if k == nsteps:
                 break
-            # hold the force for one control period
+            # hold the force, and any push, for one control period
             data.qfrc_applied[:] = 0.0
+            data.xfrc_applied[:] = 0.0
+            for push, body in zip(plant.pushes, pushed, strict=True):
+                if push.acts_at(t):
+                    data.xfrc_applied[body, :3] += push.force
             if free:
                 for _ in range(substeps):
                     _apply(data, tau_applied[k], dofs, free)
@@ -221,6 +226,17 @@ def rollout(
         tau_command=tau_command,
         tau_applied=tau_applied,
     )
+
+
+def _pushed_body(model: Model, sim: Any, push: Push) -> int:
+    """The MuJoCo body id that `push` acts on, or `InputError`."""
+    name = model.body_name[0] if push.body is None else push.body
+    try:
+        if name not in model.body_name:
+            raise KeyError(name)
+        return int(sim.body(name).id)
+    except KeyError:
+        raise InputError(f"Push.body: {model.name} has no body named {name!r}") from None
 
 
 def save_csv(rollout: Rollout, model: Model, path: str | os.PathLike[str]) -> Path:

@@ -295,3 +295,29 @@ def plot_error_bars(
         ax.set_title(title)
     figure.set_layout_engine("constrained")
     return figure
+
+
+def plot_balance(run: Any, title: str) -> Figure:
+    """A balance run (`invdyn.control.balance.BalanceRun`): the centre of mass against its
+    reference on each axis, the feet's normal forces, and each joint's torque as a share of its
+    limit."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10.0, 9.0), layout="constrained")
+    axes = figure.subplots(5, 1, sharex=True)
+    for k, axis in enumerate("xyz"):
+        axes[k].plot(run.time, 100.0 * run.com_reference[:, k], "k--", label="reference")
+        axes[k].plot(run.time, 100.0 * run.com[:, k], label="centre of mass")
+        axes[k].set_ylabel(f"{axis} (cm)")
+    axes[0].legend(loc="upper right")
+    forces = run.forces
+    for j, foot in enumerate(run.feet):
+        axes[3].plot(run.time, forces[:, j, 2], label=foot)
+    axes[3].set_ylabel("normal force (N)")
+    axes[3].legend(loc="upper right", ncol=min(4, len(run.feet)))
+    share = np.array([np.abs(step.tau[6:]) for step in run.steps]) / run.torque_limit
+    axes[4].plot(run.time, share, linewidth=0.8)
+    axes[4].set_ylabel("|torque| / limit")
+    axes[4].set_xlabel("time (s)")
+    figure.suptitle(title)
+    return figure

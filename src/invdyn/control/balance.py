@@ -1,0 +1,212 @@
+"""Balance scenarios in MuJoCo: a legged robot on its feet, under whole-body control.
+
+The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`) with its feet (frames
+named ``*foot``) on the ground, each a point contact of `invdyn.control.wbc` and a sphere in the
+simulation, and the `WholeBodyController` tracks a centre of mass reference:
+
+* ``stand``: hold the starting centre of mass;
+* ``sway``: side to side, ``amplitude`` at ``frequency``;
+* ``squat``: up and down, the same;
+* ``push``: stand, and take a push of ``push`` newtons forwards on the base for
+  ``push_duration`` seconds at ``push_start``.
+
+`run_balance` returns the run with the controller's solution at every step, and the measures
+the tests and the ``invdyn wbc`` command report: centre of mass error, friction cone and torque
+margins, and whether the robot fell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from invdyn._arrays import check_positive
+from invdyn.centroidal import center_of_mass
+from invdyn.control.wbc import (
+    CenterOfMassTask,
+    OrientationTask,
+    PointContact,
+    PostureTask,
+    Step,
+    WholeBodyController,
+)
+from invdyn.errors import InputError
+from invdyn.io.srdf import robot_configurations
+from invdyn.kinematics import frame_placement
+from invdyn.model import Model
+
+Float = NDArray[np.float64]
+SCENARIOS = ("stand", "sway", "squat", "push")
+# the base sinking this much below its start means the robot fell, m
+FALL = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """What a balance run asks of the robot.
+
+    Attributes:
+      name: one of `SCENARIOS`.
+      duration: simulated seconds, > 0.
+      amplitude: centre of mass motion of ``sway`` and ``squat``, m, > 0.
+      frequency: its frequency, Hz, > 0.
+      push: force of the push, N, forwards along the world x axis.
+      push_start: when the push starts, s.
+      push_duration: how long it lasts, s.
+      friction: friction coefficient of the feet on the ground, > 0.
+      foot_radius: radius of the simulated feet, m, > 0.
+    """
+
+    name: str = "stand"
+    duration: float = 10.0
+    amplitude: float = 0.02
+    frequency: float = 0.5
+    push: float = 50.0
+    push_start: float = 1.0
+    push_duration: float = 0.1
+    friction: float = 0.8
+    foot_radius: float = 0.02
+
+    def __post_init__(self) -> None:
+        if self.name not in SCENARIOS:
+            raise InputError(f"scenario must be one of {', '.join(SCENARIOS)}, got {self.name!r}")
+        for name in ("duration", "amplitude", "frequency", "friction", "foot_radius"):
+            check_positive(f"Scenario.{name}", getattr(self, name))
+
+    def reference(self, start: Float) -> Any:
+        """``t -> (c, c_dot, c_ddot)``: the centre of mass reference from `start` (3,)."""
+        axis = {"sway": (0.0, 1.0, 0.0), "squat": (0.0, 0.0, 1.0)}.get(self.name, (0.0,) * 3)
+        direction = self.amplitude * np.array(axis)
+        omega = 2.0 * math.pi * self.frequency
+
+        def reference(t: float) -> tuple[Float, Float, Float]:
+            s, c = math.sin(omega * t), math.cos(omega * t)
+            return start + direction * s, direction * omega * c, -direction * omega**2 * s
+
+        return reference
+
+
+@dataclasses.dataclass(frozen=True)
+class BalanceRun:
+    """A balance run and its measures.
+
+    Attributes:
+      scenario: what was asked.
+      feet: the contact frames.
+      time: (T,) control step times, s.
+      q: (T, nq) measured joint positions.
+      com: (T, 3) centre of mass.
+      com_reference: (T, 3) its reference.
+      steps: the controller's solution at every step (`invdyn.control.wbc.Step`).
+      torque_limit: (nv - 6,) the joints' torque bounds.
+    """
+
+    scenario: Scenario
+    feet: tuple[str, ...]
+    time: Float
+    q: Float
+    com: Float
+    com_reference: Float
+    steps: list[Step]
+    torque_limit: Float
+
+    @property
+    def com_rms(self) -> float:
+        """Root mean square of the centre of mass error, m."""
+        return float(np.sqrt(np.mean(np.sum((self.com - self.com_reference) ** 2, axis=1))))
+
+    @property
+    def forces(self) -> Float:
+        """(T, nfeet, 3) the controller's contact forces, world axes."""
+        return np.array([step.forces for step in self.steps])
+
+    @property
+    def cone_margin(self) -> float:
+        """Smallest ``mu f_z - |f_t|`` over every step and foot, N (>= 0: in the cones)."""
+        forces = self.forces
+        tangential = np.hypot(forces[..., 0], forces[..., 1])
+        return float(np.min(self.scenario.friction * forces[..., 2] - tangential))
+
+    @property
+    def torque_margin(self) -> float:
+        """Smallest ``limit - |tau|`` over every step and joint, N m (>= 0: within limits)."""
+        torques = np.array([step.tau[6:] for step in self.steps])
+        return float(np.min(self.torque_limit - np.abs(torques)))
+
+    @property
+    def fell(self) -> bool:
+        """Whether the base sank more than `FALL` below its starting height."""
+        return bool(np.min(self.q[:, 2]) < self.q[0, 2] - FALL)
+
+    def summary(self) -> dict[str, Any]:
+        """The measures, for a JSON report."""
+        return {
+            "scenario": dataclasses.asdict(self.scenario),
+            "feet": list(self.feet),
+            "com_rms_m": self.com_rms,
+            "com_max_error_m": float(np.max(np.linalg.norm(self.com - self.com_reference, axis=1))),
+            "cone_margin_N": self.cone_margin,
+            "torque_margin_Nm": self.torque_margin,
+            "fell": self.fell,
+        }
+
+
+def feet_of(model: Model) -> tuple[str, ...]:
+    """The frames named ``*foot`` (any case): a legged robot's feet, or `InputError`."""
+    feet = tuple(name for name in model.frame_name if name.lower().endswith("foot"))
+    if not feet:
+        raise InputError(f"{model.name} has no frame named *foot to stand on")
+    return feet
+
+
+def standing(model: Model, feet: tuple[str, ...], foot_radius: float) -> Float:
+    """(nq,) the SRDF's standing configuration with the lowest foot sphere on the ground."""
+    configurations = robot_configurations(model)
+    name = next((n for n in ("standing", "half_sitting") if n in configurations), None)
+    if name is None:
+        raise InputError(f"{model.name} has no standing configuration in its SRDF files")
+    q = configurations[name].copy()
+    lowest = min(float(frame_placement(model, q, foot)[1][2]) for foot in feet)
+    q[2] += foot_radius - lowest
+    return q
+
+
+def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> BalanceRun:
+    """Simulate `scenario` on the floating-base `model` in MuJoCo under whole-body control."""
+    from invdyn.sim import Plant, Push, rollout
+
+    feet = feet_of(model)
+    q0 = standing(model, feet, scenario.foot_radius)
+    reference = scenario.reference(center_of_mass(model, q0))
+    controller = WholeBodyController(
+        model,
+        [PointContact(foot, friction=scenario.friction) for foot in feet],
+        [CenterOfMassTask(reference), OrientationTask(), PostureTask()],
+    )
+    pushes: tuple[Any, ...] = ()
+    if scenario.name == "push":
+        force = (scenario.push, 0.0, 0.0)
+        pushes = (Push(force, start=scenario.push_start, duration=scenario.push_duration),)
+    plant = Plant(
+        feet=feet,
+        foot_radius=scenario.foot_radius,
+        ground_friction=scenario.friction,
+        pushes=pushes,
+    )
+    run = rollout(
+        model, controller, q0=q0, duration=scenario.duration, plant=plant, progress=progress
+    )
+    return BalanceRun(
+        scenario=scenario,
+        feet=feet,
+        time=run.time,
+        q=run.q,
+        com=center_of_mass(model, run.q),
+        com_reference=np.array([reference(t)[0] for t in run.time]),
+        steps=controller.steps,
+        torque_limit=controller.torque_limit,
+    )

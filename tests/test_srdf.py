@@ -1,0 +1,52 @@
+"""Reference configurations from SRDF files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import requires_erd
+from invdyn.io.srdf import reference_configurations, robot_configurations
+
+SRDF = """<robot name="two">
+  <virtual_joint name="floating" type="floating" parent_frame="world" child_link="base"/>
+  <group_state name="crouch" group="all">
+    <joint name="floating" value="0 0 0.3 0 0 0 1"/>
+    <joint name="joint1" value="0.5"/>
+  </group_state>
+</robot>
+"""
+
+
+def test_group_states_become_configurations(tmp_path, load_robot):
+    model = load_robot("double_pendulum", floating_base=True)
+    path = tmp_path / "two.srdf"
+    path.write_text(SRDF.replace("joint1", model.jnt_name[1]))
+    (q,) = reference_configurations(model, path).values()
+    assert np.array_equal(q[:7], [0, 0, 0.3, 0, 0, 0, 1]) and q[7] == 0.5 and q[8] == 0.0
+    path.write_text(
+        SRDF.replace('value="0.5"', 'value="0.5 1"').replace("joint1", model.jnt_name[1])
+    )
+    with pytest.raises(invdyn.ModelError, match="needs 1 finite values"):
+        reference_configurations(model, path)
+    path.write_text(SRDF.replace("joint1", "elbow"))
+    with pytest.raises(invdyn.ModelError, match="has no joint named 'elbow'"):
+        reference_configurations(model, path)
+    with pytest.raises(invdyn.ModelError, match="cannot read an SRDF file"):
+        reference_configurations(model, tmp_path / "missing.srdf")
+
+
+@requires_erd
+def test_example_robot_data_standing_poses(load_robot):
+    """The quadrupeds' standing and Talos' half-sitting poses, as Pinocchio reads them."""
+    pin = pytest.importorskip("pinocchio")
+    from invdyn.io import robots
+
+    for name, state in (("go1", "standing"), ("solo12", "standing"), ("talos", "half_sitting")):
+        model = load_robot(name, floating_base=True)
+        ours = robot_configurations(model)[state]
+        pmodel = pin.buildModelFromUrdf(str(robots.robot_path(name)), pin.JointModelFreeFlyer())
+        srdf = next((robots.robot_path(name).parent.parent / "srdf").glob("*.srdf"))
+        pin.loadReferenceConfigurations(pmodel, str(srdf), False)
+        assert np.allclose(ours, pmodel.referenceConfigurations[state]), name
