@@ -88,15 +88,16 @@ def test_bad_controllers_are_refused(solo, load_robot):
 
 
 @requires_erd
-@pytest.mark.parametrize("name", ["squat", "push"])
+@pytest.mark.parametrize("name", ["squat", "push", "lift"])
 def test_go1_scenarios(load_robot, name):
-    """Go1 (13 kg) squats 2 cm at 0.5 Hz within 1 cm RMS of its reference, and takes a 50 N push
-    on the base for 0.1 s without falling, its centre of mass back within 1 cm; the
-    controller's forces stay in the cones and its torques within the limits."""
+    """Go1 (13 kg) squats 2 cm at 0.5 Hz within 1 cm RMS of its reference, takes a 50 N push
+    on the base for 0.1 s without falling, its centre of mass back within 1 cm, and lifts a
+    foot by 5 cm on the other three; the controller's forces stay in the cones and its
+    torques within the limits."""
     from invdyn.control.balance import Scenario, run_balance
 
     go1 = load_robot("go1", floating_base=True)
-    run = run_balance(go1, Scenario(name=name, duration=3.0))
+    run = run_balance(go1, Scenario(name=name, duration=3.5))
     assert run.feet == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
     assert run.com_rms < 0.01 and not run.fell
     assert run.cone_margin >= -1e-9 and run.torque_margin >= -1e-9
@@ -104,6 +105,10 @@ def test_go1_scenarios(load_robot, name):
         # pushed forwards, then back where it stood
         assert np.max(run.com[:, 0] - run.com[0, 0]) > 0.005
         assert np.linalg.norm(run.com[-1] - run.com_reference[-1]) < 0.01
+    if name == "lift":
+        height = invdyn.frame_placement(go1, run.q[-1], "FL_foot")[1][2]
+        assert height > 0.02 + 0.045  # the foot sphere's centre started 2 cm up
+        assert np.all(run.forces[run.time >= 1.5, 0] == 0.0)  # no force where it left
 
 
 @requires_erd

@@ -8,7 +8,9 @@ simulation, and the `WholeBodyController` tracks a centre of mass reference:
 * ``sway``: side to side, ``amplitude`` at ``frequency``;
 * ``squat``: up and down, the same;
 * ``push``: stand, and take a push of ``push`` newtons forwards on the base for
-  ``push_duration`` seconds at ``push_start``.
+  ``push_duration`` seconds at ``push_start``;
+* ``lift``: move the centre of mass over the other feet (``shift`` seconds), then lift the first
+  foot by ``lift_height`` (``shift`` seconds more) and keep it up, on the others alone.
 
 `run_balance` returns the run with the controller's solution at every step, and the measures
 the tests and the ``invdyn wbc`` command report: centre of mass error, friction cone and torque
@@ -28,6 +30,7 @@ from invdyn._arrays import check_positive
 from invdyn.centroidal import center_of_mass
 from invdyn.control.wbc import (
     CenterOfMassTask,
+    FramePositionTask,
     OrientationTask,
     PointContact,
     PostureTask,
@@ -40,7 +43,7 @@ from invdyn.kinematics import frame_placement
 from invdyn.model import Model
 
 Float = NDArray[np.float64]
-SCENARIOS = ("stand", "sway", "squat", "push")
+SCENARIOS = ("stand", "sway", "squat", "push", "lift")
 # the base sinking this much below its start means the robot fell, m
 FALL = 0.05
 
@@ -59,6 +62,8 @@ class Scenario:
       push_duration: how long it lasts, s.
       friction: friction coefficient of the feet on the ground, > 0.
       foot_radius: radius of the simulated feet, m, > 0.
+      lift_height: how high ``lift`` raises its foot, m, > 0.
+      shift: seconds of each of ``lift``'s moves, > 0.
     """
 
     name: str = "stand"
@@ -70,11 +75,21 @@ class Scenario:
     push_duration: float = 0.1
     friction: float = 0.8
     foot_radius: float = 0.02
+    lift_height: float = 0.05
+    shift: float = 1.5
 
     def __post_init__(self) -> None:
         if self.name not in SCENARIOS:
             raise InputError(f"scenario must be one of {', '.join(SCENARIOS)}, got {self.name!r}")
-        for name in ("duration", "amplitude", "frequency", "friction", "foot_radius"):
+        for name in (
+            "duration",
+            "amplitude",
+            "frequency",
+            "friction",
+            "foot_radius",
+            "lift_height",
+            "shift",
+        ):
             check_positive(f"Scenario.{name}", getattr(self, name))
 
     def reference(self, start: Float) -> Any:
@@ -121,8 +136,12 @@ class BalanceRun:
 
     @property
     def forces(self) -> Float:
-        """(T, nfeet, 3) the controller's contact forces, world axes."""
-        return np.array([step.forces for step in self.steps])
+        """(T, nfeet, 3) the controller's contact forces, world axes; zero off contact."""
+        forces = np.zeros((len(self.steps), len(self.feet), 3))
+        for k, step in enumerate(self.steps):
+            for frame, force in zip(step.contacts, step.forces, strict=True):
+                forces[k, self.feet.index(frame)] = force
+        return forces
 
     @property
     def cone_margin(self) -> float:
@@ -181,12 +200,20 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
 
     feet = feet_of(model)
     q0 = standing(model, feet, scenario.foot_radius)
-    reference = scenario.reference(center_of_mass(model, q0))
-    controller = WholeBodyController(
-        model,
-        [PointContact(foot, friction=scenario.friction) for foot in feet],
-        [CenterOfMassTask(reference), OrientationTask(), PostureTask()],
-    )
+    start = center_of_mass(model, q0)
+    contacts = [PointContact(foot, friction=scenario.friction) for foot in feet]
+    if scenario.name == "lift":
+        if len(feet) < 4:
+            raise InputError(f"lift needs four feet to stand on three; {model.name} has {feet}")
+        # over the middle of the other feet, at the same height
+        others = np.array([frame_placement(model, q0, foot)[1] for foot in feet[1:]])
+        over = np.r_[others[:, :2].mean(axis=0), start[2]]
+        reference = _blend(start, over, 0.0, scenario.shift)
+    else:
+        reference = scenario.reference(start)
+    tasks = [CenterOfMassTask(reference), OrientationTask(), PostureTask()]
+    wbc = WholeBodyController(model, contacts, tasks)
+    controller = _lifting(wbc, feet[0], q0, scenario) if scenario.name == "lift" else wbc
     pushes: tuple[Any, ...] = ()
     if scenario.name == "push":
         force = (scenario.push, 0.0, 0.0)
@@ -207,6 +234,39 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
         q=run.q,
         com=center_of_mass(model, run.q),
         com_reference=np.array([reference(t)[0] for t in run.time]),
-        steps=controller.steps,
-        torque_limit=controller.torque_limit,
+        steps=wbc.steps,
+        torque_limit=wbc.torque_limit,
     )
+
+
+def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Scenario) -> Any:
+    """`controller` that, once the centre of mass has moved, lets go of `foot`'s contact and
+    raises it by ``scenario.lift_height`` in ``scenario.shift`` seconds."""
+    model = controller.model
+    ground = frame_placement(model, q0, foot)[1]
+    raised = ground + np.array([0.0, 0.0, scenario.lift_height])
+    path = _blend(ground, raised, scenario.shift, 2.0 * scenario.shift)
+
+    def lifting(t: float, q: Float, v: Float) -> Float:
+        if t >= scenario.shift and controller.contacts[0].frame == foot:
+            controller.set_contacts(controller.contacts[1:])
+            controller.tasks = (*controller.tasks, FramePositionTask(foot, path))
+        return controller(t, q, v)
+
+    return lifting
+
+
+def _blend(start: Float, end: Float, t0: float, t1: float) -> Any:
+    """``t -> (x, x_dot, x_ddot)`` from `start` to `end` between `t0` and `t1` (a quintic
+    with zero velocity and acceleration at both ends), held outside."""
+    span = t1 - t0
+    change = np.asarray(end, dtype=np.float64) - start
+
+    def blend(t: float) -> tuple[Float, Float, Float]:
+        s = min(max((t - t0) / span, 0.0), 1.0)
+        shape = s**3 * (10.0 - 15.0 * s + 6.0 * s**2)
+        rate = 30.0 * s**2 * (1.0 - s) ** 2 / span
+        curvature = 60.0 * s * (1.0 - s) * (1.0 - 2.0 * s) / span**2
+        return start + change * shape, change * rate, change * curvature
+
+    return blend

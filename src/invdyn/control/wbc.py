@@ -17,8 +17,10 @@ inverse dynamics of TSID (Del Prete et al. 2016) with weighted tasks. The QP is 
 ProxQP (proxsuite, the ``control`` extra), warm-started from the previous step.
 
 Tasks are frozen dataclasses: `CenterOfMassTask`, `OrientationTask` (of a frame, the base by
-default), `PostureTask` and the contact force regularisation's weight; references default to the
-state at the first call, so ``WholeBodyController(model, contacts)`` holds the robot as it is.
+default), `FramePositionTask`, `PostureTask` and the contact force regularisation's weight;
+references default to the state at a task's first step, so ``WholeBodyController(model,
+contacts)`` holds the robot as it is. Contacts and tasks may change between steps
+(`WholeBodyController.set_contacts`, `WholeBodyController.tasks`): a foot lifts off.
 """
 
 from __future__ import annotations
@@ -107,6 +109,24 @@ class OrientationTask:
 
 
 @dataclasses.dataclass(frozen=True)
+class FramePositionTask:
+    """Move a frame's origin along a trajectory (a swing foot, a hand).
+
+    Attributes:
+      frame: the frame's name.
+      reference: ``t -> (p, p_dot, p_ddot)`` in the world, each (3,); None holds the first
+        call's position.
+      weight: the task's weight, > 0.
+      stiffness: proportional gain, 1/s^2; critical damping.
+    """
+
+    frame: str
+    reference: Reference | None = None
+    weight: float = 1.0
+    stiffness: float = 100.0
+
+
+@dataclasses.dataclass(frozen=True)
 class PostureTask:
     """Pull the actuated joints towards a configuration.
 
@@ -124,12 +144,14 @@ class PostureTask:
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One control step's solution: (nv,) accelerations ``a`` and torques ``tau`` (zero on the
-    base), (nc, 3) contact forces in world axes, and the time ``t``."""
+    base), (nc, 3) forces in world axes at the contacts of the frames ``contacts``, and the
+    time ``t``."""
 
     t: float
     a: Float
     tau: Float
     forces: Float
+    contacts: tuple[str, ...]
 
 
 class WholeBodyController:
@@ -162,10 +184,7 @@ class WholeBodyController:
                 "floating_base=True)"
             )
         self.model = model
-        self.contacts = tuple(contacts)
-        if not self.contacts:
-            raise InputError("WholeBodyController needs at least one contact")
-        self.frames = [_frame(model, c.frame) for c in self.contacts]
+        self.set_contacts(contacts)
         self.tasks = tuple(
             (CenterOfMassTask(), OrientationTask(), PostureTask()) if tasks is None else tasks
         )
@@ -175,6 +194,15 @@ class WholeBodyController:
         self.support = support_matrix(model)
         self.steps: list[Step] = []
         self._held: dict[int, Any] = {}
+
+    def set_contacts(self, contacts: Sequence[PointContact]) -> None:
+        """Hold these contacts from the next step on (a foot lifts off or lands); `tasks`
+        may change between steps too, and a new task holds its reference from its first step."""
+        contacts = tuple(contacts)
+        if not contacts:
+            raise InputError("WholeBodyController needs at least one contact")
+        self.frames = [_frame(self.model, c.frame) for c in contacts]
+        self.contacts = contacts
         self._qp: Any = None
 
     def __call__(self, t: float, q: Float, v: Float) -> Float:
@@ -185,10 +213,12 @@ class WholeBodyController:
         contact_jacobian = np.vstack([kinematics.point_jacobian(*f) for f in self.frames])
         contact_drift = np.concatenate([kinematics.point_drift(*f) for f in self.frames])
 
-        # cost: the tasks' weighted squared errors, and small forces
+        # cost: the tasks' weighted squared errors, and small forces (tasks gone forget theirs)
+        for key in set(self._held) - {id(task) for task in self.tasks}:
+            del self._held[key]
         hessian, gradient = np.zeros((n, n)), np.zeros(n)
-        for k, task in enumerate(self.tasks):
-            jacobian, drift, desired = self._task(k, task, t, q, v, kinematics)
+        for task in self.tasks:
+            jacobian, drift, desired = self._task(id(task), task, t, q, v, kinematics)
             hessian[: model.nv, : model.nv] += task.weight * jacobian.T @ jacobian
             gradient[: model.nv] += task.weight * jacobian.T @ (drift - desired)
         hessian[model.nv :, model.nv :] += self.force_weight * np.eye(3 * nc)
@@ -213,14 +243,15 @@ class WholeBodyController:
         a, forces = x[: model.nv], x[model.nv :]
         tau = np.zeros(model.nv)
         tau[BASE_DOFS:] = torque_rows @ x + joint_bias
-        self.steps.append(Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3)))
+        frames = tuple(c.frame for c in self.contacts)
+        self.steps.append(Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3), contacts=frames))
         return tau
 
     def _task(
         self, k: int, task: Any, t: float, q: Float, v: Float, kinematics: _Kinematics
     ) -> tuple[Float, Float, Float]:
-        """Task `k`'s Jacobian (m, nv), drift (m,) and desired acceleration (m,); references
-        left None hold the first call's value."""
+        """A task's Jacobian (m, nv), drift (m,) and desired acceleration (m,); references
+        left None hold the value of the task's first step (kept under key `k`)."""
         damping = 2.0 * math.sqrt(task.stiffness)
         if isinstance(task, CenterOfMassTask):
             center, jacobian, drift = kinematics.center_of_mass()
@@ -237,6 +268,18 @@ class WholeBodyController:
             error = _rotation_vector(self._held.setdefault(k, rotation) @ rotation.T)
             desired = task.stiffness * error - damping * (jacobian @ v)
             return jacobian, kinematics.angular_drift(body), desired
+        if isinstance(task, FramePositionTask):
+            body, local = _frame(self.model, task.frame)
+            position = kinematics.point(body, local)
+            jacobian = kinematics.point_jacobian(body, local)
+            if task.reference is None:
+                target = (self._held.setdefault(k, position), np.zeros(3), np.zeros(3))
+            else:
+                target = _reference_at(task.reference, t)
+            feedback = task.stiffness * (target[0] - position) + damping * (
+                target[1] - jacobian @ v
+            )
+            return jacobian, kinematics.point_drift(body, local), target[2] + feedback
         if isinstance(task, PostureTask):
             held = q.copy() if task.reference is None else np.asarray(task.reference, float)
             error = difference(self.model, q, self._held.setdefault(k, held))[BASE_DOFS:]
@@ -355,13 +398,12 @@ def _friction_rows(contacts: Sequence[PointContact], nv: int) -> tuple[Float, Fl
 
 
 def _reference_at(reference: Reference, t: float) -> tuple[Float, Float, Float]:
-    """A centre of mass reference's (3,) position, velocity and acceleration at `t`."""
+    """A reference's (3,) position, velocity and acceleration at `t`."""
     values = reference(t)
     arrays = tuple(np.asarray(x, dtype=np.float64) for x in values)
     if len(arrays) != 3 or any(x.shape != (3,) or not np.all(np.isfinite(x)) for x in arrays):
         raise InputError(
-            f"a centre of mass reference must give three finite (3,) arrays, got {values!r} "
-            f"at t = {t}"
+            f"a task's reference must give three finite (3,) arrays, got {values!r} at t = {t}"
         )
     return arrays[0], arrays[1], arrays[2]
 
