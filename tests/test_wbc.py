@@ -137,3 +137,16 @@ def test_wbc_command(tmp_path, capsys):
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
     assert "no frame named *foot" in capsys.readouterr().err
+
+
+@requires_erd
+def test_humanoid_sways_on_flat_feet(load_robot):
+    """Talos (90 kg) on the four corners of each sole, held still as whole feet: it sways 2 cm
+    within 1 cm RMS, its forces in the cones and its torques within the limits."""
+    from invdyn.control.balance import Scenario, run_balance
+
+    talos = load_robot("talos", floating_base=True)
+    run = run_balance(talos, Scenario(name="sway", duration=2.0))
+    assert run.feet == ("left_sole_link", "right_sole_link") and len(run.contacts) == 8
+    assert run.com_rms < 0.01 and not run.fell
+    assert run.cone_margin >= -1e-9 and run.torque_margin >= -1e-9

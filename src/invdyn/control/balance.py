@@ -1,7 +1,8 @@
 """Balance scenarios in MuJoCo: a legged robot on its feet, under whole-body control.
 
-The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`) with its feet (frames
-named ``*foot``) on the ground, each a point contact of `invdyn.control.wbc` and a sphere in the
+The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`) with its feet on the
+ground: a frame named ``*foot`` is a point foot, one named ``*sole`` or ``*sole_link`` a flat
+foot of four corners; each point is a contact of `invdyn.control.wbc` and a sphere in the
 simulation, and the `WholeBodyController` tracks a centre of mass reference:
 
 * ``stand``: hold the starting centre of mass;
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,6 +66,7 @@ class Scenario:
       foot_radius: radius of the simulated feet, m, > 0.
       lift_height: how high ``lift`` raises its foot, m, > 0.
       shift: seconds of each of ``lift``'s moves, > 0.
+      sole: half the length and half the width of a flat foot, m: its corners' coordinates.
     """
 
     name: str = "stand"
@@ -77,6 +80,7 @@ class Scenario:
     foot_radius: float = 0.02
     lift_height: float = 0.05
     shift: float = 1.5
+    sole: tuple[float, float] = (0.1, 0.065)
 
     def __post_init__(self) -> None:
         if self.name not in SCENARIOS:
@@ -111,7 +115,7 @@ class BalanceRun:
 
     Attributes:
       scenario: what was asked.
-      feet: the contact frames.
+      contacts: the contact points of the feet.
       time: (T,) control step times, s.
       q: (T, nq) measured joint positions.
       com: (T, 3) centre of mass.
@@ -121,7 +125,7 @@ class BalanceRun:
     """
 
     scenario: Scenario
-    feet: tuple[str, ...]
+    contacts: tuple[PointContact, ...]
     time: Float
     q: Float
     com: Float
@@ -136,12 +140,28 @@ class BalanceRun:
 
     @property
     def forces(self) -> Float:
-        """(T, nfeet, 3) the controller's contact forces, world axes; zero off contact."""
-        forces = np.zeros((len(self.steps), len(self.feet), 3))
+        """(T, ncontacts, 3) the controller's contact forces, world axes; zero off contact."""
+        forces = np.zeros((len(self.steps), len(self.contacts), 3))
         for k, step in enumerate(self.steps):
-            for frame, force in zip(step.contacts, step.forces, strict=True):
-                forces[k, self.feet.index(frame)] = force
+            for contact, force in zip(step.contacts, step.forces, strict=True):
+                forces[k, self.contacts.index(contact)] = force
         return forces
+
+    @property
+    def feet(self) -> tuple[str, ...]:
+        """The frames of the feet, in order."""
+        return tuple(dict.fromkeys(contact.frame for contact in self.contacts))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """A name for each contact: its frame, with the point when the frame has several."""
+        frames = [contact.frame for contact in self.contacts]
+        return tuple(
+            c.frame
+            if frames.count(c.frame) == 1
+            else f"{c.frame} ({c.position[0]:+.2f}, {c.position[1]:+.2f})"
+            for c in self.contacts
+        )
 
     @property
     def cone_margin(self) -> float:
@@ -174,52 +194,70 @@ class BalanceRun:
         }
 
 
-def feet_of(model: Model) -> tuple[str, ...]:
-    """The frames named ``*foot`` (any case): a legged robot's feet, or `InputError`."""
-    feet = tuple(name for name in model.frame_name if name.lower().endswith("foot"))
-    if not feet:
-        raise InputError(f"{model.name} has no frame named *foot to stand on")
-    return feet
+def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
+    """The contact points of a legged robot's feet: the origin of each frame named ``*foot``
+    (any case), the four corners (`Scenario.sole`) of each named ``*sole`` or ``*sole_link``;
+    or `InputError`."""
+    length, width = scenario.sole
+    corners = [(x, y, 0.0) for x in (length, -length) for y in (width, -width)]
+    contacts = []
+    for name in model.frame_name:
+        lower = name.lower()
+        if lower.endswith("foot"):
+            points = [(0.0, 0.0, 0.0)]
+        elif lower.endswith(("sole", "sole_link")):
+            points = corners
+        else:
+            continue
+        contacts += [PointContact(name, p, friction=scenario.friction) for p in points]
+    if not contacts:
+        raise InputError(f"{model.name} has no frame named *foot or *sole to stand on")
+    return tuple(contacts)
 
 
-def standing(model: Model, feet: tuple[str, ...], foot_radius: float) -> Float:
-    """(nq,) the SRDF's standing configuration with the lowest foot sphere on the ground."""
+def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> Float:
+    """(nq,) the SRDF's standing configuration with the lowest contact sphere on the ground."""
     configurations = robot_configurations(model)
     name = next((n for n in ("standing", "half_sitting") if n in configurations), None)
     if name is None:
         raise InputError(f"{model.name} has no standing configuration in its SRDF files")
     q = configurations[name].copy()
-    lowest = min(float(frame_placement(model, q, foot)[1][2]) for foot in feet)
-    q[2] += foot_radius - lowest
+    q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)
     return q
+
+
+def _point(model: Model, q: Float, contact: PointContact) -> Float:
+    """(3,) world position of a contact point."""
+    rotation, origin = frame_placement(model, q, contact.frame)
+    return origin + rotation @ np.asarray(contact.position)
 
 
 def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> BalanceRun:
     """Simulate `scenario` on the floating-base `model` in MuJoCo under whole-body control."""
     from invdyn.sim import Plant, Push, rollout
 
-    feet = feet_of(model)
-    q0 = standing(model, feet, scenario.foot_radius)
+    contacts = foot_contacts(model, scenario)
+    q0 = standing(model, contacts, scenario.foot_radius)
     start = center_of_mass(model, q0)
-    contacts = [PointContact(foot, friction=scenario.friction) for foot in feet]
+    lifted = contacts[0].frame
     if scenario.name == "lift":
-        if len(feet) < 4:
-            raise InputError(f"lift needs four feet to stand on three; {model.name} has {feet}")
-        # over the middle of the other feet, at the same height
-        others = np.array([frame_placement(model, q0, foot)[1] for foot in feet[1:]])
-        over = np.r_[others[:, :2].mean(axis=0), start[2]]
+        # over the middle of the other feet's contacts, at the same height
+        others = [_point(model, q0, c) for c in contacts if c.frame != lifted]
+        if not others:
+            raise InputError(f"lift needs another foot to stand on; {model.name} has one")
+        over = np.r_[np.mean(others, axis=0)[:2], start[2]]
         reference = _blend(start, over, 0.0, scenario.shift)
     else:
         reference = scenario.reference(start)
     tasks = [CenterOfMassTask(reference), OrientationTask(), PostureTask()]
     wbc = WholeBodyController(model, contacts, tasks)
-    controller = _lifting(wbc, feet[0], q0, scenario) if scenario.name == "lift" else wbc
+    controller = _lifting(wbc, lifted, q0, scenario) if scenario.name == "lift" else wbc
     pushes: tuple[Any, ...] = ()
     if scenario.name == "push":
         force = (scenario.push, 0.0, 0.0)
         pushes = (Push(force, start=scenario.push_start, duration=scenario.push_duration),)
     plant = Plant(
-        feet=feet,
+        feet=tuple((c.frame, c.position) for c in contacts),
         foot_radius=scenario.foot_radius,
         ground_friction=scenario.friction,
         pushes=pushes,
@@ -229,7 +267,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     )
     return BalanceRun(
         scenario=scenario,
-        feet=feet,
+        contacts=contacts,
         time=run.time,
         q=run.q,
         com=center_of_mass(model, run.q),
@@ -248,8 +286,8 @@ def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Sc
     path = _blend(ground, raised, scenario.shift, 2.0 * scenario.shift)
 
     def lifting(t: float, q: Float, v: Float) -> Float:
-        if t >= scenario.shift and controller.contacts[0].frame == foot:
-            controller.set_contacts(controller.contacts[1:])
+        if t >= scenario.shift and any(c.frame == foot for c in controller.contacts):
+            controller.set_contacts([c for c in controller.contacts if c.frame != foot])
             controller.tasks = (*controller.tasks, FramePositionTask(foot, path))
         return controller(t, q, v)
 

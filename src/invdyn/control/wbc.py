@@ -12,6 +12,9 @@ At every control step the controller finds joint accelerations ``a`` and contact
 where ``J a + d`` is a task's acceleration (``d`` the drift ``J_dot v``, `invdyn.frame_acceleration`
 with ``a = 0``) and ``a_k* = a_ref + K_p e + K_d e_dot`` its reference acceleration with
 feedback; the friction pyramid sits inside the cone, so forces that satisfy it satisfy the cone.
+A frame with several contact points (the corners of a flat foot) is held still as a whole, its
+angular and linear acceleration zero (6 rows, as TSID's 6-D contacts), since its points cannot
+all have zero acceleration while it turns; each point still has its own force and cone.
 The torques follow from the joints' rows of the equations of motion. This is the task-space
 inverse dynamics of TSID (Del Prete et al. 2016) with weighted tasks. The QP is solved by
 ProxQP (proxsuite, the ``control`` extra), warm-started from the previous step.
@@ -57,18 +60,24 @@ class PointContact:
     """A point of the robot that touches the environment and must not move.
 
     Attributes:
-      frame: the frame whose origin is the contact point (`Model.frame_name`).
+      frame: the frame the contact point is fixed to (`Model.frame_name`).
+      position: (3,) the point in the frame's coordinates; the origin by default.
       friction: friction coefficient ``mu`` of the contact, > 0.
       min_force: smallest normal force in newtons, >= 0.
       max_force: largest normal force in newtons, > min_force (inf: no bound).
     """
 
     frame: str
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     friction: float = 0.7
     min_force: float = 0.0
     max_force: float = math.inf
 
     def __post_init__(self) -> None:
+        point = np.asarray(self.position, dtype=np.float64)
+        if point.shape != (3,) or not np.all(np.isfinite(point)):
+            raise InputError(f"PointContact {self.frame!r}: position must be 3 finite numbers")
+        object.__setattr__(self, "position", tuple(float(x) for x in point))
         check_positive("PointContact.friction", self.friction)
         if not 0.0 <= self.min_force < self.max_force:
             raise InputError(
@@ -144,14 +153,13 @@ class PostureTask:
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One control step's solution: (nv,) accelerations ``a`` and torques ``tau`` (zero on the
-    base), (nc, 3) forces in world axes at the contacts of the frames ``contacts``, and the
-    time ``t``."""
+    base), (nc, 3) forces in world axes at the ``contacts`` held then, and the time ``t``."""
 
     t: float
     a: Float
     tau: Float
     forces: Float
-    contacts: tuple[str, ...]
+    contacts: tuple[PointContact, ...]
 
 
 class WholeBodyController:
@@ -201,7 +209,12 @@ class WholeBodyController:
         contacts = tuple(contacts)
         if not contacts:
             raise InputError("WholeBodyController needs at least one contact")
-        self.frames = [_frame(self.model, c.frame) for c in contacts]
+        self.frames = [_frame(self.model, c.frame, c.position) for c in contacts]
+        # a frame with one contact point keeps the point still; with more, the whole frame
+        # (all its points at zero classical acceleration is impossible when it turns)
+        first = {c.frame: i for i, c in reversed(list(enumerate(contacts)))}
+        count = {frame: sum(c.frame == frame for c in contacts) for frame in first}
+        self.surfaces = [(*self.frames[i], count[frame] > 1) for frame, i in first.items()]
         self.contacts = contacts
         self._qp: Any = None
 
@@ -211,7 +224,7 @@ class WholeBodyController:
         mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
         kinematics = _Kinematics(model, self.support, q, v)
         contact_jacobian = np.vstack([kinematics.point_jacobian(*f) for f in self.frames])
-        contact_drift = np.concatenate([kinematics.point_drift(*f) for f in self.frames])
+        motion_jacobian, motion_drift = kinematics.held_still(self.surfaces)
 
         # cost: the tasks' weighted squared errors, and small forces (tasks gone forget theirs)
         for key in set(self._held) - {id(task) for task in self.tasks}:
@@ -225,11 +238,11 @@ class WholeBodyController:
         hessian[: model.nv, : model.nv] += 1e-8 * np.eye(model.nv)
 
         # the base's equations of motion, and contacts that do not accelerate
-        equality = np.zeros((BASE_DOFS + 3 * nc, n))
+        equality = np.zeros((BASE_DOFS + len(motion_drift), n))
         equality[:BASE_DOFS, : model.nv] = mass[:BASE_DOFS]
         equality[:BASE_DOFS, model.nv :] = -contact_jacobian[:, :BASE_DOFS].T
-        equality[BASE_DOFS:, : model.nv] = contact_jacobian
-        target = np.concatenate([-forces_of_state[:BASE_DOFS], -contact_drift])
+        equality[BASE_DOFS:, : model.nv] = motion_jacobian
+        target = np.concatenate([-forces_of_state[:BASE_DOFS], -motion_drift])
 
         # friction pyramids, normal force bounds and torque limits
         rows, lower, upper = _friction_rows(self.contacts, model.nv)
@@ -243,8 +256,9 @@ class WholeBodyController:
         a, forces = x[: model.nv], x[model.nv :]
         tau = np.zeros(model.nv)
         tau[BASE_DOFS:] = torque_rows @ x + joint_bias
-        frames = tuple(c.frame for c in self.contacts)
-        self.steps.append(Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3), contacts=frames))
+        self.steps.append(
+            Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3), contacts=self.contacts)
+        )
         return tau
 
     def _task(
@@ -338,6 +352,19 @@ class _Kinematics:
         """(3,) the point's classical acceleration at zero joint acceleration."""
         return point_acceleration(self.velocity[body], self.drift[body], self.point(body, local))
 
+    def held_still(self, surfaces: Sequence[tuple[int, Float, bool]]) -> tuple[Float, Float]:
+        """(m, nv) Jacobian and (m,) drift of the contacts' motion: per `(body, local,
+        whole)`, the point at `local` of `body` (3 rows), or the whole body (6 rows: angular,
+        and the point) when `whole`."""
+        rows, drifts = [], []
+        for body, local, whole in surfaces:
+            if whole:
+                rows.append(self.angular_jacobian(body))
+                drifts.append(self.angular_drift(body))
+            rows.append(self.point_jacobian(body, local))
+            drifts.append(self.point_drift(body, local))
+        return np.vstack(rows), np.concatenate(drifts)
+
     def angular_jacobian(self, body: int) -> Float:
         """(3, nv) the body's world angular velocity."""
         return (self.columns[:, :3] * self.support[body, :, None]).T
@@ -364,8 +391,9 @@ class _Kinematics:
         return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
 
 
-def _frame(model: Model, name: str) -> tuple[int, Float]:
-    """The body and local position of the frame `name`, or `InputError`."""
+def _frame(model: Model, name: str, point: Sequence[float] = (0.0, 0.0, 0.0)) -> tuple[int, Float]:
+    """The body of the frame `name` and the position in it of `point` (frame coordinates),
+    or `InputError`."""
     try:
         index = model.frame_name.index(name)
     except ValueError:
@@ -373,7 +401,7 @@ def _frame(model: Model, name: str) -> tuple[int, Float]:
     body = int(model.frame_body[index])
     if body < 0:
         raise InputError(f"frame {name!r} is fixed to the world")
-    return body, model.frame_pos[index]
+    return body, model.frame_pos[index] + model.frame_rot[index] @ np.asarray(point)
 
 
 def _friction_rows(contacts: Sequence[PointContact], nv: int) -> tuple[Float, Float, Float]:

@@ -6,8 +6,8 @@ invdyn body, named alike, placed at its joint frame (``pos``, ``quat`` from ``jn
 (revolute and continuous -> hinge, prismatic -> slide, spherical -> ball, free -> free). Joint
 names are invdyn's, so `invdyn.configuration.to_mujoco_state` and `from_mujoco_state` convert
 states. There is no geometry and contacts are disabled, unless the plant has feet
-(`Plant.feet`): then a ground plane at height 0 and a sphere at each foot frame, which touch
-nothing but the ground.
+(`Plant.feet`): then a ground plane at height 0 and a sphere at each foot, which touch nothing
+but the ground.
 
 Inertias are exactly invdyn's (mass, centre of mass, and the inertia diagonalised: principal
 moments and the quaternion of the principal axes) except where MuJoCo refuses them:
@@ -249,7 +249,7 @@ def _add_ground_and_feet(
         conaffinity=1,
         friction=friction,
     )
-    for name in plant.feet:
+    for k, (name, point) in enumerate(plant.feet):
         try:
             frame = model.frame_name.index(name)
         except ValueError:
@@ -258,10 +258,10 @@ def _add_ground_and_feet(
         if body < 0:
             raise InputError(f"Plant.feet: frame {name!r} is fixed to the world")
         bodies[body].add_geom(
-            name=f"foot:{name}",
+            name=f"foot{k}:{name}",
             type=mujoco.mjtGeom.mjGEOM_SPHERE,
             size=[plant.foot_radius, 0.0, 0.0],
-            pos=model.frame_pos[frame],
+            pos=model.frame_pos[frame] + model.frame_rot[frame] @ np.asarray(point),
             contype=1,
             conaffinity=0,
             friction=friction,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -93,9 +93,11 @@ class Plant:
         constraints); False leaves every joint free.
       integrator: MuJoCo's integrator: ``"euler"`` (semi-implicit), ``"implicit"``,
         ``"implicitfast"`` or ``"rk4"``.
-      feet: names of frames (`Model.frame_name`) that carry a contact sphere, centred at the
-        frame origin; with any, the plant stands on a ground plane at height 0 and its feet
-        touch it (no other contacts). Empty: no ground, no contacts.
+      feet: contact spheres: each a frame name (`Model.frame_name`), the sphere centred at the
+        frame origin, or a pair ``(frame name, (x, y, z))``, centred at that point of the
+        frame (the corners of a sole, say); with any, the plant stands on a ground plane at
+        height 0 and its feet touch it (no other contacts). Empty: no ground, no contacts.
+        Stored as pairs.
       foot_radius: radius of the feet's spheres in metres, > 0.
       ground_friction: friction coefficient between the feet and the ground, > 0.
       pushes: external forces on bodies for a while (`Push`).
@@ -114,7 +116,7 @@ class Plant:
     seed: int | None = 0
     joint_limits: bool = True
     integrator: Integrator = "implicitfast"
-    feet: tuple[str, ...] = ()
+    feet: tuple[Any, ...] = ()
     foot_radius: float = 0.02
     ground_friction: float = 1.0
     pushes: tuple[Push, ...] = ()
@@ -124,9 +126,9 @@ class Plant:
         if not all(isinstance(p, Push) for p in self.pushes):
             raise InputError(f"Plant.pushes must be a sequence of Push, got {self.pushes!r}")
         set_field(self, "pushes", tuple(self.pushes))
-        if isinstance(self.feet, str) or not all(isinstance(f, str) for f in self.feet):
-            raise InputError(f"Plant.feet must be a sequence of frame names, got {self.feet!r}")
-        set_field(self, "feet", tuple(self.feet))
+        if isinstance(self.feet, str):
+            raise InputError(f"Plant.feet must be a sequence of feet, got {self.feet!r}")
+        set_field(self, "feet", tuple(_foot(foot) for foot in self.feet))
         for name in ("foot_radius", "ground_friction"):
             set_field(self, name, _number(name, getattr(self, name), minimum=0.0, open=True))
         set_field(self, "timestep", _number("timestep", self.timestep, minimum=0.0, open=True))
@@ -309,6 +311,15 @@ def _array(name: str, value: object, expected: str) -> Float:
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"Plant.{name} must be {expected}, got {value!r}") from None
+
+
+def _foot(foot: object) -> tuple[str, tuple[float, float, float]]:
+    """A foot of `Plant.feet` as ``(frame name, (x, y, z))``, or `InputError`."""
+    if isinstance(foot, str):
+        return foot, (0.0, 0.0, 0.0)
+    if isinstance(foot, tuple) and len(foot) == 2 and isinstance(foot[0], str):
+        return foot[0], _vector3(f"Plant.feet {foot[0]!r} point", foot[1])
+    raise InputError(f"Plant.feet: a foot is a frame name or (name, (x, y, z)), got {foot!r}")
 
 
 def _vector3(name: str, value: object) -> tuple[float, float, float]:

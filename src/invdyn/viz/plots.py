@@ -311,10 +311,10 @@ def plot_balance(run: Any, title: str) -> Figure:
         axes[k].set_ylabel(f"{axis} (cm)")
     axes[0].legend(loc="upper right")
     forces = run.forces
-    for j, foot in enumerate(run.feet):
-        axes[3].plot(run.time, forces[:, j, 2], label=foot)
+    for j, label in enumerate(run.labels):
+        axes[3].plot(run.time, forces[:, j, 2], label=label)
     axes[3].set_ylabel("normal force (N)")
-    axes[3].legend(loc="upper right", ncol=min(4, len(run.feet)))
+    axes[3].legend(loc="upper right", ncol=4, fontsize="small")
     share = np.array([np.abs(step.tau[6:]) for step in run.steps]) / run.torque_limit
     axes[4].plot(run.time, share, linewidth=0.8)
     axes[4].set_ylabel("|torque| / limit")
