@@ -25,6 +25,7 @@ from invdyn.kinematics import (
     world_columns,
 )
 from invdyn.model import Model
+from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
 
@@ -69,7 +70,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
     linear = point_columns(columns, centers[..., None, :])
     mass = model.body_mass[:, None, None]
     spin = np.einsum("...bij,...bkj->...bki", _world_inertias(model, rotations), angular)
-    orbit = mass * np.cross(offsets[..., None, :], linear)
+    orbit = mass * cross(offsets[..., None, :], linear)
     matrix = np.concatenate([(spin + orbit).sum(-3), (mass * linear).sum(-3)], axis=-1)
     return np.swapaxes(matrix, -1, -2)
 
@@ -91,11 +92,11 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
     omega, alpha = velocity[..., :3], acceleration[..., :3]
     center_acceleration = point_acceleration(velocity, acceleration, centers)
     inertias = _world_inertias(model, rotations)
-    spin = np.einsum("...bij,...bj->...bi", inertias, alpha) + np.cross(
+    spin = np.einsum("...bij,...bj->...bi", inertias, alpha) + cross(
         omega, np.einsum("...bij,...bj->...bi", inertias, omega)
     )
     mass = model.body_mass[:, None]
-    orbit = mass * np.cross(offsets, center_acceleration)
+    orbit = mass * cross(offsets, center_acceleration)
     return np.concatenate([(spin + orbit).sum(-2), (mass * center_acceleration).sum(-2)], axis=-1)
 
 

@@ -32,6 +32,7 @@ from invdyn._arrays import (
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
 from invdyn.model import JointType, Model
+from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
 Reference = Literal["local", "world", "local_world_aligned"]
@@ -221,14 +222,19 @@ def body_motions(model: Model, q: Array, v: Array, a: Array) -> tuple[Array, Arr
         raise not_a_model(model)
     q, v, a = _broadcast(model, q=q, v=v, a=a)
     rotations, origins = forward_kinematics(model, q)
-    columns = world_columns(model, rotations, origins)
+    velocity, acceleration = column_motions(model, world_columns(model, rotations, origins), v, a)
+    return rotations, origins, velocity, acceleration
+
+
+def column_motions(model: Model, columns: Array, v: Array, a: Array) -> tuple[Array, Array]:
+    """(..., nbody, 6) spatial velocities and accelerations of the bodies, world coordinates at
+    the world origin, from the (..., nv, 6) dofs' `world_columns` and (..., nv) v and a."""
     support = support_matrix(model)
     velocity = np.einsum("bk,...kj,...k->...bj", support, columns, v)
     # a dof's column turns with its body: d/dt s_k = V_body(k) x s_k
     turning = _motion_cross(velocity[..., model.dof_body, :], columns)
     rates = columns * a[..., None] + turning * v[..., None]
-    acceleration = np.einsum("bk,...kj->...bj", support, rates)
-    return rotations, origins, velocity, acceleration
+    return velocity, np.einsum("bk,...kj->...bj", support, rates)
 
 
 def point_acceleration(velocity: Array, acceleration: Array, point: Array) -> Array:
@@ -238,13 +244,13 @@ def point_acceleration(velocity: Array, acceleration: Array, point: Array) -> Ar
     ``(alpha, w)``."""
     omega, u = velocity[..., :3], velocity[..., 3:]
     alpha, w = acceleration[..., :3], acceleration[..., 3:]
-    return w + np.cross(alpha, point) + np.cross(omega, u + np.cross(omega, point))
+    return w + cross(alpha, point) + cross(omega, u + cross(omega, point))
 
 
 def point_columns(columns: Array, point: Array) -> Array:
     """(..., 3) linear velocity at world points (..., 3) of motions (..., 6) given at the world
     origin: ``u + omega x p``."""
-    return columns[..., 3:] + np.cross(columns[..., :3], point)
+    return columns[..., 3:] + cross(columns[..., :3], point)
 
 
 def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
@@ -255,7 +261,7 @@ def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
     angular = np.einsum("...kij,kj->...ki", dof_rot, local[:, :3])
     linear = np.einsum("...kij,kj->...ki", dof_rot, local[:, 3:])
     # moved from the body origin p to the world origin: u_O = u_p + p x omega
-    linear = linear + np.cross(origins[..., model.dof_body, :], angular)
+    linear = linear + cross(origins[..., model.dof_body, :], angular)
     return np.concatenate([angular, linear], axis=-1)
 
 
@@ -290,8 +296,8 @@ def _motion_cross(x: Array, y: Array) -> Array:
     """(..., 6) spatial motion cross product ``x x y`` of (..., 6) [angular; linear] vectors."""
     return np.concatenate(
         [
-            np.cross(x[..., :3], y[..., :3]),
-            np.cross(x[..., :3], y[..., 3:]) + np.cross(x[..., 3:], y[..., :3]),
+            cross(x[..., :3], y[..., :3]),
+            cross(x[..., :3], y[..., 3:]) + cross(x[..., 3:], y[..., :3]),
         ],
         axis=-1,
     )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,13 +42,15 @@ from invdyn.configuration import difference
 from invdyn.dynamics import bias, mass_matrix
 from invdyn.errors import InputError, InvdynError
 from invdyn.kinematics import (
-    body_motions,
+    column_motions,
+    forward_kinematics,
     point_acceleration,
     point_columns,
     support_matrix,
     world_columns,
 )
 from invdyn.model import JointType, Model
+from invdyn.spatial import rotation_vector
 
 Float = NDArray[np.float64]
 # a reference of time: (position, velocity, acceleration)
@@ -153,13 +156,16 @@ class PostureTask:
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One control step's solution: (nv,) accelerations ``a`` and torques ``tau`` (zero on the
-    base), (nc, 3) forces in world axes at the ``contacts`` held then, and the time ``t``."""
+    base), (nc, 3) forces in world axes at the ``contacts`` held then, the time ``t``, and the
+    seconds spent setting the QP up (dynamics, kinematics, tasks) and solving it."""
 
     t: float
     a: Float
     tau: Float
     forces: Float
     contacts: tuple[PointContact, ...]
+    setup_time: float
+    solve_time: float
 
 
 class WholeBodyController:
@@ -219,6 +225,7 @@ class WholeBodyController:
         self._qp: Any = None
 
     def __call__(self, t: float, q: Float, v: Float) -> Float:
+        started = time.perf_counter()
         model, nc = self.model, len(self.contacts)
         n = model.nv + 3 * nc
         mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
@@ -252,12 +259,22 @@ class WholeBodyController:
         lower = np.concatenate([lower, -self.torque_limit - joint_bias])
         upper = np.concatenate([upper, self.torque_limit - joint_bias])
 
+        set_up = time.perf_counter()
         x = self._solve(hessian, gradient, equality, target, inequality, lower, upper, t)
+        solved = time.perf_counter()
         a, forces = x[: model.nv], x[model.nv :]
         tau = np.zeros(model.nv)
         tau[BASE_DOFS:] = torque_rows @ x + joint_bias
         self.steps.append(
-            Step(t=t, a=a, tau=tau, forces=forces.reshape(nc, 3), contacts=self.contacts)
+            Step(
+                t=t,
+                a=a,
+                tau=tau,
+                forces=forces.reshape(nc, 3),
+                contacts=self.contacts,
+                setup_time=set_up - started,
+                solve_time=solved - set_up,
+            )
         )
         return tau
 
@@ -279,7 +296,7 @@ class WholeBodyController:
         if isinstance(task, OrientationTask):
             body, rotation = kinematics.frame_rotation(task.frame)
             jacobian = kinematics.angular_jacobian(body)
-            error = _rotation_vector(self._held.setdefault(k, rotation) @ rotation.T)
+            error = rotation_vector(self._held.setdefault(k, rotation) @ rotation.T)
             desired = task.stiffness * error - damping * (jacobian @ v)
             return jacobian, kinematics.angular_drift(body), desired
         if isinstance(task, FramePositionTask):
@@ -296,11 +313,18 @@ class WholeBodyController:
             return jacobian, kinematics.point_drift(body, local), target[2] + feedback
         if isinstance(task, PostureTask):
             held = q.copy() if task.reference is None else np.asarray(task.reference, float)
-            error = difference(self.model, q, self._held.setdefault(k, held))[BASE_DOFS:]
+            error = self._joint_error(q, self._held.setdefault(k, held))
             desired = task.stiffness * error - damping * v[BASE_DOFS:]
             joints = np.eye(self.model.nv)[BASE_DOFS:]
             return joints, np.zeros(self.model.nv - BASE_DOFS), desired
         raise InputError(f"unknown task {type(task).__name__}")
+
+    def _joint_error(self, q: Float, reference: Float) -> Float:
+        """(nv - 6,) the joints' part of ``reference - q`` in the tangent space."""
+        model = self.model
+        if model.nq - 7 == model.nv - BASE_DOFS:  # one coordinate per joint after the base
+            return reference[7:] - q[7:]
+        return difference(model, q, reference)[BASE_DOFS:]
 
     def _solve(
         self,
@@ -335,10 +359,10 @@ class _Kinematics:
     def __init__(self, model: Model, support: Float, q: Float, v: Float) -> None:
         self.model = model
         self.support = support
-        rotations, origins, velocity, acceleration = body_motions(model, q, v, np.zeros(model.nv))
-        self.rotations, self.origins = rotations, origins
-        self.velocity, self.drift = velocity, acceleration
-        self.columns = world_columns(model, rotations, origins)
+        self.rotations, self.origins = forward_kinematics(model, q)
+        self.columns = world_columns(model, self.rotations, self.origins)
+        zero = np.zeros(model.nv)
+        self.velocity, self.drift = column_motions(model, self.columns, v, zero)
 
     def point(self, body: int, local: Float) -> Float:
         return self.origins[body] + self.rotations[body] @ local
@@ -434,10 +458,3 @@ def _reference_at(reference: Reference, t: float) -> tuple[Float, Float, Float]:
             f"a task's reference must give three finite (3,) arrays, got {values!r} at t = {t}"
         )
     return arrays[0], arrays[1], arrays[2]
-
-
-def _rotation_vector(rotation: Float) -> Float:
-    """(3,) axis times angle of a rotation matrix."""
-    from scipy.spatial.transform import Rotation
-
-    return np.asarray(Rotation.from_matrix(rotation).as_rotvec(), dtype=np.float64)
