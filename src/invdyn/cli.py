@@ -231,8 +231,9 @@ def _parser() -> argparse.ArgumentParser:
 
     wbc = commands.add_parser(
         "wbc",
-        help="whole-body control of a legged robot in MuJoCo: stand, sway, squat or a push",
-        description="Simulate a legged robot (floating base, feet named *foot, a standing "
+        help="whole-body control of a legged robot in MuJoCo: stand, sway, squat, push, lift",
+        description="Simulate a legged robot (floating base, feet named *foot or *sole, a "
+        "standing "
         "configuration in its SRDF) in MuJoCo under whole-body control (a QP over "
         "accelerations and contact forces, friction cones, torque limits), print the centre of "
         "mass error and the friction cone and torque margins, and write a plot and a report.",
