@@ -150,3 +150,31 @@ def test_humanoid_sways_on_flat_feet(load_robot):
     assert run.feet == ("left_sole_link", "right_sole_link") and len(run.contacts) == 8
     assert run.com_rms < 0.01 and not run.fell
     assert run.cone_margin >= -1e-9 and run.torque_margin >= -1e-9
+
+
+@requires_erd
+def test_contact_inverse_dynamics(solo):
+    """Standing still, the feet carry the weight; moving, the torques and forces satisfy every
+    row of the equations of motion, the forces are in their pyramids, and the base rows need
+    no torque."""
+    from invdyn.control.wbc import contact_inverse_dynamics
+
+    q = _standing(solo)
+    contacts = [PointContact(foot, friction=FRICTION) for foot in FEET]
+    zero = np.zeros(solo.nv)
+    tau, forces = contact_inverse_dynamics(solo, q, zero, zero, contacts)
+    weight = solo.total_mass * 9.81
+    assert np.allclose(forces.sum(axis=0), [0.0, 0.0, weight], atol=1e-6)
+    rng = np.random.default_rng(0)
+    v, a = 0.1 * rng.normal(size=solo.nv), 0.1 * rng.normal(size=solo.nv)
+    tau, forces = contact_inverse_dynamics(solo, q, v, a, contacts)
+    jacobians = [invdyn.frame_jacobian(solo, q, foot)[3:] for foot in FEET]
+    generalised = sum(j.T @ f for j, f in zip(jacobians, forces, strict=True))
+    assert np.allclose(invdyn.rnea(solo, q, v, a), tau + generalised, atol=1e-6)
+    assert np.all(tau[:6] == 0.0)
+    assert np.all(np.hypot(forces[:, 0], forces[:, 1]) <= FRICTION * forces[:, 2] + 1e-9)
+    # falling faster than gravity would need feet that pull: refused
+    lift = np.zeros(solo.nv)
+    lift[2] = -30.0  # base z acceleration, downwards faster than falling: feet would pull
+    with pytest.raises(invdyn.InvdynError, match="no contact forces"):
+        contact_inverse_dynamics(solo, q, zero, lift, contacts)

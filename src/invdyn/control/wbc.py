@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_positive
+from invdyn._arrays import as_float_array, check_positive, not_a_model
 from invdyn.configuration import difference
-from invdyn.dynamics import bias, mass_matrix
+from invdyn.dynamics import bias, mass_matrix, rnea
 from invdyn.errors import InputError, InvdynError
 from invdyn.kinematics import (
     column_motions,
@@ -192,11 +192,7 @@ class WholeBodyController:
         force_weight: float = 1e-5,
         torque_limit: ArrayLike | None = None,
     ) -> None:
-        if not model.nbody or model.jnt_type[0] != JointType.FREE:
-            raise InputError(
-                f"{model.name}: whole-body control needs a floating base (load it with "
-                "floating_base=True)"
-            )
+        _check_floating_base(model)
         self.model = model
         self.set_contacts(contacts)
         self.tasks = tuple(
@@ -353,6 +349,60 @@ class WholeBodyController:
         return np.array(self._qp.results.x)
 
 
+def contact_inverse_dynamics(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, contacts: Sequence[PointContact]
+) -> tuple[Float, Float]:
+    """Joint torques and contact forces that produce the motion ``(q, v, a)`` of a
+    floating-base robot: the smallest forces (least squares) in their friction pyramids that
+    the unactuated base's equations need, then the joints' torques.
+
+    ``M a + h = S^T tau + sum_c J_c^T f_c``, rows of the base: ``M_u a + h_u = J_u^T f``.
+
+    Args:
+      model: a floating-base robot.
+      q: (nq,) joint positions.
+      v: (nv,) joint velocities.
+      a: (nv,) joint accelerations.
+      contacts: the point contacts that carry the robot.
+
+    Returns:
+      (nv,) joint forces (zero on the base) and (nc, 3) contact forces in world axes.
+
+    Raises:
+      InputError: a fixed-base robot, bad contacts or states.
+      InvdynError: no forces in the pyramids produce the motion (the QP is infeasible).
+    """
+    _check_floating_base(model)
+    contacts = tuple(contacts)
+    if not contacts:
+        raise InputError("contact_inverse_dynamics needs at least one contact")
+    frames = [_frame(model, c.frame, c.position) for c in contacts]
+    q = as_float_array("q", q, model.nq)
+    v, a = as_float_array("v", v, model.nv), as_float_array("a", a, model.nv)
+    needed = rnea(model, q, v, a)
+    kinematics = _Kinematics(model, support_matrix(model), q, v)
+    jacobian = np.vstack([kinematics.point_jacobian(*f) for f in frames])
+    nc = len(contacts)
+    rows, lower, upper = _friction_rows(contacts, 0)
+    from proxsuite import proxqp
+
+    problem = proxqp.dense.QP(3 * nc, BASE_DOFS, len(lower))
+    problem.settings.eps_abs = 1e-10
+    problem.init(
+        np.eye(3 * nc), np.zeros(3 * nc), jacobian[:, :BASE_DOFS].T, needed[:BASE_DOFS], rows,
+        lower, upper,
+    )  # fmt: skip
+    problem.solve()
+    if problem.results.info.status != proxqp.PROXQP_SOLVED:
+        raise InvdynError(
+            f"no contact forces in their friction pyramids produce this motion of {model.name}"
+        )
+    forces = np.array(problem.results.x)
+    tau = needed - jacobian.T @ forces
+    tau[:BASE_DOFS] = 0.0
+    return tau, forces.reshape(nc, 3)
+
+
 class _Kinematics:
     """One forward pass of a state: points' Jacobians and drifts, frame orientations."""
 
@@ -413,6 +463,16 @@ class _Kinematics:
         linear = point_columns(columns, centers[:, None, :])
         drift = point_acceleration(self.velocity, self.drift, centers)
         return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+
+
+def _check_floating_base(model: Model) -> None:
+    if not isinstance(model, Model):
+        raise not_a_model(model)
+    if not model.nbody or model.jnt_type[0] != JointType.FREE:
+        raise InputError(
+            f"{model.name}: whole-body control needs a floating base (load it with "
+            "floating_base=True)"
+        )
 
 
 def _frame(model: Model, name: str, point: Sequence[float] = (0.0, 0.0, 0.0)) -> tuple[int, Float]:
