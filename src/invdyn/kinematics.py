@@ -15,7 +15,7 @@ body, whose velocity is ``V_k``; Featherstone 2008, section 3.5).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -251,6 +251,19 @@ def point_columns(columns: Array, point: Array) -> Array:
     """(..., 3) linear velocity at world points (..., 3) of motions (..., 6) given at the world
     origin: ``u + omega x p``."""
     return columns[..., 3:] + cross(columns[..., :3], point)
+
+
+def frame_point(
+    model: Model, frame: str, point: Sequence[float] = (0.0, 0.0, 0.0)
+) -> tuple[int, Array]:
+    """The moving body that carries frame `frame`, and the (3,) position in that body of
+    `point` (given in the frame's coordinates); `InputError` for an unknown frame or one fixed
+    to the world."""
+    index = _frame_index(model, frame)
+    body = int(model.frame_body[index])
+    if body < 0:
+        raise InputError(f"{model.name}: frame {frame!r} is fixed to the world")
+    return body, model.frame_pos[index] + model.frame_rot[index] @ np.asarray(point, float)
 
 
 def world_columns(model: Model, rotations: Array, origins: Array) -> Array:

@@ -44,6 +44,7 @@ from invdyn.errors import InputError, InvdynError
 from invdyn.kinematics import (
     column_motions,
     forward_kinematics,
+    frame_point,
     point_acceleration,
     point_columns,
     support_matrix,
@@ -211,7 +212,7 @@ class WholeBodyController:
         contacts = tuple(contacts)
         if not contacts:
             raise InputError("WholeBodyController needs at least one contact")
-        self.frames = [_frame(self.model, c.frame, c.position) for c in contacts]
+        self.frames = [frame_point(self.model, c.frame, c.position) for c in contacts]
         # a frame with one contact point keeps the point still; with more, the whole frame
         # (all its points at zero classical acceleration is impossible when it turns)
         first = {c.frame: i for i, c in reversed(list(enumerate(contacts)))}
@@ -296,7 +297,7 @@ class WholeBodyController:
             desired = task.stiffness * error - damping * (jacobian @ v)
             return jacobian, kinematics.angular_drift(body), desired
         if isinstance(task, FramePositionTask):
-            body, local = _frame(self.model, task.frame)
+            body, local = frame_point(self.model, task.frame)
             position = kinematics.point(body, local)
             jacobian = kinematics.point_jacobian(body, local)
             if task.reference is None:
@@ -376,7 +377,7 @@ def contact_inverse_dynamics(
     contacts = tuple(contacts)
     if not contacts:
         raise InputError("contact_inverse_dynamics needs at least one contact")
-    frames = [_frame(model, c.frame, c.position) for c in contacts]
+    frames = [frame_point(model, c.frame, c.position) for c in contacts]
     q = as_float_array("q", q, model.nq)
     v, a = as_float_array("v", v, model.nv), as_float_array("a", a, model.nv)
     needed = rnea(model, q, v, a)
@@ -450,7 +451,7 @@ class _Kinematics:
         """The body of `frame` (None: the base) and the frame's world rotation."""
         if frame is None:
             return 0, self.rotations[0]
-        body, _ = _frame(self.model, frame)
+        body, _ = frame_point(self.model, frame)
         index = self.model.frame_name.index(frame)
         return body, self.rotations[body] @ self.model.frame_rot[index]
 
@@ -473,19 +474,6 @@ def _check_floating_base(model: Model) -> None:
             f"{model.name}: whole-body control needs a floating base (load it with "
             "floating_base=True)"
         )
-
-
-def _frame(model: Model, name: str, point: Sequence[float] = (0.0, 0.0, 0.0)) -> tuple[int, Float]:
-    """The body of the frame `name` and the position in it of `point` (frame coordinates),
-    or `InputError`."""
-    try:
-        index = model.frame_name.index(name)
-    except ValueError:
-        raise InputError(f"{model.name} has no frame named {name!r}") from None
-    body = int(model.frame_body[index])
-    if body < 0:
-        raise InputError(f"frame {name!r} is fixed to the world")
-    return body, model.frame_pos[index] + model.frame_rot[index] @ np.asarray(point)
 
 
 def _friction_rows(contacts: Sequence[PointContact], nv: int) -> tuple[Float, Float, Float]:

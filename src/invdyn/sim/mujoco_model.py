@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from invdyn.configuration import from_mujoco_state, mujoco_index
 from invdyn.errors import InputError, ModelError, ModelWarning
 from invdyn.io.mjcf import combine_inertias
-from invdyn.kinematics import forward_kinematics
+from invdyn.kinematics import forward_kinematics, frame_point
 from invdyn.model import JointType, Model
 from invdyn.sim.plant import Plant, dof_values, payload_point, plant_model
 
@@ -250,18 +250,12 @@ def _add_ground_and_feet(
         friction=friction,
     )
     for k, (name, point) in enumerate(plant.feet):
-        try:
-            frame = model.frame_name.index(name)
-        except ValueError:
-            raise InputError(f"Plant.feet: {model.name} has no frame named {name!r}") from None
-        body = int(model.frame_body[frame])
-        if body < 0:
-            raise InputError(f"Plant.feet: frame {name!r} is fixed to the world")
+        body, position = frame_point(model, name, point)
         bodies[body].add_geom(
             name=f"foot{k}:{name}",
             type=mujoco.mjtGeom.mjGEOM_SPHERE,
             size=[plant.foot_radius, 0.0, 0.0],
-            pos=model.frame_pos[frame] + model.frame_rot[frame] @ np.asarray(point),
+            pos=position,
             contype=1,
             conaffinity=0,
             friction=friction,
