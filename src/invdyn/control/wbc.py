@@ -340,6 +340,8 @@ class WholeBodyController:
         if self._qp is None:
             self._qp = proxqp.dense.QP(len(gradient), len(target), len(lower))
             self._qp.settings.eps_abs = 1e-9
+            warm = proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+            self._qp.settings.initial_guess = warm
             self._qp.init(hessian, gradient, equality, target, inequality, lower, upper)
         else:
             self._qp.update(hessian, gradient, equality, target, inequality, lower, upper)
