@@ -265,3 +265,29 @@ def test_import_is_lazy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def _same_episodes(a: Collection, b: Collection) -> bool:
+    return len(a.episodes) == len(b.episodes) and all(
+        np.array_equal(x.state, y.state)
+        and np.array_equal(x.action, y.action)
+        and np.array_equal(x.full_state, y.full_state)
+        for x, y in zip(a.episodes, b.episodes, strict=True)
+    )
+
+
+def test_parallel_collection_equals_serial():
+    """Two worker processes draw the same episodes as one, for a robot with a noisy plant and
+    for a Gymnasium environment."""
+    from invdyn.sim import Plant
+
+    model = load_quietly("double_pendulum")
+    options = {"episodes": 5, "duration": 0.5, "seed": 4, "plant": Plant(sensor_noise=1e-3)}
+    serial, parallel = (collect_robot(model, **options, workers=w) for w in (1, 2))
+    assert _same_episodes(serial, parallel) and serial.metadata == parallel.metadata
+    if importlib.util.find_spec("gymnasium") is not None:
+        options = {"episodes": 3, "steps_per_episode": 20, "seed": 1, "policy": "noisy"}
+        serial, parallel = (collect_gym("Reacher-v5", **options, workers=w) for w in (1, 2))
+        assert _same_episodes(serial, parallel)
+    with pytest.raises(invdyn.InputError, match="workers"):
+        collect_robot(model, episodes=1, workers=0)

@@ -205,6 +205,14 @@ def _parser() -> argparse.ArgumentParser:
         help="rendered frame size in pixels, even numbers (default: 64x64)",
     )
     _add_plant_arguments(collect, prefix="robot episodes: ")
+    collect.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=1,
+        help="processes that simulate episodes in parallel; the episodes do not depend on N "
+        "(default: 1)",
+    )
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
     collect.set_defaults(command=_collect)
@@ -688,6 +696,7 @@ def _collect(args: argparse.Namespace) -> int:
             steps_per_episode=args.steps,
             policy=args.policy,
             seed=args.seed,
+            workers=args.workers,
             progress=progress,
         )
     else:
@@ -698,6 +707,7 @@ def _collect(args: argparse.Namespace) -> int:
             control_rate=args.rate,
             seed=args.seed,
             plant=_plant(args, robot),
+            workers=args.workers,
             progress=progress,
         )
     videos = None

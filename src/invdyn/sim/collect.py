@@ -27,10 +27,13 @@ Needs the ``sim`` extra (MuJoCo); `collect_gym` needs Gymnasium too
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import difflib
+import functools
 import math
-from collections.abc import Mapping
+import multiprocessing
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Literal
 
@@ -217,6 +220,7 @@ def collect_robot(
     control_rate: float = 100.0,
     seed: int = 0,
     plant: Plant | None = None,
+    workers: int = 1,
     progress: bool = False,
 ) -> Collection:
     """Episodes of an invdyn robot tracking random excitations under noisy torque control.
@@ -255,6 +259,8 @@ def collect_robot(
         per episode from it too.
       plant: the simulated plant (payload, friction, sensor noise, ...); None for `Plant()`,
         the exact model. The controller always uses `model`.
+      workers: processes that simulate episodes in parallel (`collect_in_parallel`); the
+        episodes are the same for any number.
       progress: show a progress bar over episodes.
 
     Returns:
@@ -286,21 +292,10 @@ def collect_robot(
     state_names = tuple(c for c in columns if c.startswith(("q.", "v.")))
     action_names = tuple(f"tau.{name}" for name in model.joint_names)
     sim = build_mujoco(model, plant=plant)
-
-    collected = []
-    discarded = 0
-    for k in tqdm(range(count), disable=not progress, desc=f"collect {model.name}", unit="ep"):
-        for attempt in range(MAX_DISCARDS + 1):
-            episode = _robot_episode(model, sim, duration, rate, plant, (seed, k, attempt))
-            if episode is not None:
-                break
-            discarded += 1
-        else:
-            raise InvdynError(
-                f"collect_robot: {MAX_DISCARDS + 1} draws of episode {k} of {model.name!r} all "
-                "left the position limits; check the plant and the control rate"
-            )
-        collected.append(episode)
+    draw = functools.partial(_robot_episodes, model, duration, rate, plant, seed)
+    collected, discarded = collect_in_parallel(
+        draw, count, workers, progress=progress, desc=f"collect {model.name}"
+    )
     return Collection(
         episodes=tuple(collected),
         state_names=state_names,
@@ -329,6 +324,7 @@ def collect_gym(
     steps_per_episode: int | None = None,
     policy: Policy = "random",
     seed: int = 0,
+    workers: int = 1,
     progress: bool = False,
 ) -> Collection:
     """Episodes of a Gymnasium MuJoCo environment driven by a random or scripted policy.
@@ -363,6 +359,8 @@ def collect_gym(
         (1000 for HalfCheetah, 50 for Reacher).
       policy: one of `POLICIES`.
       seed: seed of the resets and of the policy.
+      workers: processes that run episodes in parallel, each with its own environment
+        (`collect_in_parallel`); the episodes are the same for any number.
       progress: show a progress bar over episodes.
 
     Returns:
@@ -383,37 +381,123 @@ def collect_gym(
     seed = check_count("seed", seed, minimum=0)
     env = _make_env(gym, env_id, steps)
     try:
-        return _collect_gym(env, env_id, count, policy, seed, progress)
+        draw = functools.partial(_gym_episodes, env_id, steps, policy, seed)
+        collected, discarded = collect_in_parallel(
+            draw, count, workers, progress=progress, desc=f"collect {env_id}"
+        )
+        return _gym_collection(env, env_id, collected, discarded, count, policy, seed)
     finally:
         env.close()
 
 
-def _collect_gym(
-    env: Any, env_id: str, count: int, policy: str, seed: int, progress: bool
-) -> Collection:
-    """The episodes of `collect_gym` from the made environment `env`."""
-    base = env.unwrapped
-    space = env.action_space
-    dt = float(base.dt)
+def collect_in_parallel(
+    draw: Callable[..., list[tuple[CollectedEpisode, int]]],
+    count: int,
+    workers: int,
+    *,
+    progress: bool = False,
+    desc: str = "collect",
+) -> tuple[list[CollectedEpisode], int]:
+    """Episodes ``0 .. count - 1`` from ``draw(indices, done=None)``, and how many draws were
+    discarded.
 
-    collected: list[CollectedEpisode] = []
-    discarded = 0
-    with tqdm(total=count, disable=not progress, desc=f"collect {env_id}", unit="ep") as bar:
-        for k in range(count):
+    `draw` returns each index's episode and discarded draws, calling ``done()`` after each
+    when given. Each episode is seeded by its index alone, so the result does not depend on
+    `workers`: with one, the episodes are drawn here, in order; with more, `draw` (picklable:
+    a ``functools.partial`` of a module-level function) runs on shards of the indices in a
+    pool of that many processes (started by ``spawn``: MuJoCo and OpenGL do not survive a
+    fork), each shard setting up its simulation once. As with any ``spawn`` pool, a script
+    that calls this must do so under ``if __name__ == "__main__":``.
+    """
+    workers = check_count("workers", workers)
+    with tqdm(total=count, disable=not progress, desc=desc, unit="ep") as bar:
+        if workers == 1:
+            drawn = draw(range(count), done=lambda: bar.update(1))
+        else:
+            shards = [s for s in np.array_split(np.arange(count), 4 * workers) if len(s)]
+            context = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+                futures = {pool.submit(draw, shard.tolist()): i for i, shard in enumerate(shards)}
+                results: dict[int, list[tuple[CollectedEpisode, int]]] = {}
+                for future in concurrent.futures.as_completed(futures):
+                    results[futures[future]] = future.result()
+                    bar.update(len(results[futures[future]]))
+            drawn = [pair for i in range(len(shards)) for pair in results[i]]
+    return [episode for episode, _ in drawn], sum(discards for _, discards in drawn)
+
+
+def _robot_episodes(
+    model: Model,
+    duration: float,
+    rate: float,
+    plant: Plant,
+    seed: int,
+    indices: Iterable[int],
+    done: Callable[[], Any] | None = None,
+) -> list[tuple[CollectedEpisode, int]]:
+    """`collect_robot`'s episodes of `indices`, each with its discarded draws."""
+    sim = build_mujoco(model, plant=plant)
+    drawn = []
+    for k in indices:
+        for attempt in range(MAX_DISCARDS + 1):
+            episode = _robot_episode(model, sim, duration, rate, plant, (seed, k, attempt))
+            if episode is not None:
+                break
+        else:
+            raise InvdynError(
+                f"collect_robot: {MAX_DISCARDS + 1} draws of episode {k} of {model.name!r} all "
+                "left the position limits; check the plant and the control rate"
+            )
+        drawn.append((episode, attempt))
+        if done is not None:
+            done()
+    return drawn
+
+
+def _gym_episodes(
+    env_id: str,
+    steps: int | None,
+    policy: str,
+    seed: int,
+    indices: Iterable[int],
+    done: Callable[[], Any] | None = None,
+) -> list[tuple[CollectedEpisode, int]]:
+    """`collect_gym`'s episodes of `indices`, each with its discarded draws."""
+    env = _make_env(_import_gymnasium(), env_id, steps)
+    drawn = []
+    try:
+        for k in indices:
             for attempt in range(MAX_DISCARDS + 1):
                 child = np.random.SeedSequence(seed, spawn_key=(k, attempt))
                 episode = _gym_episode(env, policy, child)
                 if episode is not None:
                     break
-                discarded += 1
             else:
                 raise InvdynError(
                     f"{env_id}: {MAX_DISCARDS + 1} draws of episode {k} all ended before "
                     f"{MIN_STEPS} steps; the environment terminates at once"
                 )
-            collected.append(episode)
-            bar.update(1)
+            drawn.append((episode, attempt))
+            if done is not None:
+                done()
+    finally:
+        env.close()
+    return drawn
 
+
+def _gym_collection(
+    env: Any,
+    env_id: str,
+    collected: list[CollectedEpisode],
+    discarded: int,
+    count: int,
+    policy: str,
+    seed: int,
+) -> Collection:
+    """`collect_gym`'s collection of the drawn episodes, described by the made `env`."""
+    base = env.unwrapped
+    space = env.action_space
+    dt = float(base.dt)
     n_state = collected[0].state.shape[1]
     return Collection(
         episodes=tuple(collected),
