@@ -50,3 +50,11 @@ def test_example_robot_data_standing_poses(load_robot):
         srdf = next((robots.robot_path(name).parent.parent / "srdf").glob("*.srdf"))
         pin.loadReferenceConfigurations(pmodel, str(srdf), False)
         assert np.allclose(ours, pmodel.referenceConfigurations[state]), name
+
+
+@requires_erd
+def test_fixed_base_models_skip_the_floating_base(load_robot):
+    fixed = load_robot("solo12", floating_base=False)
+    standing = robot_configurations(fixed)["standing"]
+    floating = robot_configurations(load_robot("solo12", floating_base=True))["standing"]
+    assert np.array_equal(standing, floating[7:])

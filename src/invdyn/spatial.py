@@ -90,6 +90,9 @@ def axis_angle_to_matrix(axis: Float, angle: float) -> Float:
 def cross(a: Float, b: Float) -> Float:
     """(..., 3) cross products of (..., 3) arrays, broadcast: ``numpy.cross`` without its axis
     handling, several times faster on the small arrays of a control step."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape[-1:] != (3,) or b.shape[-1:] != (3,):
+        raise ValueError(f"cross needs (..., 3) arrays, got {a.shape} and {b.shape}")
     a1, a2, a3 = a[..., 0], a[..., 1], a[..., 2]
     b1, b2, b3 = b[..., 0], b[..., 1], b[..., 2]
     return np.stack([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1], axis=-1)
@@ -102,6 +105,8 @@ def rotation_vector(rotation: Float) -> Float:
     accurate to about 1e-7 everywhere (scipy agrees; tests/test_spatial.py).
     """
     rotation = np.asarray(rotation, dtype=np.float64)
+    if rotation.shape != (3, 3):
+        raise ValueError(f"rotation_vector needs a (3, 3) rotation matrix, got {rotation.shape}")
     cosine = min(max(0.5 * (np.trace(rotation) - 1.0), -1.0), 1.0)
     angle = float(np.arccos(cosine))
     skew_part = 0.5 * np.array(

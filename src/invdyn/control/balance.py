@@ -41,12 +41,12 @@ from invdyn.control.wbc import (
 )
 from invdyn.errors import InputError
 from invdyn.io.srdf import robot_configurations
-from invdyn.kinematics import frame_placement
+from invdyn.kinematics import frame_placement, frame_point
 from invdyn.model import Model
 
 Float = NDArray[np.float64]
 SCENARIOS = ("stand", "sway", "squat", "push", "lift")
-# the base sinking this much below its start means the robot fell, m
+# the centre of mass this far below its reference means the robot fell, m
 FALL = 0.05
 
 
@@ -140,8 +140,8 @@ class BalanceRun:
 
     @property
     def forces(self) -> Float:
-        """(T, ncontacts, 3) the controller's contact forces, world axes; zero off contact."""
-        forces = np.zeros((len(self.steps), len(self.contacts), 3))
+        """(T, ncontacts, 3) the controller's contact forces, world axes; NaN off contact."""
+        forces = np.full((len(self.steps), len(self.contacts), 3), np.nan)
         for k, step in enumerate(self.steps):
             for contact, force in zip(step.contacts, step.forces, strict=True):
                 forces[k, self.contacts.index(contact)] = force
@@ -165,10 +165,11 @@ class BalanceRun:
 
     @property
     def cone_margin(self) -> float:
-        """Smallest ``mu f_z - |f_t|`` over every step and foot, N (>= 0: in the cones)."""
+        """Smallest ``mu f_z - |f_t|`` over every step and contact held, N (>= 0: in the
+        cones)."""
         forces = self.forces
         tangential = np.hypot(forces[..., 0], forces[..., 1])
-        return float(np.min(self.scenario.friction * forces[..., 2] - tangential))
+        return float(np.nanmin(self.scenario.friction * forces[..., 2] - tangential))
 
     @property
     def torque_margin(self) -> float:
@@ -178,8 +179,8 @@ class BalanceRun:
 
     @property
     def fell(self) -> bool:
-        """Whether the base sank more than `FALL` below its starting height."""
-        return bool(np.min(self.q[:, 2]) < self.q[0, 2] - FALL)
+        """Whether the centre of mass sank more than `FALL` below its reference."""
+        return bool(np.min(self.com[:, 2] - self.com_reference[:, 2]) < -FALL)
 
     def summary(self) -> dict[str, Any]:
         """The measures, for a JSON report."""
@@ -196,20 +197,21 @@ class BalanceRun:
 
 def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
     """The contact points of a legged robot's feet: the origin of each frame named ``*foot``
-    (any case), the four corners (`Scenario.sole`) of each named ``*sole`` or ``*sole_link``;
-    or `InputError`."""
+    (any case), the four corners (`Scenario.sole`) of each named ``*sole`` or ``*sole_link``
+    (whose body then has no ``*foot`` point); or `InputError`."""
     length, width = scenario.sole
     corners = [(x, y, 0.0) for x in (length, -length) for y in (width, -width)]
-    contacts = []
-    for name in model.frame_name:
-        lower = name.lower()
-        if lower.endswith("foot"):
-            points = [(0.0, 0.0, 0.0)]
-        elif lower.endswith(("sole", "sole_link")):
-            points = corners
-        else:
-            continue
-        contacts += [PointContact(name, p, friction=scenario.friction) for p in points]
+    soles = [n for n in model.frame_name if n.lower().endswith(("sole", "sole_link"))]
+    # a body with a sole stands on it, not on a *foot frame of the same body too
+    sole_bodies = {frame_point(model, n)[0] for n in soles}
+    feet = [
+        n
+        for n in model.frame_name
+        if n.lower().endswith("foot") and frame_point(model, n)[0] not in sole_bodies
+    ]
+    contacts = [PointContact(n, friction=scenario.friction) for n in feet] + [
+        PointContact(n, p, friction=scenario.friction) for n in soles for p in corners
+    ]
     if not contacts:
         raise InputError(f"{model.name} has no frame named *foot or *sole to stand on")
     return tuple(contacts)
@@ -224,6 +226,11 @@ def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> F
     q = configurations[name].copy()
     q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)
     return q
+
+
+def _on(model: Model, contact: PointContact, frame: str) -> bool:
+    """Whether `contact` is on the body that carries `frame`."""
+    return frame_point(model, contact.frame)[0] == frame_point(model, frame)[0]
 
 
 def _point(model: Model, q: Float, contact: PointContact) -> Float:
@@ -242,7 +249,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     lifted = contacts[0].frame
     if scenario.name == "lift":
         # over the middle of the other feet's contacts, at the same height
-        others = [_point(model, q0, c) for c in contacts if c.frame != lifted]
+        others = [_point(model, q0, c) for c in contacts if not _on(model, c, lifted)]
         if not others:
             raise InputError(f"lift needs another foot to stand on; {model.name} has one")
         over = np.r_[np.mean(others, axis=0)[:2], start[2]]
@@ -286,8 +293,8 @@ def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Sc
     path = _blend(ground, raised, scenario.shift, 2.0 * scenario.shift)
 
     def lifting(t: float, q: Float, v: Float) -> Float:
-        if t >= scenario.shift and any(c.frame == foot for c in controller.contacts):
-            controller.set_contacts([c for c in controller.contacts if c.frame != foot])
+        if t >= scenario.shift and any(_on(model, c, foot) for c in controller.contacts):
+            controller.set_contacts([c for c in controller.contacts if not _on(model, c, foot)])
             controller.tasks = (*controller.tasks, FramePositionTask(foot, path))
         return controller(t, q, v)
 

@@ -61,7 +61,8 @@ BASE_DOFS = 6
 
 @dataclasses.dataclass(frozen=True)
 class PointContact:
-    """A point of the robot that touches the environment and must not move.
+    """A point of the robot that touches the environment and must not move: level ground, its
+    normal the world's +z axis (the friction pyramid is about that axis).
 
     Attributes:
       frame: the frame the contact point is fixed to (`Model.frame_name`).
@@ -105,6 +106,9 @@ class CenterOfMassTask:
     weight: float = 1.0
     stiffness: float = 100.0
 
+    def __post_init__(self) -> None:
+        _check_gains(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class OrientationTask:
@@ -119,6 +123,9 @@ class OrientationTask:
     frame: str | None = None
     weight: float = 1.0
     stiffness: float = 100.0
+
+    def __post_init__(self) -> None:
+        _check_gains(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +145,9 @@ class FramePositionTask:
     weight: float = 1.0
     stiffness: float = 100.0
 
+    def __post_init__(self) -> None:
+        _check_gains(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class PostureTask:
@@ -152,6 +162,9 @@ class PostureTask:
     reference: ArrayLike | None = None
     weight: float = 1e-3
     stiffness: float = 30.0
+
+    def __post_init__(self) -> None:
+        _check_gains(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,10 +214,23 @@ class WholeBodyController:
         )
         self.force_weight = check_positive("force_weight", force_weight)
         limit = model.dof_effort_limit[BASE_DOFS:] if torque_limit is None else torque_limit
-        self.torque_limit = np.broadcast_to(np.asarray(limit, dtype=np.float64), (model.nv - 6,))
+        try:
+            limit = np.broadcast_to(np.asarray(limit, dtype=np.float64), (model.nv - BASE_DOFS,))
+        except ValueError:
+            raise InputError(
+                f"torque_limit must be a number or {model.nv - BASE_DOFS} numbers, got {limit!r}"
+            ) from None
+        if not np.all(limit > 0.0):  # NaN fails too
+            raise InputError(f"torque_limit must be > 0 (or inf) for every joint, got {limit}")
+        self.torque_limit = limit
         self.support = support_matrix(model)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the steps, the held references and the warm start: a fresh run."""
         self.steps: list[Step] = []
-        self._held: dict[int, Any] = {}
+        self._held: dict[int, tuple[Any, Float]] = {}
+        self._qp: Any = None
 
     def set_contacts(self, contacts: Sequence[PointContact]) -> None:
         """Hold these contacts from the next step on (a foot lifts off or lands); `tasks`
@@ -212,14 +238,18 @@ class WholeBodyController:
         contacts = tuple(contacts)
         if not contacts:
             raise InputError("WholeBodyController needs at least one contact")
+        if not all(isinstance(c, PointContact) for c in contacts):
+            raise InputError(f"contacts must be PointContact, got {contacts!r}")
+        if contacts == getattr(self, "contacts", None):
+            return
         self.frames = [frame_point(self.model, c.frame, c.position) for c in contacts]
-        # a frame with one contact point keeps the point still; with more, the whole frame
+        # a body with one contact point keeps the point still; with more, the whole body
         # (all its points at zero classical acceleration is impossible when it turns)
-        first = {c.frame: i for i, c in reversed(list(enumerate(contacts)))}
-        count = {frame: sum(c.frame == frame for c in contacts) for frame in first}
-        self.surfaces = [(*self.frames[i], count[frame] > 1) for frame, i in first.items()]
+        first = {body: i for i, (body, _) in reversed(list(enumerate(self.frames)))}
+        count = {body: sum(b == body for b, _ in self.frames) for body in first}
+        self.surfaces = [(*self.frames[i], count[body] > 1) for body, i in first.items()]
         self.contacts = contacts
-        self._qp: Any = None
+        self._qp = None
 
     def __call__(self, t: float, q: Float, v: Float) -> Float:
         started = time.perf_counter()
@@ -231,11 +261,11 @@ class WholeBodyController:
         motion_jacobian, motion_drift = kinematics.held_still(self.surfaces)
 
         # cost: the tasks' weighted squared errors, and small forces (tasks gone forget theirs)
-        for key in set(self._held) - {id(task) for task in self.tasks}:
-            del self._held[key]
+        live = {id(task): task for task in self.tasks}
+        self._held = {k: e for k, e in self._held.items() if live.get(k) is e[0]}
         hessian, gradient = np.zeros((n, n)), np.zeros(n)
         for task in self.tasks:
-            jacobian, drift, desired = self._task(id(task), task, t, q, v, kinematics)
+            jacobian, drift, desired = self._task(task, t, q, v, kinematics)
             hessian[: model.nv, : model.nv] += task.weight * jacobian.T @ jacobian
             gradient[: model.nv] += task.weight * jacobian.T @ (drift - desired)
         hessian[model.nv :, model.nv :] += self.force_weight * np.eye(3 * nc)
@@ -275,16 +305,23 @@ class WholeBodyController:
         )
         return tau
 
+    def _held_value(self, task: Any, value: Float) -> Float:
+        """The value `task` holds: `value` at its first step, kept with the task itself."""
+        entry = self._held.get(id(task))
+        if entry is None or entry[0] is not task:
+            entry = self._held[id(task)] = (task, value)
+        return entry[1]
+
     def _task(
-        self, k: int, task: Any, t: float, q: Float, v: Float, kinematics: _Kinematics
+        self, task: Any, t: float, q: Float, v: Float, kinematics: _Kinematics
     ) -> tuple[Float, Float, Float]:
         """A task's Jacobian (m, nv), drift (m,) and desired acceleration (m,); references
-        left None hold the value of the task's first step (kept under key `k`)."""
+        left None hold the value of the task's first step."""
         damping = 2.0 * math.sqrt(task.stiffness)
         if isinstance(task, CenterOfMassTask):
             center, jacobian, drift = kinematics.center_of_mass()
             if task.reference is None:
-                target = (self._held.setdefault(k, center), np.zeros(3), np.zeros(3))
+                target = (self._held_value(task, center), np.zeros(3), np.zeros(3))
             else:
                 target = _reference_at(task.reference, t)
             position, velocity, acceleration = target
@@ -293,7 +330,7 @@ class WholeBodyController:
         if isinstance(task, OrientationTask):
             body, rotation = kinematics.frame_rotation(task.frame)
             jacobian = kinematics.angular_jacobian(body)
-            error = rotation_vector(self._held.setdefault(k, rotation) @ rotation.T)
+            error = rotation_vector(self._held_value(task, rotation) @ rotation.T)
             desired = task.stiffness * error - damping * (jacobian @ v)
             return jacobian, kinematics.angular_drift(body), desired
         if isinstance(task, FramePositionTask):
@@ -301,7 +338,7 @@ class WholeBodyController:
             position = kinematics.point(body, local)
             jacobian = kinematics.point_jacobian(body, local)
             if task.reference is None:
-                target = (self._held.setdefault(k, position), np.zeros(3), np.zeros(3))
+                target = (self._held_value(task, position), np.zeros(3), np.zeros(3))
             else:
                 target = _reference_at(task.reference, t)
             feedback = task.stiffness * (target[0] - position) + damping * (
@@ -309,8 +346,8 @@ class WholeBodyController:
             )
             return jacobian, kinematics.point_drift(body, local), target[2] + feedback
         if isinstance(task, PostureTask):
-            held = q.copy() if task.reference is None else np.asarray(task.reference, float)
-            error = self._joint_error(q, self._held.setdefault(k, held))
+            held = q.copy() if task.reference is None else _configuration(self.model, task)
+            error = self._joint_error(q, self._held_value(task, held))
             desired = task.stiffness * error - damping * v[BASE_DOFS:]
             joints = np.eye(self.model.nv)[BASE_DOFS:]
             return joints, np.zeros(self.model.nv - BASE_DOFS), desired
@@ -466,6 +503,25 @@ class _Kinematics:
         linear = point_columns(columns, centers[:, None, :])
         drift = point_acceleration(self.velocity, self.drift, centers)
         return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+
+
+def _configuration(model: Model, task: PostureTask) -> Float:
+    """`task`'s reference as a finite (nq,) array, or `InputError`."""
+    reference = np.asarray(task.reference, dtype=np.float64)
+    if reference.shape != (model.nq,) or not np.all(np.isfinite(reference)):
+        raise InputError(
+            f"PostureTask.reference must be {model.nq} finite numbers (q of {model.name}), "
+            f"got shape {reference.shape}"
+        )
+    return reference
+
+
+def _check_gains(task: Any) -> None:
+    """`InputError` unless the task's weight is positive and its stiffness not negative."""
+    name = type(task).__name__
+    check_positive(f"{name}.weight", task.weight)
+    if not (isinstance(task.stiffness, (int, float)) and 0.0 <= task.stiffness < math.inf):
+        raise InputError(f"{name}.stiffness must be a finite number >= 0, got {task.stiffness!r}")
 
 
 def _check_floating_base(model: Model) -> None:

@@ -50,7 +50,9 @@ def reference_configurations(model: Model, path: str | os.PathLike[str]) -> dict
         for joint in state.iter("joint"):
             joint_name = str(joint.get("name"))
             values = joint.get("value", "").split()
-            if model.floating_base and (joint_name in floating or joint_name == "root_joint"):
+            if joint_name in floating or joint_name == "root_joint":
+                if not model.floating_base:
+                    continue  # a fixed-base model has no floating base to place
                 joint_name = model.jnt_name[0]
             _set_joint(model, q, joint_name, values, f"{path}: group_state {name!r}")
         configurations[name] = q

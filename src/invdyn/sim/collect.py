@@ -406,8 +406,8 @@ def collect_in_parallel(
     `workers`: with one, the episodes are drawn here, in order; with more, `draw` (picklable:
     a ``functools.partial`` of a module-level function) runs on shards of the indices in a
     pool of that many processes (started by ``spawn``: MuJoCo and OpenGL do not survive a
-    fork), each shard setting up its simulation once. As with any ``spawn`` pool, a script
-    that calls this must do so under ``if __name__ == "__main__":``.
+    fork), the first error cancelling the shards not yet started. As with any ``spawn`` pool, a
+    script that calls this must do so under ``if __name__ == "__main__":``.
     """
     workers = check_count("workers", workers)
     with tqdm(total=count, disable=not progress, desc=desc, unit="ep") as bar:
@@ -419,9 +419,13 @@ def collect_in_parallel(
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
                 futures = {pool.submit(draw, shard.tolist()): i for i, shard in enumerate(shards)}
                 results: dict[int, list[tuple[CollectedEpisode, int]]] = {}
-                for future in concurrent.futures.as_completed(futures):
-                    results[futures[future]] = future.result()
-                    bar.update(len(results[futures[future]]))
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        results[futures[future]] = future.result()
+                        bar.update(len(results[futures[future]]))
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
             drawn = [pair for i in range(len(shards)) for pair in results[i]]
     return [episode for episode, _ in drawn], sum(discards for _, discards in drawn)
 

@@ -177,6 +177,11 @@ def prepare_mujoco(
     """
     mujoco = import_mujoco()
     plant = _check_plant(plant)
+    if plant.feet:
+        raise InputError(
+            "Plant.feet adds feet and a ground to a model built from an invdyn Model; an MJCF "
+            "scene (mj_model=...) brings its own geometry: leave feet empty"
+        )
     mj = copy.deepcopy(mj_model)
     _set_options(mujoco, mj.opt, plant, gravity=None)
     mj.opt.disableflags = int(mj.opt.disableflags) | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)

@@ -30,6 +30,10 @@ Integrator = Literal["euler", "implicit", "implicitfast", "rk4"]
 INTEGRATORS: tuple[str, ...] = ("euler", "implicit", "implicitfast", "rk4")
 
 
+# times closer than this are the same, s
+TIME_TOLERANCE = 1e-9
+
+
 @dataclasses.dataclass(frozen=True)
 class Push:
     """A force on a body of the plant for a while: a push.
@@ -57,8 +61,9 @@ class Push:
             raise InputError(f"Push.body must be a body name or None, got {self.body!r}")
 
     def acts_at(self, t: float) -> bool:
-        """Whether the push acts in the control period that starts at `t`."""
-        return self.start <= t < self.start + self.duration
+        """Whether the push acts in the control period that starts at `t` (to within 1e-9 s,
+        so that a push of whole periods acts in that many)."""
+        return self.start - TIME_TOLERANCE <= t < self.start + self.duration - TIME_TOLERANCE
 
 
 @dataclasses.dataclass(frozen=True)
