@@ -222,3 +222,13 @@ def test_a_push_acts_in_whole_periods():
     assert sum(push.acts_at(k * 0.01) for k in range(100)) == 20
     with pytest.raises(invdyn.InputError, match="Push.duration"):
         Push((1.0, 0.0, 0.0), start=0.0, duration=0.0)
+
+
+@requires_erd
+def test_missing_solver_says_how_to_install_it(solo, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "proxsuite", None)  # import proxsuite fails
+    controller = WholeBodyController(solo, [PointContact(foot) for foot in FEET])
+    with pytest.raises(ImportError, match=r"pip install 'invdyn\[control\]'"):
+        controller(0.0, _standing(solo), np.zeros(solo.nv))

@@ -372,7 +372,7 @@ class WholeBodyController:
         t: float,
     ) -> Float:
         """The QP's solution by ProxQP, warm-started from the last step's."""
-        from proxsuite import proxqp
+        proxqp = _proxqp()
 
         if self._qp is None:
             self._qp = proxqp.dense.QP(len(gradient), len(target), len(lower))
@@ -424,7 +424,7 @@ def contact_inverse_dynamics(
     jacobian = np.vstack([kinematics.point_jacobian(*f) for f in frames])
     nc = len(contacts)
     rows, lower, upper = _friction_rows(contacts, 0)
-    from proxsuite import proxqp
+    proxqp = _proxqp()
 
     problem = proxqp.dense.QP(3 * nc, BASE_DOFS, len(lower))
     problem.settings.eps_abs = 1e-10
@@ -503,6 +503,18 @@ class _Kinematics:
         linear = point_columns(columns, centers[:, None, :])
         drift = point_acceleration(self.velocity, self.drift, centers)
         return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+
+
+def _proxqp() -> Any:
+    """proxsuite's ProxQP, or an ImportError that says how to install it."""
+    try:
+        from proxsuite import proxqp
+    except ImportError as exc:
+        raise ImportError(
+            f"whole-body control needs ProxQP, the control extra: pip install 'invdyn[control]' "
+            f"({exc})"
+        ) from exc
+    return proxqp
 
 
 def _configuration(model: Model, task: PostureTask) -> Float:
