@@ -38,7 +38,7 @@ def center_of_mass(model: Model, q: Array) -> Array:
       q: (..., nq) joint positions.
     """
     rotations, origins = forward_kinematics(model, q)
-    return _center(model, _body_centers(model, rotations, origins))
+    return _center(model, body_centers(model, rotations, origins))
 
 
 def center_of_mass_jacobian(model: Model, q: Array) -> Array:
@@ -60,7 +60,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
       q: (..., nq) joint positions.
     """
     rotations, origins = forward_kinematics(model, q)
-    centers = _body_centers(model, rotations, origins)
+    centers = body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
     # each body's angular and centre-of-mass velocity columns: (..., nbody, nv, 3)
     columns = (
@@ -87,7 +87,7 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
       a: (..., nv) joint accelerations.
     """
     rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
-    centers = _body_centers(model, rotations, origins)
+    centers = body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
     omega, alpha = velocity[..., :3], acceleration[..., :3]
     center_acceleration = point_acceleration(velocity, acceleration, centers)
@@ -100,7 +100,7 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
     return np.concatenate([(spin + orbit).sum(-2), (mass * center_acceleration).sum(-2)], axis=-1)
 
 
-def _body_centers(model: Model, rotations: Array, origins: Array) -> Array:
+def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
     """(..., nbody, 3) world positions of the bodies' centres of mass."""
     return origins + np.einsum("...bij,bj->...bi", rotations, model.body_com)
 

@@ -292,9 +292,14 @@ def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Sc
     raised = ground + np.array([0.0, 0.0, scenario.lift_height])
     path = _blend(ground, raised, scenario.shift, 2.0 * scenario.shift)
 
+    lifted = frame_point(model, foot)[0]
+
     def lifting(t: float, q: Float, v: Float) -> Float:
-        if t >= scenario.shift and any(_on(model, c, foot) for c in controller.contacts):
-            controller.set_contacts([c for c in controller.contacts if not _on(model, c, foot)])
+        held = [body != lifted for body, _ in controller.frames] if t >= scenario.shift else []
+        if not all(held):
+            controller.set_contacts(
+                [c for c, h in zip(controller.contacts, held, strict=True) if h]
+            )
             controller.tasks = (*controller.tasks, FramePositionTask(foot, path))
         return controller(t, q, v)
 

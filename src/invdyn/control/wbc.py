@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import as_float_array, check_positive, not_a_model
+from invdyn.centroidal import body_centers
 from invdyn.configuration import difference
 from invdyn.dynamics import bias, mass_matrix, rnea
 from invdyn.errors import InputError, InvdynError
@@ -245,9 +246,11 @@ class WholeBodyController:
         self.frames = [frame_point(self.model, c.frame, c.position) for c in contacts]
         # a body with one contact point keeps the point still; with more, the whole body
         # (all its points at zero classical acceleration is impossible when it turns)
-        first = {body: i for i, (body, _) in reversed(list(enumerate(self.frames)))}
-        count = {body: sum(b == body for b, _ in self.frames) for body in first}
-        self.surfaces = [(*self.frames[i], count[body] > 1) for body, i in first.items()]
+        bodies = [body for body, _ in self.frames]
+        self.surfaces = [
+            (*self.frames[bodies.index(body)], bodies.count(body) > 1)
+            for body in dict.fromkeys(bodies)
+        ]
         self.contacts = contacts
         self._qp = None
 
@@ -498,7 +501,7 @@ class _Kinematics:
         """(3,) the centre of mass, its (3, nv) Jacobian and (3,) drift."""
         model = self.model
         share = model.body_mass / model.total_mass
-        centers = self.origins + np.einsum("bij,bj->bi", self.rotations, model.body_com)
+        centers = body_centers(model, self.rotations, self.origins)
         columns = self.columns[None] * self.support[:, :, None]
         linear = point_columns(columns, centers[:, None, :])
         drift = point_acceleration(self.velocity, self.drift, centers)
