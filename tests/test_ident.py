@@ -243,3 +243,13 @@ def _no_joints(model):
         "dof_armature": np.zeros(0), "dof_damping": np.zeros(0), "dof_friction": np.zeros(0),
         "frame_body": np.full(len(model.frame_name), -1),
     }  # fmt: skip
+
+
+def test_an_output_directory_without_its_report_is_refused(tmp_path):
+    from invdyn.ident.run import read_report
+
+    with pytest.raises(invdyn.DataError, match="not a report of invdyn ident"):
+        read_report(tmp_path)
+    (tmp_path / "report.json").write_text('{"robot": "panda"}')
+    with pytest.raises(invdyn.DataError, match="no source or filter"):
+        read_report(tmp_path)

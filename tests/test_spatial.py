@@ -31,3 +31,12 @@ def test_rotation_vector_is_scipys():
         ours = rotation_vector(Rotation.from_rotvec(vector).as_matrix())
         assert np.abs(ours - vector).max() < 1e-7, vector
     assert np.array_equal(rotation_vector(np.eye(3)), np.zeros(3))
+
+
+def test_bad_shapes_are_named():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"cross needs \(\.\.\., 3\) arrays"):
+        cross(np.zeros(4), np.zeros(3))
+    with pytest.raises(ValueError, match=r"needs a \(3, 3\) rotation matrix"):
+        rotation_vector(np.eye(4))

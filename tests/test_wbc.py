@@ -232,3 +232,31 @@ def test_missing_solver_says_how_to_install_it(solo, monkeypatch):
     controller = WholeBodyController(solo, [PointContact(foot) for foot in FEET])
     with pytest.raises(ImportError, match=r"pip install 'invdyn\[control\]'"):
         controller(0.0, _standing(solo), np.zeros(solo.nv))
+
+
+def test_bad_feet_and_scenarios_name_themselves():
+    from invdyn.control.balance import Scenario
+    from invdyn.sim import Plant
+
+    with pytest.raises(invdyn.InputError, match="Plant.feet must be a sequence of feet"):
+        Plant(feet="FL_FOOT")
+    with pytest.raises(invdyn.InputError, match="a foot is a frame name or"):
+        Plant(feet=[3])
+    with pytest.raises(invdyn.InputError, match="'FL_FOOT' point"):
+        Plant(feet=[("FL_FOOT", (0.0, 1.0))])
+    with pytest.raises(invdyn.InputError, match="scenario must be one of"):
+        Scenario(name="dance")
+    with pytest.raises(invdyn.InputError, match="Scenario.amplitude must be positive"):
+        Scenario(amplitude=-0.01)
+
+
+@requires_erd
+def test_feet_on_a_frame_fixed_to_the_world_are_refused(load_robot):
+    from invdyn.sim import Plant
+    from invdyn.sim.mujoco_model import build_mujoco
+
+    panda = load_robot("panda")
+    with pytest.raises(invdyn.InputError, match="no frame named 'paw'"):
+        build_mujoco(panda, plant=Plant(feet=("paw",)))
+    with pytest.raises(invdyn.InputError, match="is fixed to the world"):
+        build_mujoco(panda, plant=Plant(feet=(panda.frame_name[0],)))
