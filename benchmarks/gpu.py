@@ -2,33 +2,47 @@
 
 Throughput, in evaluations per second, of ``invdyn.rnea`` and ``invdyn.rnea_derivatives`` on
 tensors for the Panda (fixed base) and TALOS (floating base) at batches of 4096, 65,536 and
-1,048,576 states, in float32 and float64, each as called (``eager``: the public functions,
-arguments checked, one kernel launch per operation) and with the rnea kernel compiled by
-``torch.compile`` (``compiled``: fused kernels, after a warm-up that compiles it); against
-``pin.rneaInParallel`` on every CPU core of the same machine, float64, same batch. Ratios are
-invdyn / Pinocchio throughput: above 1 means invdyn is faster.
+1,048,576 states, in float32 and float64, against ``pin.rneaInParallel`` on every CPU core of
+the same machine, float64, same batch. Ratios are invdyn / Pinocchio throughput: above 1 means
+invdyn is faster. On CUDA, rnea runs as one fused Triton kernel per call
+(`invdyn.kernels.triton`); the rows are
 
-Without a CUDA device it runs on the CPU and says so (the torch path on a CPU is for
-autograd, not speed: `benchmarks/cpu.py` measures the compiled CPU kernels). Batches that do
-not fit in the device's memory are reported as such. Results of a run on an NVIDIA H200 are
+* ``rnea``: the public function (arguments checked, results checked finite);
+* ``rnea kernel``: the fused kernel launched directly;
+* ``rnea torch path``: the per-body torch operations that the fused kernel replaces
+  (`invdyn.kernels.torch.rnea`, the path of every other function);
+* ``rnea compiled`` (``--compile``): that torch path compiled by ``torch.compile``;
+* ``rnea_derivatives``: the public function (forward-mode autodiff of the torch path).
+
+with the fused kernels' arithmetic rate (operations of the straight-line program times
+throughput) and their largest error against the numpy path (float64, on 4096 states).
+``--launches ROBOT`` times the fused kernel of one robot at every launch shape (states per
+program instance, warps) at the largest batch; `invdyn.kernels.triton.LAUNCH` holds the chosen
+ones. Kernels are compiled once per model and dtype before timing, in parallel processes.
+
+Without a CUDA device it runs the torch path on the CPU and says so (the torch path on a CPU is
+for autograd, not speed: `benchmarks/cpu.py` measures the compiled CPU kernels). Batches that
+do not fit in the device's memory are reported as such. Results of a run on an NVIDIA H200 are
 recorded in benchmarks/RESULTS.md.
 
-Needs the ``learn`` (torch) and ``oracle`` (Pinocchio) extras::
+Needs the ``learn`` (torch) and ``oracle`` (Pinocchio) extras, and Triton on CUDA::
 
-    python benchmarks/gpu.py              # every batch; on a CPU, minutes
-    python benchmarks/gpu.py --quick      # the smallest two batches, fewer repeats
-    python benchmarks/gpu.py --no-compile # eager only (compiling takes a minute per case)
+    python benchmarks/gpu.py                    # every batch; on a CPU, minutes
+    python benchmarks/gpu.py --quick            # the smallest two batches, fewer repeats
+    python benchmarks/gpu.py --launches panda   # and the launch shapes of panda's kernel
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -40,22 +54,27 @@ import invdyn
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
 from invdyn.kernels import torch as kernels
+from invdyn.kernels import triton as fused
+from invdyn.kernels import unrolled
 
 ROBOTS = (("panda", False), ("talos", True))
 BATCHES = (4096, 65536, 1_048_576)
 QUICK_BATCHES = (4096, 65536)
 # without a GPU: the torch path on a CPU is minutes per case at the larger batches
 CPU_BATCHES = (4096,)
-WIDTHS = (16, 24, 8, 8, 14, 12, 6)
+WIDTHS = (16, 18, 8, 8, 10, 10, 6, 9, 8)
 DTYPES = (torch.float32, torch.float64)
+LAUNCHES = tuple(fused.Launch(per * warps, warps) for warps in (1, 2, 4, 8) for per in (32, 64))
 # rnea_derivatives holds 3 nv^2 outputs and nv tangents per state: at most this many bytes
 DERIVATIVE_BYTES = 8e9
+CHECKED_STATES = 4096
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="two batches, fewer repeats")
-    parser.add_argument("--no-compile", action="store_true", help="eager only")
+    parser.add_argument("--compile", action="store_true", help="add torch.compile's torch path")
+    parser.add_argument("--launches", metavar="ROBOT", help="time every launch shape of ROBOT")
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats per case")
     parser.add_argument(
         "--batches", type=int, nargs="+", help="batch sizes (default: 4096 65536 1048576 on CUDA)"
@@ -72,28 +91,42 @@ def main() -> None:
         batches = CPU_BATCHES
     repeats = args.repeats or (3 if args.quick else 7)
     print_machine(device)
+    fusing = cuda and fused.available()
     if not cuda:
         print(
             "NOTE: no CUDA device: the torch path runs on the CPU here, at batches "
             f"{', '.join(map(str, batches))}; GPU figures need a GPU"
         )
+    elif not fusing:
+        print("NOTE: Triton is missing: rnea takes the torch path")
+    models = {name: invdyn.load(name, floating_base=floating) for name, floating in ROBOTS}
+    if fusing:
+        sweep = [(args.launches, dtype, launch) for dtype in DTYPES for launch in LAUNCHES]
+        defaults = [(name, dtype, fused.LAUNCH[dtype]) for name in models for dtype in DTYPES]
+        precompile(defaults + (sweep if args.launches else []))
     print(f"\nthroughput on {device} [evaluations/s], median of {repeats} repeats")
-    print_row(["robot", "function", "dtype", "batch", "invdyn", "pin CPU f64", "ratio"])
-    for name, floating in ROBOTS:
-        model = invdyn.load(name, floating_base=floating)
-        pins = pinocchio_throughput(name, floating, model, batches, repeats)
+    print_row(
+        ["robot", "function", "dtype", "batch", "invdyn", "pin CPU", "ratio", "GFLOP/s", "error"]
+    )
+    for name, model in models.items():
+        pins = pinocchio_throughput(name, model, batches, repeats)
         for dtype in DTYPES:
+            error = fused_error(model, dtype, device) if fusing else ""
             for batch in batches:
-                compile_rnea = not args.no_compile
                 for line in batch_rows(
-                    model, dtype, batch, device, repeats, compile_rnea, pins[batch]
+                    model, dtype, batch, device, repeats, args.compile, fusing, pins[batch], error
                 ):
                     print_row(line)
                 empty_cache(device)
     print(
-        f"  pin CPU f64: pin.rneaInParallel on {os.cpu_count()} threads; the ratio is for rnea"
-        " (Pinocchio has no batched derivatives)"
+        f"  pin CPU: pin.rneaInParallel on {os.cpu_count()} threads, float64; the ratio is for"
+        " rnea (Pinocchio has no batched derivatives); GFLOP/s: the fused program's operations"
+        " per second; error: the fused kernel's largest error against the numpy path, relative"
+        " to the largest joint force"
     )
+    if fusing and args.launches:
+        model = invdyn.load(args.launches, floating_base=dict(ROBOTS).get(args.launches))
+        print_launches(model, max(batches), repeats, device)
 
 
 def batch_rows(
@@ -103,20 +136,28 @@ def batch_rows(
     device: torch.device,
     repeats: int,
     compile_rnea: bool,
+    fusing: bool,
     pin: float,
+    error: str,
 ) -> list[list[str]]:
     """Rows of every case at one dtype and batch."""
     states = random_states(model, batch, dtype, device)
-    cases = {
-        "rnea eager": partial(invdyn.rnea, model, *states),
-        "rnea_derivatives eager": partial(invdyn.rnea_derivatives, model, *states),
-    }
+    tree = kernels.tree(model, dtype, device)
+    cases: dict[str, Callable[[], object]] = {"rnea": partial(invdyn.rnea, model, *states)}
+    if fusing:
+        cases["rnea kernel"] = partial(fused.launch, model, *states, None)
+        cases["rnea torch path"] = partial(kernels.rnea, tree, *states, None, tree.params[None])
     if compile_rnea:
         cases["rnea compiled"] = compiled_rnea(model, dtype, device, states)
+    cases["rnea_derivatives"] = partial(invdyn.rnea_derivatives, model, *states)
+    operations = len(unrolled.rnea_program(model, True, repr).statements)
     rows = []
     for case, call in cases.items():
         rate = case_throughput(model, case, call, batch, device, repeats)
-        rows.append(row(model, case, dtype, batch, rate, pin))
+        is_fused = fusing and case in ("rnea", "rnea kernel")
+        rows.append(row(model, case, dtype, batch, rate, pin, operations if is_fused else 0))
+        if is_fused:
+            rows[-1][-1] = error
     return rows
 
 
@@ -136,13 +177,36 @@ def case_throughput(
 
 
 def row(
-    model: invdyn.Model, case: str, dtype: torch.dtype, batch: int, rate: float | str, pin: float
+    model: invdyn.Model,
+    case: str,
+    dtype: torch.dtype,
+    batch: int,
+    rate: float | str,
+    pin: float,
+    operations: int,
 ) -> list[str]:
-    """A table row; the ratio to Pinocchio for rnea only (it has no batched derivatives)."""
+    """A table row; the ratio to Pinocchio for rnea only (it has no batched derivatives), the
+    arithmetic rate for the fused kernel only (`operations` > 0)."""
     label = f"{model.name} (nv {model.nv})"
     figure = rate if isinstance(rate, str) else f"{rate:.3e}"
-    ratio = "" if isinstance(rate, str) or "derivatives" in case else f"{rate / pin:.2f}"
-    return [label, case, str(dtype).removeprefix("torch."), str(batch), figure, f"{pin:.3e}", ratio]
+    measured = not isinstance(rate, str)
+    ratio = f"{rate / pin:.2f}" if measured and "derivatives" not in case else ""
+    flops = f"{rate * operations / 1e9:.0f}" if measured and operations else ""
+    cells = [label, case, str(dtype).removeprefix("torch."), str(batch), figure, f"{pin:.3e}"]
+    return [*cells, ratio, flops, ""]
+
+
+def fused_error(model: invdyn.Model, dtype: torch.dtype, device: torch.device) -> str:
+    """The fused kernel's largest error against the numpy path on random states, relative to
+    the largest joint force."""
+    q, v, a = (
+        x.cpu().double().numpy()
+        for x in random_states(model, CHECKED_STATES, torch.float64, device)
+    )
+    expected = invdyn.rnea(model, q, v, a)
+    states = (torch.tensor(x, dtype=dtype, device=device) for x in (q, v, a))
+    ours = fused.launch(model, *states, None).cpu().double().numpy()
+    return f"{np.abs(ours - expected).max() / np.abs(expected).max():.1e}"
 
 
 def random_states(
@@ -155,10 +219,45 @@ def random_states(
     return tuple(torch.tensor(x, dtype=dtype, device=device) for x in (q, v, a))
 
 
+def precompile(kernels_wanted: list[tuple[Any, torch.dtype, fused.Launch]]) -> None:
+    """Compile the fused kernels (robot name, dtype, launch shape) in parallel processes, which
+    leave them in Triton's cache for this one."""
+    start = time.perf_counter()
+    context = multiprocessing.get_context("spawn")
+    workers = min(len(kernels_wanted), os.cpu_count() or 1)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        list(pool.map(compile_one, kernels_wanted))
+    took = time.perf_counter() - start
+    print(f"compiled {len(kernels_wanted)} fused kernels in {took:.0f} s ({workers} processes)")
+
+
+def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> None:
+    name, dtype, launch = wanted
+    model = invdyn.load(name, floating_base=dict(ROBOTS).get(name))
+    states = random_states(model, 8, dtype, torch.device("cuda"))
+    fused.launch(model, *states, None, launch)
+    torch.cuda.synchronize()
+
+
+def print_launches(model: invdyn.Model, batch: int, repeats: int, device: torch.device) -> None:
+    """Throughput of the fused kernel of `model` at every launch shape."""
+    print(f"\nfused rnea of {model.name} at batch {batch}, by launch shape [evaluations/s]")
+    print_row(["dtype", "states/block", "warps", "throughput"])
+    for dtype in DTYPES:
+        states = random_states(model, batch, dtype, device)
+        for launch in LAUNCHES:
+            call = partial(fused.launch, model, *states, None, launch)
+            rate = throughput(call, batch, device, repeats)
+            figure = "out of memory" if rate is None else f"{rate:.3e}"
+            print_row(
+                [str(dtype).removeprefix("torch."), str(launch.block), str(launch.warps), figure]
+            )
+
+
 def compiled_rnea(
     model: invdyn.Model, dtype: torch.dtype, device: torch.device, states: tuple[Any, ...]
 ) -> Callable[[], object]:
-    """rnea's kernel compiled by torch.compile on these states (compiled once, here)."""
+    """The torch path's rnea compiled by torch.compile on these states (compiled once, here)."""
     tree = kernels.tree(model, dtype, device)
     params = tree.params[None]
     function = torch.compile(lambda q, v, a: kernels.rnea(tree, q, v, a, None, params))
@@ -197,10 +296,11 @@ def throughput(
 
 
 def pinocchio_throughput(
-    name: str, floating: bool, model: invdyn.Model, batches: tuple[int, ...], repeats: int
+    name: str, model: invdyn.Model, batches: tuple[int, ...], repeats: int
 ) -> dict[int, float]:
     """pin.rneaInParallel evaluations per second on all cores, per batch, float64."""
     path = str(robots.robot_path(name))
+    floating = dict(ROBOTS)[name]
     root = pin.JointModelFreeFlyer()
     pmodel = pin.buildModelFromUrdf(path, root) if floating else pin.buildModelFromUrdf(path)
     threads = os.cpu_count() or 1

@@ -13,7 +13,7 @@
 * Dynamic parameters replaced per call (``params``) equal a model rebuilt from them
   (`invdyn.with_parameters`), for numpy arrays and tensors alike.
 * Errors: shapes, non-finite values, complex tensors, singular mass matrices.
-* On a CUDA device (marked ``gpu``): equal to the CPU.
+* On a CUDA device: `tests/test_fused.py` (rnea's fused kernel and the mass matrix).
 """
 
 from __future__ import annotations
@@ -337,24 +337,3 @@ def test_singular_mass_matrix_is_a_model_error(load_robot):
     q, v, tau = tensors(*states(model, "torch-singular"))
     with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
         invdyn.aba(massless, q, v, tau)
-
-
-# ----------------------------------------------------------------------------------------------
-# GPU
-# ----------------------------------------------------------------------------------------------
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
-def test_cuda_equals_cpu(robot, dtype):
-    q, v, a = states(robot, "torch-cuda", n=16)
-    rtol = RTOL if dtype == torch.float64 else 1e-4
-    cpu = invdyn.rnea(robot, *tensors(q, v, a, dtype=dtype))
-    cuda = invdyn.rnea(robot, *(x.cuda() for x in tensors(q, v, a, dtype=dtype)))
-    assert cuda.device.type == "cuda" and cuda.dtype == dtype
-    assert_close(cuda.cpu().double().numpy(), cpu.double().numpy(), rtol=rtol, what="rnea")
-    mass = invdyn.mass_matrix(robot, tensors(q, dtype=dtype)[0].cuda())
-    assert_close(
-        mass.cpu().double().numpy(), invdyn.mass_matrix(robot, q), rtol=rtol * 10, what="M"
-    )

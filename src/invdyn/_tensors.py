@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -19,6 +19,7 @@ from torch import Tensor
 
 from invdyn.errors import InputError
 from invdyn.kernels import torch as kernels
+from invdyn.kernels import triton as fused
 from invdyn.model import Model
 
 # arguments that hold one value per model rather than per state: kept with a batch axis of one
@@ -84,12 +85,21 @@ def prepare(
 
 
 def finish(
-    out: Tensor, prepared: Prepared, core: tuple[int, ...], failure: Exception | None = None
+    out: Tensor,
+    prepared: Prepared,
+    core: tuple[int, ...],
+    failure: Exception | None = None,
+    recompute: Callable[[], Tensor] | None = None,
 ) -> Tensor:
-    """`out` (B, *core) reshaped to (*lead, *core). When it holds a non-finite value: an
-    `InputError` naming the first non-finite argument, else `failure` (by default an
-    `InputError` saying that the arguments are too large)."""
-    if not bool(torch.isfinite(out).all()):
+    """`out` (B, *core) reshaped to (*lead, *core). When it holds a non-finite value: the
+    result of `recompute` instead, if given (a slower path that handles every input); and when
+    that holds one too, an `InputError` naming the first non-finite argument, else `failure`
+    (by default an `InputError` saying that the arguments are too large)."""
+    finite = bool(torch.isfinite(out).all())
+    if not finite and recompute is not None:
+        out = recompute()
+        finite = bool(torch.isfinite(out).all())
+    if not finite:
         check_finite(prepared)
         given = [name for name, x in prepared.args.items() if x is not None]
         names = ", ".join([*given, *(["params"] if prepared.given_params else [])])
@@ -149,5 +159,17 @@ def call(
     """The result (*lead, *core) of ``invdyn.kernels.torch.<kernel>(tree, *args, params)`` on the
     arguments `named` (in the kernel's order) and `params`, checked by `finish`."""
     prepared = prepare(model, named, params)
-    out = getattr(kernels, kernel)(prepared.tree, *prepared.args.values(), prepared.params)
-    return finish(out, prepared, core, failure)
+
+    def torch_path() -> Tensor:
+        out: Tensor = getattr(kernels, kernel)(
+            prepared.tree, *prepared.args.values(), prepared.params
+        )
+        return out
+
+    if kernel == "rnea" and fused.applies(model, prepared.tensor("q"), prepared.args["f_ext"]):
+        # the fused kernel gives NaN for joint angles beyond its sine's range: those calls are
+        # recomputed by the torch path
+        q, v, a = (prepared.tensor(name) for name in ("q", "v", "a"))
+        out = fused.rnea(prepared.tree, model, q, v, a, prepared.params, prepared.given_params)
+        return finish(out, prepared, core, failure, recompute=torch_path)
+    return finish(torch_path(), prepared, core, failure)

@@ -1,0 +1,268 @@
+"""The recursive Newton-Euler algorithm as one fused Triton kernel per model, for CUDA tensors.
+
+`invdyn.kernels.unrolled` writes the algorithm for one model as straight-line scalar code; this
+module wraps that text in a Triton kernel that loads a block of states, runs the program on
+registers and stores the joint forces: one launch per call, each state read once and each
+result written once, where the torch path launches a few operations per body. The model's
+dynamic parameters are constants of the kernel unless the call gives its own (then they are
+read per state, or once for all). Kernels are built once per model, parameter kind and dtype.
+
+The fused kernel is differentiable: its backward pass is the torch path's (`invdyn.kernels.torch
+.rnea` recomputed under autograd), so gradients are those of the torch path.
+
+Used by the public ``invdyn.rnea`` for CUDA tensors without external forces when Triton can be
+imported (it comes with PyTorch's CUDA builds); everything else takes the torch path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import linecache
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from invdyn.kernels import torch as kernels
+from invdyn.kernels.unrolled import rnea_program
+from invdyn.model import Model
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """A kernel's launch shape: states per program instance and warps per instance."""
+
+    block: int
+    warps: int
+
+
+# by dtype; chosen on an H200 by `benchmarks/gpu.py --launches`
+LAUNCH = {torch.float32: Launch(128, 4), torch.float64: Launch(128, 4)}
+
+_TRITON_DTYPES = {torch.float32: "tl.float32", torch.float64: "tl.float64"}
+
+_KERNELS: weakref.WeakKeyDictionary[Model, dict[tuple[bool, torch.dtype], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@functools.cache
+def available() -> bool:
+    """Whether Triton can be imported (a CUDA build of PyTorch brings it)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def applies(model: Model, q: Tensor, f_ext: Tensor | None) -> bool:
+    """Whether ``invdyn.rnea`` of these arguments runs as the fused kernel: CUDA tensors, no
+    external forces, a model with degrees of freedom, and Triton."""
+    return q.is_cuda and f_ext is None and model.nv > 0 and available()
+
+
+def _literal(dtype: torch.dtype) -> Callable[[float], str]:
+    """Source text of a constant in `dtype`: a plain literal where float32 holds it exactly
+    (Triton types float literals as float32), else a full-precision scalar of the dtype."""
+    name = _TRITON_DTYPES[dtype]
+
+    def literal(x: float) -> str:
+        if float(np.float32(x)) == x or dtype == torch.float32:
+            return repr(x)
+        return f"tl.full([], {x!r}, {name})"
+
+    return literal
+
+
+def kernel_source(model: Model, constant_params: bool, dtype: torch.dtype) -> str:
+    """Python source of the Triton kernel ``rnea_kernel`` of `model`."""
+    program = rnea_program(model, constant_params, _literal(dtype))
+
+    def load(array: str, k: int) -> str:
+        return f"tl.load({array}_ptr + rows * {array}_stride + {k} * {array}_step, mask=mask)"
+
+    def store(k: int, name: str) -> str:
+        return f"tl.store(tau_ptr + rows * tau_stride + {k} * tau_step, {name}, mask=mask)"
+
+    arrays = ["q", "v", "a", "params", "tau"]
+    arguments = ", ".join(
+        [f"{x}_ptr" for x in arrays]
+        + [f"{x}_{kind}" for x in arrays for kind in ("stride", "step")]
+        + ["n", "BLOCK: tl.constexpr"]
+    )
+    return (
+        _HELPERS
+        + "@triton.jit\n"
+        + f"def rnea_kernel({arguments}):\n"
+        + "    rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)\n"
+        + "    mask = rows < n\n"
+        + f"    zero = tl.zeros([BLOCK], {_TRITON_DTYPES[dtype]})\n"
+        + program.source(load, store, "    ")
+    )
+
+
+# sine and cosine of joint angles, in float64 whatever the kernel's dtype: x = n pi/2 + r by a
+# four-part Cody-Waite reduction (pi/2 in pieces of 33 bits: exact products for |n| < 2^20),
+# then fdlibm's polynomials on |r| <= pi/4; within 2 ulp of numpy for |x| < 1e6, NaN beyond
+# (where the caller recomputes by the torch path). libdevice's sin and cos would call their
+# large-argument reduction, a function call that makes every live value of a long kernel spill.
+_HELPERS = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def sign(x):
+    return tl.where(x > 0, 1.0, 0.0) - tl.where(x < 0, 1.0, 0.0)
+
+
+@triton.jit
+def _reduced(x):
+    y = x.to(tl.float64)
+    n = tl.floor(y * tl.full([], 6.36619772367581382433e-01, tl.float64) + 0.5)
+    r = y - n * tl.full([], 1.57079632673412561417e00, tl.float64)
+    r = r - n * tl.full([], 6.07710050630396597660e-11, tl.float64)
+    r = r - n * tl.full([], 2.02226624871116645580e-21, tl.float64)
+    r = r - n * tl.full([], 8.47842766036889956997e-32, tl.float64)
+    r = tl.where(tl.abs(y) < 1.0e6, r, float("nan"))
+    return r, n.to(tl.int32) & 3
+
+
+@triton.jit
+def _sin_near_zero(r):
+    z = r * r
+    p = tl.full([], 1.58969099521155010221e-10, tl.float64)
+    p = tl.full([], -2.50507602534068634195e-08, tl.float64) + z * p
+    p = tl.full([], 2.75573137070700676789e-06, tl.float64) + z * p
+    p = tl.full([], -1.98412698298579493134e-04, tl.float64) + z * p
+    p = tl.full([], 8.33333333332248946124e-03, tl.float64) + z * p
+    p = tl.full([], -1.66666666666666324348e-01, tl.float64) + z * p
+    return r + r * z * p
+
+
+@triton.jit
+def _cos_near_zero(r):
+    z = r * r
+    p = tl.full([], -1.13596475577881948265e-11, tl.float64)
+    p = tl.full([], 2.08757232129817482790e-09, tl.float64) + z * p
+    p = tl.full([], -2.75573143513906633035e-07, tl.float64) + z * p
+    p = tl.full([], 2.48015872894767294178e-05, tl.float64) + z * p
+    p = tl.full([], -1.38888888888741095749e-03, tl.float64) + z * p
+    p = tl.full([], 4.16666666666666019037e-02, tl.float64) + z * p
+    return 1.0 - 0.5 * z + z * z * p
+
+
+@triton.jit
+def sin(x):
+    r, quadrant = _reduced(x)
+    s = _sin_near_zero(r)
+    c = _cos_near_zero(r)
+    out = tl.where(quadrant == 0, s, tl.where(quadrant == 1, c, tl.where(quadrant == 2, -s, -c)))
+    return out.to(x.dtype)
+
+
+@triton.jit
+def cos(x):
+    r, quadrant = _reduced(x)
+    s = _sin_near_zero(r)
+    c = _cos_near_zero(r)
+    out = tl.where(quadrant == 0, c, tl.where(quadrant == 1, -s, tl.where(quadrant == 2, -c, s)))
+    return out.to(x.dtype)
+
+
+"""
+
+
+def _build(model: Model, constant_params: bool, dtype: torch.dtype) -> Any:
+    """The jitted ``rnea_kernel`` of `model`. Its source is registered with `linecache`, where
+    Triton reads a kernel's text, under a name derived from the text itself."""
+    source = kernel_source(model, constant_params, dtype)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    filename = f"<invdyn rnea kernel {model.name} {digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__name__": f"invdyn_rnea_{digest}"}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["rnea_kernel"]
+
+
+def _kernel(model: Model, constant_params: bool, dtype: torch.dtype) -> Any:
+    per_model = _KERNELS.setdefault(model, {})
+    key = (constant_params, dtype)
+    if key not in per_model:
+        per_model[key] = _build(model, constant_params, dtype)
+    return per_model[key]
+
+
+def launch(
+    model: Model,
+    q: Tensor,
+    v: Tensor,
+    a: Tensor,
+    params: Tensor | None,
+    shape: Launch | None = None,
+) -> Tensor:
+    """(B, nv) joint forces of q (B, nq), v and a (B, nv) on a CUDA device, by the fused kernel;
+    `params` (B or 1, 10 nbody + 3 nv) in place of the model's, or None for the model's own."""
+    import triton
+
+    batch = q.shape[0]
+    tau = torch.empty((batch, model.nv), dtype=q.dtype, device=q.device)
+    shape = shape or LAUNCH[q.dtype]
+    kernel = _kernel(model, params is None, q.dtype)
+    arrays = [q, v, a, q if params is None else params, tau]
+    strides = []
+    for x in arrays:
+        strides += [x.stride(0) if x.shape[0] > 1 else 0, x.stride(1)]
+    grid = (triton.cdiv(batch, shape.block),)
+    kernel[grid](*arrays, *strides, batch, BLOCK=shape.block, num_warps=shape.warps)
+    return tau
+
+
+class _FusedRnea(torch.autograd.Function):
+    """rnea by the fused kernel forward, by the torch path's autograd backward."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        t: kernels.Tree,
+        model: Model,
+        q: Tensor,
+        v: Tensor,
+        a: Tensor,
+        params: Tensor,
+        given_params: bool,
+    ) -> Tensor:
+        ctx.save_for_backward(q, v, a, params)
+        ctx.tree = t
+        return launch(model, q, v, a, params if given_params else None)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        inputs = [
+            x.detach().requires_grad_(need)
+            for x, need in zip(ctx.saved_tensors, ctx.needs_input_grad[2:6])
+        ]
+        wanted = [x for x in inputs if x.requires_grad]
+        with torch.enable_grad():
+            q, v, a, params = inputs
+            tau = kernels.rnea(ctx.tree, q, v, a, None, params)
+            grads = iter(torch.autograd.grad(tau, wanted, grad))
+        return (None, None, *(next(grads) if x.requires_grad else None for x in inputs), None)
+
+
+def rnea(
+    t: kernels.Tree,
+    model: Model,
+    q: Tensor,
+    v: Tensor,
+    a: Tensor,
+    params: Tensor,
+    given_params: bool,
+) -> Tensor:
+    """(B, nv) joint forces by the fused kernel, differentiable like the torch path's rnea."""
+    return _FusedRnea.apply(t, model, q, v, a, params, given_params)

@@ -1,0 +1,186 @@
+"""The fused rnea kernel (`invdyn.kernels.triton`) and the straight-line programs it runs
+(`invdyn.kernels.unrolled`).
+
+* Everywhere: the program of every robot of the dynamics identities, evaluated by torch on the
+  CPU, equals the numpy path to 1e-10, with the model's parameters written in and with
+  parameters read per state or once for all; programs hold no products by 0 or 1 and read each
+  input right before its first use; the kernel's text is valid Python; constants that float32
+  does not hold exactly keep their float64 value.
+* On a CUDA device (marked ``gpu``): ``invdyn.rnea`` of CUDA tensors (the fused kernel) equals
+  the numpy path on every joint type and base, in float64 and float32, for every launch shape,
+  with parameters given or not; joint angles beyond the kernel's sine are recomputed by the
+  torch path; gradients pass ``gradcheck``. Of the large floating robots only TALOS is run on
+  the GPU: Triton takes a minute or more to compile each of G1's, PR2's and iCub's kernels
+  (the kernel's text is the program checked on the CPU for all of them).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import assert_close, states, with_joint_terms
+from invdyn.regressor import inertial_parameters
+
+torch = pytest.importorskip("torch")
+
+from invdyn.kernels import triton as fused  # noqa: E402
+from invdyn.kernels import unrolled  # noqa: E402
+
+RTOL = 1e-10
+
+
+def perturbed_parameters(model, n: int, seed: int = 0) -> np.ndarray:
+    """(n, 10 nbody + 3 nv) the model's parameters, each state's scaled differently."""
+    rng = np.random.default_rng(seed)
+    return inertial_parameters(model) * rng.uniform(0.8, 1.2, size=(n, 1))
+
+
+def test_program_equals_numpy(model):
+    q, v, a = states(model, "unrolled", n=5)
+    expected = invdyn.rnea(model, q, v, a)
+    tensors = [torch.tensor(x) for x in (q, v, a)]
+    own = torch.tensor(inertial_parameters(model))[None]
+    for constant in (True, False):
+        ours = unrolled.torch_rnea(model, constant)(*tensors, own)
+        assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{model.name} constant={constant}")
+    params = perturbed_parameters(model, len(q))
+    ours = unrolled.torch_rnea(model, False)(*tensors, torch.tensor(params))
+    for k in range(len(q)):
+        rebuilt = invdyn.with_parameters(model, params[k])
+        expected_k = invdyn.rnea(rebuilt, q[k], v[k], a[k])
+        assert_close(ours[k].numpy(), expected_k, rtol=RTOL, what=f"{model.name} params {k}")
+
+
+def test_program_folds_constants_and_loads_late(load_robot):
+    model = load_robot("panda")
+    program = unrolled.rnea_program(model, True, repr)
+    for _, expression, _ in program.statements:
+        assert not re.search(r"\* \(?-?1\.0\)?(?!\d)|\* 0\.0(?!\d)|\+ 0\.0(?!\d)", expression), (
+            expression
+        )
+    source = program.source(lambda x, k: f"{x}[{k}]", lambda k, name: f"out[{k}] = {name}", "")
+    lines = source.splitlines()
+    first_use = {}
+    for row, line in enumerate(lines):
+        for name in re.findall(r"\b[qva]\d+\b", line.split("=", 1)[1]):
+            first_use.setdefault(name, row)
+    load_rows = [row for row, line in enumerate(lines) if re.match(r"[qva]\d+ = ", line)]
+    loads = {lines[row].split(" = ")[0]: row for row in load_rows}
+    assert len(loads) == len(load_rows) and set(loads) == set(first_use), "each input once"
+    for name, row in loads.items():
+        assert first_use[name] == row + 1, (
+            f"{name} loaded at {row}, first used at {first_use[name]}"
+        )
+    stores = [row for row, line in enumerate(lines) if line.startswith("out[")]
+    assert len(stores) == model.nv
+    for row in stores:
+        defined = lines[row].split(" = ")[1]
+        assert lines[row - 1].startswith(f"{defined} = "), lines[row - 1 : row + 1]
+
+
+def test_kernel_text_is_python_with_exact_float64_constants(load_robot):
+    model = load_robot("panda")
+    literal = fused._literal(torch.float64)
+    assert literal(0.5) == "0.5"
+    assert literal(0.1) == "tl.full([], 0.1, tl.float64)"
+    assert fused._literal(torch.float32)(0.1) == "0.1"
+    for dtype in (torch.float32, torch.float64):
+        for constant in (True, False):
+            compile(fused.kernel_source(model, constant, dtype), "<kernel>", "exec")
+
+
+# ----------------------------------------------------------------------------------------------
+# on a CUDA device
+# ----------------------------------------------------------------------------------------------
+
+# every joint type and base of the sample but the spherical joints of the MJCF robot (MuJoCo is
+# not needed on a GPU machine); of the large floating robots TALOS alone (Triton takes a minute
+# or more to compile each of G1's, PR2's and iCub's kernels)
+GPU_ROBOTS = [
+    ("panda", False),
+    ("panda", True),
+    ("ur5", False),
+    ("talos", True),
+    ("solo12", True),
+    ("anymal", True),
+    ("kinova", False),
+    ("tiago_no_hand", False),
+    ("double_pendulum_continuous", False),
+]
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+needs_triton = pytest.mark.skipif(not fused.available(), reason="Triton missing")
+
+
+def cuda_tensors(*arrays, dtype=torch.float64):
+    return tuple(torch.tensor(x, dtype=dtype, device="cuda") for x in arrays)
+
+
+@pytest.mark.gpu
+@cuda
+@needs_triton
+@pytest.mark.parametrize("name, floating", GPU_ROBOTS, ids=lambda x: str(x))
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_fused_rnea_equals_numpy(load_robot, name, floating, dtype):
+    model = with_joint_terms(load_robot(name, floating_base=floating))
+    q, v, a = states(model, "fused", n=1000)
+    ours = invdyn.rnea(model, *cuda_tensors(q, v, a, dtype=dtype))
+    assert ours.device.type == "cuda" and ours.dtype == dtype
+    rtol = RTOL if dtype == torch.float64 else 1e-4
+    expected = invdyn.rnea(model, q, v, a)
+    assert_close(ours.cpu().double().numpy(), expected, rtol=rtol, what=f"{name} {dtype}")
+    mass = invdyn.mass_matrix(model, cuda_tensors(q, dtype=dtype)[0])
+    assert_close(mass.cpu().double().numpy(), invdyn.mass_matrix(model, q), rtol=rtol * 10)
+
+
+@pytest.mark.gpu
+@cuda
+@needs_triton
+def test_fused_rnea_every_launch_shape_and_parameter_kind(load_robot):
+    model = with_joint_terms(load_robot("ur5"))
+    q, v, a = states(model, "fused-launch", n=1001)
+    expected = invdyn.rnea(model, q, v, a)
+    tq, tv, ta = cuda_tensors(q, v, a)
+    for warps in (1, 2, 4, 8):
+        for block in (32 * warps, 64 * warps):
+            ours = fused.launch(model, tq, tv, ta, None, fused.Launch(block, warps))
+            assert_close(ours.cpu().numpy(), expected, rtol=RTOL, what=f"{block}/{warps}")
+    params = perturbed_parameters(model, len(q))
+    ours = invdyn.rnea(model, tq, tv, ta, params=cuda_tensors(params)[0])
+    expected = invdyn.rnea(model, q, v, a, params=params)
+    assert_close(ours.cpu().numpy(), expected, rtol=RTOL, what="per-state params")
+    shared = inertial_parameters(model) * 1.1
+    ours = invdyn.rnea(model, tq[::2], tv[::2], ta[::2], params=cuda_tensors(shared)[0])
+    expected = invdyn.rnea(model, q[::2], v[::2], a[::2], params=shared)
+    assert_close(ours.cpu().numpy(), expected, rtol=RTOL, what="shared params, strided states")
+
+
+@pytest.mark.gpu
+@cuda
+@needs_triton
+def test_fused_rnea_recomputes_angles_beyond_its_sine(load_robot):
+    model = load_robot("panda")
+    q, v, a = states(model, "fused-large", n=64)
+    q[5, 3] = 3.0e7
+    ours = invdyn.rnea(model, *cuda_tensors(q, v, a))
+    assert_close(ours.cpu().numpy(), invdyn.rnea(model, q, v, a), rtol=RTOL, what="large angle")
+
+
+@pytest.mark.gpu
+@cuda
+@needs_triton
+@pytest.mark.parametrize("name, floating", [("panda", False), ("solo12", True)])
+def test_fused_rnea_gradcheck(load_robot, name, floating):
+    model = with_joint_terms(load_robot(name, floating_base=floating), seed=3)
+    q, v, a = states(model, "fused-grad", n=2)
+    tq, tv, ta = (x.requires_grad_() for x in cuda_tensors(q, v, a))
+    params = cuda_tensors(inertial_parameters(model))[0].requires_grad_()
+
+    def rnea(q_, v_, a_, p_):
+        return invdyn.rnea(model, q_, v_, a_, params=p_)
+
+    assert torch.autograd.gradcheck(rnea, (tq, tv, ta, params))
+    assert torch.autograd.gradcheck(lambda v_: invdyn.rnea(model, tq, v_, ta), (tv,))
