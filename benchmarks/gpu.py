@@ -41,6 +41,7 @@ import platform
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -169,10 +170,15 @@ def case_throughput(
     device: torch.device,
     repeats: int,
 ) -> float | str:
-    """Evaluations per second of one case, or why there is no figure."""
+    """Evaluations per second of one case, or why there is no figure (a case that fails is
+    reported, with its traceback, and the run goes on)."""
     if "derivatives" in case and derivative_bytes(model, batch) > DERIVATIVE_BYTES:
         return "too large"
-    rate = throughput(call, batch, device, repeats)
+    try:
+        rate = throughput(call, batch, device, repeats)
+    except Exception:
+        traceback.print_exc()
+        return "failed"
     return "out of memory" if rate is None else rate
 
 
@@ -199,6 +205,14 @@ def row(
 def fused_error(model: invdyn.Model, dtype: torch.dtype, device: torch.device) -> str:
     """The fused kernel's largest error against the numpy path on random states, relative to
     the largest joint force."""
+    try:
+        return relative_error(model, dtype, device)
+    except Exception:
+        traceback.print_exc()
+        return "failed"
+
+
+def relative_error(model: invdyn.Model, dtype: torch.dtype, device: torch.device) -> str:
     q, v, a = (
         x.cpu().double().numpy()
         for x in random_states(model, CHECKED_STATES, torch.float64, device)
@@ -226,17 +240,24 @@ def precompile(kernels_wanted: list[tuple[Any, torch.dtype, fused.Launch]]) -> N
     context = multiprocessing.get_context("spawn")
     workers = min(len(kernels_wanted), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        list(pool.map(compile_one, kernels_wanted))
+        for failure in pool.map(compile_one, kernels_wanted):
+            if failure:
+                print(failure)
     took = time.perf_counter() - start
     print(f"compiled {len(kernels_wanted)} fused kernels in {took:.0f} s ({workers} processes)")
 
 
-def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> None:
+def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> str:
+    """Compile one fused kernel; what went wrong, or nothing."""
     name, dtype, launch = wanted
-    model = invdyn.load(name, floating_base=dict(ROBOTS).get(name))
-    states = random_states(model, 8, dtype, torch.device("cuda"))
-    fused.launch(model, *states, None, launch)
-    torch.cuda.synchronize()
+    try:
+        model = invdyn.load(name, floating_base=dict(ROBOTS).get(name))
+        states = random_states(model, 8, dtype, torch.device("cuda"))
+        fused.launch(model, *states, None, launch)
+        torch.cuda.synchronize()
+    except Exception:
+        return f"compiling {name} {dtype} {launch} failed:\n{traceback.format_exc()}"
+    return ""
 
 
 def print_launches(model: invdyn.Model, batch: int, repeats: int, device: torch.device) -> None:
