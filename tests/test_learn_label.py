@@ -294,3 +294,95 @@ def test_bad_batch_size(ensemble, unlabelled, tmp_path):
     for bad in (0, -1, 2.5, True):
         with pytest.raises(InputError, match="batch_size"):
             label_dataset(ensemble, unlabelled, tmp_path / "out", batch_size=bad)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------------------------
+# on Ray workers
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def many_unlabelled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 action-free episodes: 40 units of work at batch_size 60."""
+    root = tmp_path_factory.mktemp("many")
+    return write(root / "unlabelled", action_free(simulate(40, 100, seed=5)))
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def same_dataset(got: Path, want: Path) -> None:
+    files = sorted(p.relative_to(want) for p in want.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(got) for p in got.rglob("*") if p.is_file()) == files
+    for file in files:
+        assert (got / file).read_bytes() == (want / file).read_bytes(), file
+
+
+def test_two_ray_workers_label_as_one_process(ensemble, many_unlabelled, local_ray, tmp_path):
+    reference = label_dataset(ensemble, many_unlabelled, tmp_path / "one", batch_size=60)
+    shared = label_dataset(ensemble, many_unlabelled, tmp_path / "two", batch_size=60, workers=2)
+    same_dataset(shared, reference)
+    assert not (tmp_path / "two.partial").exists()
+
+
+def test_a_killed_ray_labelling_resumes_with_the_same_output(
+    ensemble, many_unlabelled, local_ray, tmp_path, monkeypatch
+):
+    reference = label_dataset(ensemble, many_unlabelled, tmp_path / "reference", batch_size=60)
+
+    class KilledAfterOneUnit:
+        """A progress bar whose second update (the first finished unit) is a Ctrl-C."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.updates = 0
+
+        def update(self, n: int) -> None:
+            self.updates += 1
+            if self.updates == 2:
+                raise KeyboardInterrupt("killed")
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(label, "tqdm", KilledAfterOneUnit)
+    out = tmp_path / "labelled"
+    with pytest.raises(KeyboardInterrupt):
+        label_dataset(ensemble, many_unlabelled, out, batch_size=60, workers=2)
+    saved = list((tmp_path / "labelled.partial").glob("unit-*.npz"))
+    assert not out.exists() and 1 <= len(saved) < 40
+
+    monkeypatch.undo()
+    predict = label._predict
+    predicted: list[int] = []
+
+    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
+        predicted.append(len(inputs.lengths))
+        return predict(model, inputs, batch_size)  # type: ignore[arg-type]
+
+    # the rest, in this process: only the units the killed run did not save
+    monkeypatch.setattr(label, "_predict", counting)
+    label_dataset(ensemble, many_unlabelled, out, batch_size=60)
+    assert sum(predicted) == 40 - len(saved)
+    same_dataset(out, reference)
+
+
+def test_label_command_on_ray_workers(ensemble, many_unlabelled, tmp_path):
+    pytest.importorskip("ray")
+    from invdyn.cli import main
+
+    reference = label_dataset(ensemble, many_unlabelled, tmp_path / "reference", batch_size=60)
+    out = tmp_path / "labelled"
+    args = ["label", str(ensemble), str(many_unlabelled), "--out", str(out)]
+    assert main([*args, "--workers", "2", "--batch-size", "60", "--no-progress"]) == 0
+    same_dataset(out, reference)
+
+
+def test_bad_workers(ensemble, unlabelled, tmp_path):
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(InputError, match="workers"):
+            label_dataset(ensemble, unlabelled, tmp_path / "out", workers=bad)  # type: ignore[arg-type]

@@ -312,6 +312,25 @@ def _parser() -> argparse.ArgumentParser:
         "--replace", action="store_true", help="replace the actions a dataset already has"
     )
     label.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    label.add_argument(
+        "--batch-size",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="windows per forward pass (the unit of resumed work: at least N windows)",
+    )
+    label.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="label the episodes' shards on N Ray workers (needs the ray extra)",
+    )
+    label.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to join ('auto', 'ray://host:10001'); default: a local instance",
+    )
     label.add_argument("--no-progress", action="store_true", help="no progress bars")
     label.set_defaults(command=_label)
 
@@ -828,7 +847,13 @@ def _label(args: argparse.Namespace) -> int:
     from invdyn.learn.label import label_dataset, label_videos
 
     checkpoint = _checkpoint_dir(args.checkpoint)
-    options = {"progress": not args.no_progress, "overwrite": args.overwrite}
+    options = {
+        "progress": not args.no_progress,
+        "overwrite": args.overwrite,
+        "workers": args.workers,
+        "address": args.address,
+        "batch_size": args.batch_size,
+    }
     if (Path(args.dataset) / INFO_PATH).is_file():
         if args.size is not None:
             raise InputError("--size is for plain videos; DATA is a dataset")

@@ -27,6 +27,9 @@ all in memory at once); a state model's labels of a dataset with states leave it
 `label_videos` labels plain videos (mp4 files and folders of images, one episode each) with a
 model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`).
 
+Several workers: with ``workers > 1`` (or a Ray ``address``) the units are labelled by Ray
+actors (`invdyn.learn.cluster`), each saving its units as below; the output is the same.
+
 Resuming: inference runs over units of consecutive episodes (at least `batch_size` windows
 each, or one episode), and each finished unit's predictions are saved into the work directory
 ``<out>.partial/`` next to the output, with a ``manifest.json`` that identifies the inputs (a
@@ -123,6 +126,8 @@ def label_dataset(
     progress: bool = False,
     overwrite: bool = False,
     replace: bool = False,
+    workers: int = 1,
+    address: str | None = None,
 ) -> Path:
     """Write a copy of a dataset whose ``action`` is predicted by an inverse dynamics model.
 
@@ -136,6 +141,10 @@ def label_dataset(
       progress: show a progress bar over the episodes.
       overwrite: replace a dataset at `out_path`, and discard a work directory of other inputs.
       replace: label a dataset that has actions, dropping them for the predictions.
+      workers: label the units on this many Ray actors (`invdyn.learn.cluster`); 1 labels
+        them in this process. The output does not depend on it.
+      address: the Ray cluster to label on (``"auto"``, ``"ray://host:port"``); None starts
+        a local instance when `workers` > 1.
 
     Returns:
       The labelled dataset directory.
@@ -149,6 +158,8 @@ def label_dataset(
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InputError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers must be an integer >= 1, got {workers!r}")
     out = Path(out_path)
     _check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
@@ -171,22 +182,44 @@ def label_dataset(
     }
     _open_work(work, identity, overwrite=overwrite)
 
-    # predictions, unit by unit, each saved once finished
-    predictions: list[tuple[Float32, Float32 | None]] = []
+    # predictions, unit by unit, each saved once finished: here or on Ray's workers
+    files = [work / f"unit-{k:06d}.npz" for k in range(len(units))]
+    counts = [_n_windows(lengths[a:b], config.context, config.offsets[-1]) for a, b in units]
+    done = [_load_unit(file, n, model) is not None for file, n in zip(files, counts)]
+    missing = [(a, b, file) for (a, b), file, ok in zip(units, files, done) if not ok]
     bar = tqdm(total=len(lengths), disable=not progress, unit="episode", desc="labelling")
+    bar.update(sum(b - a for (a, b), ok in zip(units, done) if ok))
+    num_threads = checkpoint.config.train.num_threads or torch.get_num_threads()
     try:
-        with _deterministic(checkpoint.config.train.num_threads):
-            for k, (first, stop) in enumerate(units):
-                file = work / f"unit-{k:06d}.npz"
-                n_windows = _n_windows(lengths[first:stop], config.context, config.offsets[-1])
-                unit = _load_unit(file, n_windows, model)
-                if unit is None:
+        if workers > 1 or address is not None:
+            from invdyn.learn.cluster import label_units
+
+            cuda = next(model.parameters()).device.type == "cuda"
+            label_units(
+                checkpoint_dir,
+                dataset_path,
+                missing,
+                batch_size=batch_size,
+                num_threads=num_threads,
+                workers=workers,
+                address=address,
+                on_done=bar.update,
+                cuda=cuda,
+            )
+        else:
+            with _deterministic(num_threads):
+                for first, stop, file in missing:
                     unit = _predict(model, _inputs(dataset, config, first, stop), batch_size)
                     _save_unit(file, unit)
-                predictions.append(unit)
-                bar.update(stop - first)
+                    bar.update(stop - first)
     finally:
         bar.close()
+    predictions = []
+    for file, count in zip(files, counts):
+        saved = _load_unit(file, count, model)
+        if saved is None:
+            raise DataError(f"{file}: the labels of a finished unit are missing or damaged")
+        predictions.append(saved)
 
     # every frame's label, then the dataset, atomically
     action, std, flags = _fill(model, lengths, predictions)
@@ -223,6 +256,8 @@ def label_videos(
     batch_size: int = 4096,
     progress: bool = False,
     overwrite: bool = False,
+    workers: int = 1,
+    address: str | None = None,
 ) -> Path:
     """Label plain videos (mp4 files, folders of images) with a model of one camera's frames.
 
@@ -238,7 +273,7 @@ def label_videos(
       out_path: the labelled dataset to write.
       size: (width, height) to resize the frames to; None for the size of the model's
         training frames when its checkpoint records it, else to keep them.
-      batch_size, progress, overwrite: as `label_dataset`.
+      batch_size, progress, overwrite, workers, address: as `label_dataset`.
 
     Raises:
       InputError: a model that sees the state or several cameras, videos of another frame
@@ -275,6 +310,8 @@ def label_videos(
         batch_size=batch_size,
         progress=progress,
         overwrite=overwrite,
+        workers=workers,
+        address=address,
     )
     shutil.rmtree(imported, ignore_errors=True)
     return labelled
