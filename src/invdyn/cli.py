@@ -234,6 +234,13 @@ def _parser() -> argparse.ArgumentParser:
         help="override a setting, e.g. --set model.horizon=2 --set train.epochs=50",
     )
     train.add_argument("--restart", action="store_true", help="start afresh, not resume")
+    train.add_argument(
+        "--nproc",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train in N processes with DistributedDataParallel (gloo on CPUs, nccl on GPUs)",
+    )
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     train.set_defaults(command=_train)
 
@@ -764,14 +771,24 @@ def _frame_size(text: str) -> tuple[int, int]:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from invdyn.learn import distributed
     from invdyn.learn.data import read_dataset
     from invdyn.learn.train import train
 
+    # a process of torchrun's joins its group; `--nproc N` starts N such processes
+    if not distributed.join() and args.nproc != 1:
+        return distributed.launch(args.nproc, _train_argv(args))
     dataset = read_dataset(args.dataset)
     config = _train_config(args, dataset)
-    result = train(
-        dataset, config, args.out, progress=not args.no_progress, resume=not args.restart
-    )
+    rank = distributed.rank()
+    try:
+        result = train(
+            dataset, config, args.out, progress=not args.no_progress, resume=not args.restart
+        )
+    finally:
+        distributed.leave()
+    if rank != 0:
+        return 0
     if result.resumed_from is not None:
         print(f"resumed from epoch {result.resumed_from}")
     rows = [[key, f"{value:.4f}"] for key, value in result.metrics.items() if "/" not in key]
@@ -780,6 +797,15 @@ def _train(args: argparse.Namespace) -> int:
         _print_table(["metric", "value"], rows)
     print(f"wrote {result.checkpoint}")
     return 0
+
+
+def _train_argv(args: argparse.Namespace) -> list[str]:
+    """The ``train`` command line of each process of a ``--nproc`` run."""
+    argv = ["train", str(args.dataset), "--out", str(args.out), "--preset", args.preset]
+    argv += [option for setting in args.set for option in ("--set", setting)]
+    return argv + [
+        flag for flag in ("--restart", "--no-progress") if getattr(args, flag[2:].replace("-", "_"))
+    ]
 
 
 def _train_config(args: argparse.Namespace, dataset: Any) -> Any:

@@ -32,6 +32,7 @@ import torch
 from tqdm.auto import tqdm
 
 from invdyn.errors import InputError
+from invdyn.learn import distributed
 from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION
@@ -191,6 +192,7 @@ def train(
                 model = InverseDynamicsModel(config.model, compute_norm_stats(train_w))
             history, start = [], 0
         model.to(device)
+        step = _training_step(model, device)
         optimizer = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
         if previous is not None and previous.optimizer_state is not None:
             optimizer.load_state_dict(previous.optimizer_state)
@@ -198,7 +200,11 @@ def train(
         data = _DeviceWindows(train_w, device)
         n_batches = math.ceil(len(train_w) / tc.batch_size)
         total = tc.epochs * n_batches
-        bar = tqdm(total=total, initial=start * n_batches, disable=not progress, unit="batch")
+        world, rank = distributed.world_size(), distributed.rank()
+        main = rank == 0
+        bar = tqdm(
+            total=total, initial=start * n_batches, disable=not (progress and main), unit="batch"
+        )
         metrics: dict[str, float] = {}
         try:
             for epoch in range(start, tc.epochs):
@@ -215,25 +221,29 @@ def train(
                     for group in optimizer.param_groups:
                         group["lr"] = lr
                     rows = order[b * tc.batch_size : (b + 1) * tc.batch_size]
-                    loss, batch_metrics = model.loss(data.batch(rows))
+                    # this process's share of the batch, weighted so that the gradients that
+                    # the processes average are the whole batch's
+                    local, weight = distributed.share(rows)
+                    loss, batch_metrics = step(data.batch(local))
                     optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
+                    (loss * weight).backward()
                     if tc.grad_clip > 0:
                         torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
                     optimizer.step()
                     for key in sums:
-                        sums[key] += batch_metrics[key] * len(rows)
+                        sums[key] += batch_metrics[key] * len(rows) * weight / world
                     bar.update(1)
+                sums = distributed.total(sums, device)
                 entry = {"epoch": float(epoch + 1), "lr": lr}
                 entry |= {f"train_{k}": v / len(train_w) for k, v in sums.items()}
-                if val_w is not None:
+                if val_w is not None and main:
                     entry |= {f"val_{k}": v for k, v in _validation_loss(model, val_w).items()}
                 history.append(entry)
                 bar.set_postfix({k: f"{v:.4g}" for k, v in entry.items() if "_" in k})
 
-                # checkpoint every `checkpoint_every` epochs and at the end
+                # checkpoint every `checkpoint_every` epochs and at the end, by the first process
                 done = epoch + 1 == tc.epochs
-                if done or (epoch + 1) % tc.checkpoint_every == 0:
+                if main and (done or (epoch + 1) % tc.checkpoint_every == 0):
                     metrics = _evaluate_windows(model, val_w) if val_w is not None else {}
                     save_checkpoint(
                         ckpt_dir,
@@ -250,7 +260,8 @@ def train(
                             "val_episodes": val_idx,
                         },
                     )
-                if callback is not None:
+                distributed.barrier()
+                if callback is not None and main:
                     callback(epoch + 1, entry)
         finally:
             bar.close()
@@ -264,6 +275,28 @@ def train(
         val_episodes=val_idx,
         resumed_from=start if previous is not None else None,
     )
+
+
+class _Loss(torch.nn.Module):
+    """A model's training loss as a module's forward pass, as DistributedDataParallel wants."""
+
+    def __init__(self, model: InverseDynamicsModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
+        return self.model.loss(batch)
+
+
+def _training_step(model: InverseDynamicsModel, device: torch.device) -> torch.nn.Module:
+    """The module whose forward pass is the loss: wrapped in DistributedDataParallel when this
+    process is one of several (`invdyn.learn.distributed`), so that backward passes average
+    the gradients of all processes."""
+    step = _Loss(model)
+    if distributed.world_size() == 1:
+        return step
+    ids = [device.index] if device.type == "cuda" else None
+    return torch.nn.parallel.DistributedDataParallel(step, device_ids=ids)
 
 
 def evaluate(

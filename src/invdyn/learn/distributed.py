@@ -1,0 +1,96 @@
+"""Training on several processes with PyTorch's DistributedDataParallel, as torchrun runs them.
+
+`invdyn train --nproc N` starts N processes on this machine through ``torch.distributed.run``
+(`launch`); ``torchrun --nnodes M --nproc-per-node N -m invdyn.cli train ...`` runs the same
+command on several machines. Each process joins the process group from torchrun's environment
+(`join`: gloo on CPUs, nccl on GPUs, one GPU per process) and `invdyn.learn.train.train`
+splits every batch among the processes (`share`): the global batch and learning rate stay
+those of the configuration, each process computes the gradient of its share, weighted so that
+DistributedDataParallel's average is the whole batch's gradient, and the training metrics are
+summed over the processes (`total`). The first process alone evaluates and writes checkpoints;
+every process resumes from them.
+
+Without a process group every function here is the single-process identity.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import torch
+import torch.distributed as dist
+
+from invdyn.errors import InputError
+
+
+def active() -> bool:
+    """Whether this process is one of a process group."""
+    return dist.is_available() and dist.is_initialized()
+
+
+def world_size() -> int:
+    return dist.get_world_size() if active() else 1
+
+
+def rank() -> int:
+    return dist.get_rank() if active() else 0
+
+
+def share(rows: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """This process's consecutive share of the batch `rows` (keeping runs of windows that
+    share frames together), and the weight of its loss: its share of the batch times the
+    number of processes. A process left without rows (a last batch smaller than the group)
+    takes the first row at weight 0."""
+    world = world_size()
+    if world == 1:
+        return rows, 1.0
+    local = torch.tensor_split(rows, world)[rank()]
+    if len(local) == 0:
+        return rows[:1], 0.0
+    return local, len(local) * world / len(rows)
+
+
+def total(sums: dict[str, float], device: torch.device) -> dict[str, float]:
+    """`sums` added over the processes."""
+    if not active():
+        return sums
+    values = torch.tensor(list(sums.values()), dtype=torch.float64, device=device)
+    dist.all_reduce(values)
+    return dict(zip(sums, values.tolist()))
+
+
+def barrier() -> None:
+    if active():
+        dist.barrier()
+
+
+def join() -> bool:
+    """Join the process group that torchrun's environment describes (``WORLD_SIZE`` > 1):
+    nccl with this process's GPU (``LOCAL_RANK``) where there are GPUs, else gloo. Returns
+    whether this process is one of several."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or active():
+        return active()
+    if torch.cuda.is_available():
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl")
+    else:
+        dist.init_process_group("gloo")
+    return True
+
+
+def leave() -> None:
+    if active():
+        dist.destroy_process_group()
+
+
+def launch(nproc: int, argv: Sequence[str]) -> int:
+    """Run ``python -m invdyn.cli <argv>`` in `nproc` processes on this machine, as
+    ``torchrun --standalone --nproc-per-node <nproc>`` does; returns 0, or raises the failure of
+    a process."""
+    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
+        raise InputError(f"nproc must be an integer >= 1, got {nproc!r}")
+    from torch.distributed import run
+
+    run.main(["--standalone", f"--nproc-per-node={nproc}", "--module", "invdyn.cli", *argv])
+    return 0

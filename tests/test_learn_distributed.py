@@ -1,0 +1,136 @@
+"""Training on several processes (`invdyn.learn.distributed`): ``invdyn train --nproc 2`` runs
+two gloo processes under ``torch.distributed.run`` that train as one process does (same
+held-out R^2, same losses), and a two-process run killed after a checkpoint resumes from it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import driven_pendulums
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("pyarrow")
+
+from invdyn import InputError  # noqa: E402
+from invdyn.cli import main  # noqa: E402
+from invdyn.learn import distributed  # noqa: E402
+from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
+from invdyn.learn.config import preset  # noqa: E402
+from invdyn.learn.data import Episode, read_dataset, write_dataset  # noqa: E402
+from invdyn.learn.train import train  # noqa: E402
+
+DT = 0.02
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    episodes = [
+        Episode(s, a, np.arange(100) * DT, task="swing")
+        for s, a in driven_pendulums(30, 100, 0, DT)
+    ]
+    return write_dataset(
+        tmp_path_factory.mktemp("ddp") / "data",
+        episodes,
+        fps=1 / DT,
+        state_names=("q0", "q1", "v0", "v1"),
+        action_names=("tau0", "tau1"),
+        source="pendulums",
+    )
+
+
+def settings(epochs: int, **more: object) -> list[str]:
+    pairs = {"train.epochs": epochs, "train.num_threads": 1, **more}
+    return [option for key, value in pairs.items() for option in ("--set", f"{key}={value}")]
+
+
+def command(dataset: Path, out: Path, *options: str) -> list[str]:
+    return [sys.executable, "-m", "invdyn.cli", "train", str(dataset), "--out", str(out),
+            "--preset", "small", "--no-progress", "--nproc", "2", *options]  # fmt: skip
+
+
+def one_process(dataset: Path, out: Path, epochs: int, **more: object) -> dict:
+    pairs = {"train.epochs": epochs, "train.num_threads": 1, **more}
+    overrides = [f"{key}={value}" for key, value in pairs.items()] + [f"dataset={dataset}"]
+    train(read_dataset(dataset), preset("small").with_overrides(overrides), out, progress=False)
+    return load_checkpoint(out / "checkpoint").metrics
+
+
+def test_two_gloo_processes_train_as_one(dataset, tmp_path):
+    single = one_process(dataset, tmp_path / "one", 8)
+    done = subprocess.run(command(dataset, tmp_path / "two", *settings(8)), capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("wrote") == 1  # the first process alone reports and writes
+    shared = load_checkpoint(tmp_path / "two" / "checkpoint").metrics
+    r2_one, r2_two = single["validation"]["r2_mean"], shared["validation"]["r2_mean"]
+    assert r2_one > 0.95 and abs(r2_two - r2_one) < 0.005, (r2_one, r2_two)
+    for a, b in zip(single["history"], shared["history"]):
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4), (a, b)
+
+
+def test_a_killed_two_process_run_resumes(dataset, tmp_path):
+    epochs = 40
+    reference = one_process(
+        dataset, tmp_path / "reference", epochs, **{"train.checkpoint_every": 1}
+    )
+    out = tmp_path / "run"
+    argv = command(dataset, out, *settings(epochs, **{"train.checkpoint_every": 1}))
+    run = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and run.poll() is None:
+            try:
+                epoch = load_checkpoint(out / "checkpoint").train_state["epoch"]
+            except Exception:
+                epoch = 0
+            if epoch >= 2:
+                break
+            time.sleep(0.1)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    killed_at = load_checkpoint(out / "checkpoint").train_state["epoch"]
+    assert 2 <= killed_at < epochs, killed_at
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "resumed from epoch" in done.stdout
+    resumed = load_checkpoint(out / "checkpoint").metrics
+    r2, expected = resumed["validation"]["r2_mean"], reference["validation"]["r2_mean"]
+    assert abs(r2 - expected) < 0.005, (r2, expected)
+    assert len(resumed["history"]) == epochs
+
+
+def test_shares_cover_the_batch_and_their_weights_average_to_it(monkeypatch):
+    rows = torch.arange(10)
+    assert distributed.share(rows) == (rows, 1.0)  # one process: the whole batch
+    monkeypatch.setattr(distributed, "world_size", lambda: 3)
+    for batch, sizes in ((rows, [4, 3, 3]), (rows[:2], [1, 1, 1])):
+        shares = []
+        for r in range(3):
+            monkeypatch.setattr(distributed, "rank", lambda r=r: r)
+            shares.append(distributed.share(batch))
+        assert [len(local) for local, _ in shares] == sizes
+        losses = batch.double() ** 2
+        # DistributedDataParallel averages the processes' weighted mean losses' gradients
+        averaged = sum(w * losses[local - batch[0]].mean() for local, w in shares) / 3
+        assert float(averaged) == pytest.approx(float(losses.mean()))
+    # a process of a batch smaller than the group takes a row at weight 0
+    assert shares[2][1] == 0.0
+
+
+def test_bad_process_counts(dataset, tmp_path, capsys):
+    for bad in (0, -1):
+        assert main(["train", str(dataset), "--out", str(tmp_path), "--nproc", str(bad)]) == 2
+        assert "nproc must be an integer >= 1" in capsys.readouterr().err
+    with pytest.raises(InputError, match="nproc"):
+        distributed.launch(True, [])  # type: ignore[arg-type]
