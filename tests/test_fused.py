@@ -62,7 +62,11 @@ def test_program_folds_constants_and_loads_late(load_robot):
         assert not re.search(r"\* \(?-?1\.0\)?(?!\d)|\* 0\.0(?!\d)|\+ 0\.0(?!\d)", expression), (
             expression
         )
-    source = program.source(lambda x, k: f"{x}[{k}]", lambda k, name: f"out[{k}] = {name}", "")
+    source = program.source(
+        lambda x, k, names: [f"{names[0]} = {x}[{k}]"],
+        lambda k, names: [f"out[{k}] = {names[0]}"],
+        "",
+    )
     lines = source.splitlines()
     first_use = {}
     for row, line in enumerate(lines):
@@ -91,6 +95,30 @@ def test_kernel_text_is_python_with_exact_float64_constants(load_robot):
     for dtype in (torch.float32, torch.float64):
         for constant in (True, False):
             compile(fused.kernel_source(model, constant, dtype), "<kernel>", "exec")
+
+
+def test_column_groups_split_and_join_in_column_order(load_robot):
+    # Triton's reshape, split and join, on numpy: the statements that read a group of columns
+    # define each name as its column, and those that write one rebuild the block
+    class tl:
+        reshape = staticmethod(np.reshape)
+        split = staticmethod(lambda x: (x[..., 0], x[..., 1]))
+        join = staticmethod(lambda a, b: np.stack([a, b], axis=-1))
+
+    block, width = 3, 8
+    names = [f"c{k}" for k in range(6)] + [None, None]
+    space = {"tl": tl, "BLOCK": block, "tile": np.arange(block * width).reshape(block, width)}
+    exec("\n".join(fused._split("tile", names)), space)
+    for k in range(6):
+        assert np.array_equal(space[f"c{k}"], space["tile"][:, k]), k
+    tile, lines = fused._joined([f"c{k}" for k in range(6)] + ["c0", "c0"])
+    exec("\n".join([*lines, f"out = {tile}"]), space)
+    assert np.array_equal(space["out"][:, :6], space["tile"][:, :6])
+    # a large model's kernel reads and writes in groups; its text is valid Python
+    talos = load_robot("talos", floating_base=True)
+    source = fused.kernel_source(talos, True, torch.float64)
+    assert "tl.split" in source and "tl.join" in source
+    compile(source, "<kernel>", "exec")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -41,6 +41,13 @@ class Launch:
     warps: int
 
 
+# Triton's coalescing pass costs compile time in proportion to the number of loads and stores
+# times the size of the kernel: programs of more than GROUP_ABOVE statements read and write
+# GROUP columns per load and store (TALOS in float64, compiled for an H100 on 2 cores: 120 s
+# column by column, 22 s in groups of 8, with fewer registers spilled); smaller ones (an arm:
+# 5 s) keep one column per load, which holds fewer registers
+GROUP, GROUP_ABOVE = 8, 2500
+
 # by dtype; chosen on an H200 by `benchmarks/gpu.py --launches`
 LAUNCH = {torch.float32: Launch(128, 4), torch.float64: Launch(128, 4)}
 
@@ -84,11 +91,27 @@ def kernel_source(model: Model, constant_params: bool, dtype: torch.dtype) -> st
     """Python source of the Triton kernel ``rnea_kernel`` of `model`."""
     program = rnea_program(model, constant_params, _literal(dtype))
 
-    def load(array: str, k: int) -> str:
-        return f"tl.load({array}_ptr + rows * {array}_stride + {k} * {array}_step, mask=mask)"
+    def load(array: str, first: int, names: list[str]) -> list[str]:
+        if len(names) == 1:
+            return [f"{names[0]} = {_read(array, str(first), 'rows', 'mask')}"]
+        width = 1 << (len(names) - 1).bit_length()
+        columns = f"({first} + tl.arange(0, {width}))[None, :]"
+        valid = f"mask[:, None] & (tl.arange(0, {width}) < {len(names)})[None, :]"
+        tile = f"tile_{names[0]}"
+        padded = [*names, *([None] * (width - len(names)))]
+        return [f"{tile} = {_read(array, columns, 'rows[:, None]', valid)}", *_split(tile, padded)]
 
-    def store(k: int, name: str) -> str:
-        return f"tl.store(tau_ptr + rows * tau_stride + {k} * tau_step, {name}, mask=mask)"
+    def store(first: int, names: list[str]) -> list[str]:
+        if len(names) == 1:
+            return [f"tl.store({_place('tau', str(first), 'rows')}, {names[0]}, mask=mask)"]
+        width = 1 << (len(names) - 1).bit_length()
+        columns = f"({first} + tl.arange(0, {width}))[None, :]"
+        valid = f"mask[:, None] & (tl.arange(0, {width}) < {len(names)})[None, :]"
+        tile, lines = _joined([*names, *(["zero"] * (width - len(names)))])
+        return [
+            *lines,
+            f"tl.store({_place('tau', columns, 'rows[:, None]')}, {tile}, mask={valid})",
+        ]
 
     arrays = ["q", "v", "a", "params", "tau"]
     arguments = ", ".join(
@@ -103,7 +126,9 @@ def kernel_source(model: Model, constant_params: bool, dtype: torch.dtype) -> st
         + "    rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)\n"
         + "    mask = rows < n\n"
         + f"    zero = tl.zeros([BLOCK], {_TRITON_DTYPES[dtype]})\n"
-        + program.source(load, store, "    ")
+        + program.source(
+            load, store, "    ", group=GROUP if len(program.statements) > GROUP_ABOVE else 1
+        )
     )
 
 
@@ -176,6 +201,40 @@ def cos(x):
 
 
 """
+
+
+def _place(array: str, column: str, rows: str) -> str:
+    """The addresses of `column` (an index, or a block of them) of `array`'s `rows`."""
+    return f"{array}_ptr + {rows} * {array}_stride + {column} * {array}_step"
+
+
+def _read(array: str, column: str, rows: str, mask: str) -> str:
+    """The expression that reads `column` (an index, or a block of them) of `array`'s `rows`."""
+    return f"tl.load({_place(array, column, rows)}, mask={mask})"
+
+
+def _joined(names: list[str]) -> tuple[str, list[str]]:
+    """The name of a (BLOCK, len(names)) block whose columns are `names` (a power of two of
+    them), and the statements that build it: the inverse of `_split`."""
+    if len(names) == 1:
+        return f"tl.reshape({names[0]}, [BLOCK, 1])", []
+    even, first = _joined(names[0::2])
+    odd, second = _joined(names[1::2])
+    tile = f"joined_{names[0]}_{len(names)}"
+    joined = f"tl.reshape(tl.join({even}, {odd}), [BLOCK, {len(names)}])"
+    return tile, [*first, *second, f"{tile} = {joined}"]
+
+
+def _split(tile: str, names: list[str | None]) -> list[str]:
+    """Statements that define `names` as the columns of the (BLOCK, len(names)) block `tile`
+    (a power of two wide; None for a padding column), by halving it into its even and odd
+    columns until one is left."""
+    if len(names) == 1:
+        return [] if names[0] is None else [f"{names[0]} = tl.reshape({tile}, [BLOCK])"]
+    even, odd = f"{tile}_0", f"{tile}_1"
+    half = len(names) // 2
+    lines = [f"{even}, {odd} = tl.split(tl.reshape({tile}, [BLOCK, {half}, 2]))"]
+    return lines + _split(even, names[0::2]) + _split(odd, names[1::2])
 
 
 def _build(model: Model, constant_params: bool, dtype: torch.dtype) -> Any:

@@ -52,26 +52,42 @@ class Program:
     outputs: list[str]
 
     def source(
-        self, load: Callable[[str, int], str], store: Callable[[int, str], str], indent: str
+        self,
+        load: Callable[[str, int, list[str]], list[str]],
+        store: Callable[[int, list[str]], list[str]],
+        indent: str,
+        group: int = 1,
     ) -> str:
-        """The program as source lines, each with `indent`: ``load(array, k)`` (the expression
-        that reads column k of an input array) right before an input's first use, and
-        ``store(k, name)`` (a statement that writes output k) right after the output's
-        statement, so that inputs and outputs hold no registers for longer than they must."""
+        """The program as source lines, each with `indent`. Inputs and outputs go in groups of
+        `group` consecutive columns: ``load(array, first, names)`` (statements that define
+        `names`, the columns of an input array from `first` on) right before the first use of
+        any of them, and ``store(first, names)`` (statements that write `names`, the outputs
+        from column `first` on) right after the last of them is computed, so that inputs and
+        outputs hold no registers for longer than they must."""
         where = {
             name: (array, k) for array, names in self.inputs.items() for k, name in enumerate(names)
         }
         column = {name: k for k, name in enumerate(self.outputs)}
+        pending = {
+            first: set(self.outputs[first : first + group])
+            for first in range(0, len(self.outputs), group)
+        }
         loaded: set[str] = set()
         lines = []
         for name, expression, operands in self.statements:
             for operand in operands:
                 if operand in where and operand not in loaded:
-                    loaded.add(operand)
-                    lines.append(f"{operand} = {load(*where[operand])}")
+                    array, k = where[operand]
+                    first = k - k % group
+                    names = self.inputs[array][first : first + group]
+                    loaded.update(names)
+                    lines += load(array, first, names)
             lines.append(f"{name} = {expression}")
             if name in column:
-                lines.append(store(column[name], name))
+                first = column[name] - column[name] % group
+                pending[first].discard(name)
+                if not pending[first]:
+                    lines += store(first, self.outputs[first : first + group])
         return "".join(f"{indent}{line}\n" for line in lines)
 
 
@@ -400,7 +416,9 @@ def torch_rnea(model: Model, constant_params: bool) -> Callable[..., object]:
         "    zero = torch.zeros_like(v[:, 0])\n",
         "    tau = torch.empty_like(v)\n",
         program.source(
-            lambda array, k: f"{array}[:, {k}]", lambda k, name: f"tau[:, {k}] = {name}", "    "
+            lambda array, k, names: [f"{names[0]} = {array}[:, {k}]"],
+            lambda k, names: [f"tau[:, {k}] = {names[0]}"],
+            "    ",
         ),
         "    return tau\n",
     ]
