@@ -43,12 +43,11 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 import torch
 
 import invdyn
@@ -57,6 +56,12 @@ from invdyn.io import robots
 from invdyn.kernels import torch as kernels
 from invdyn.kernels import triton as fused
 from invdyn.kernels import unrolled
+
+try:
+    import pinocchio as pin
+except ImportError as missing:  # the GPU figures do not need it: the ratios are left empty
+    print(f"NOTE: Pinocchio cannot be imported ({missing}): no ratios")
+    pin = None
 
 ROBOTS = (("panda", False), ("talos", True))
 BATCHES = (4096, 65536, 1_048_576)
@@ -235,16 +240,17 @@ def random_states(
 
 def precompile(kernels_wanted: list[tuple[Any, torch.dtype, fused.Launch]]) -> None:
     """Compile the fused kernels (robot name, dtype, launch shape) in parallel processes, which
-    leave them in Triton's cache for this one."""
+    leave them in Triton's cache for this one; each is reported as it is done."""
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
     workers = min(len(kernels_wanted), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        for failure in pool.map(compile_one, kernels_wanted):
-            if failure:
-                print(failure)
-    took = time.perf_counter() - start
-    print(f"compiled {len(kernels_wanted)} fused kernels in {took:.0f} s ({workers} processes)")
+        jobs = {pool.submit(compile_one, wanted): wanted for wanted in kernels_wanted}
+        for job in as_completed(jobs):
+            name, dtype, launch = jobs[job]
+            failure = job.result()
+            took = time.perf_counter() - start
+            print(failure or f"  compiled {name} {dtype} {launch} after {took:.0f} s", flush=True)
 
 
 def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> str:
@@ -319,7 +325,10 @@ def throughput(
 def pinocchio_throughput(
     name: str, model: invdyn.Model, batches: tuple[int, ...], repeats: int
 ) -> dict[int, float]:
-    """pin.rneaInParallel evaluations per second on all cores, per batch, float64."""
+    """pin.rneaInParallel evaluations per second on all cores, per batch, float64 (NaN
+    without Pinocchio)."""
+    if pin is None:
+        return dict.fromkeys(batches, float("nan"))
     path = str(robots.robot_path(name))
     floating = dict(ROBOTS)[name]
     root = pin.JointModelFreeFlyer()
@@ -366,7 +375,7 @@ def print_machine(device: torch.device) -> None:
     print(
         f"python {platform.python_version()}, torch {torch.__version__}"
         f" (cuda {torch.version.cuda}), numpy {np.__version__}, invdyn {invdyn.__version__},"
-        f" pinocchio {pin.__version__}"
+        f" pinocchio {pin.__version__ if pin else 'missing'}"
     )
 
 
