@@ -94,6 +94,19 @@ def unlabelled(held_out: list[Episode], tmp_path: Path) -> Path:
     return write(tmp_path / "unlabelled", action_free(held_out))
 
 
+def counted_predictions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of episodes of each unit that labelling predicts from now on."""
+    predict = label._predict
+    predicted: list[int] = []
+
+    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
+        predicted.append(len(inputs.lengths))
+        return predict(model, inputs, batch_size)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(label, "_predict", counting)
+    return predicted
+
+
 def r2(prediction: np.ndarray, target: np.ndarray) -> float:
     return float(np.mean(1 - ((prediction - target) ** 2).mean(0) / target.var(0)))
 
@@ -245,14 +258,7 @@ def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_pa
 
     # the restart predicts only the three other episodes
     monkeypatch.setattr(label, "_save_unit", save)
-    predict = label._predict
-    predicted: list[int] = []
-
-    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
-        predicted.append(len(inputs.lengths))
-        return predict(model, inputs, batch_size)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(label, "_predict", counting)
+    predicted = counted_predictions(monkeypatch)
     label_dataset(ensemble, unlabelled, out, batch_size=60)
     assert predicted == [1, 1, 1]
     assert not work.exists()
@@ -357,15 +363,8 @@ def test_a_killed_ray_labelling_resumes_with_the_same_output(
     assert not out.exists() and 1 <= len(saved) < 40
 
     monkeypatch.undo()
-    predict = label._predict
-    predicted: list[int] = []
-
-    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
-        predicted.append(len(inputs.lengths))
-        return predict(model, inputs, batch_size)  # type: ignore[arg-type]
-
     # the rest, in this process: only the units the killed run did not save
-    monkeypatch.setattr(label, "_predict", counting)
+    predicted = counted_predictions(monkeypatch)
     label_dataset(ensemble, many_unlabelled, out, batch_size=60)
     assert sum(predicted) == 40 - len(saved)
     same_dataset(out, reference)
