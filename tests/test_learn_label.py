@@ -366,7 +366,8 @@ def test_a_killed_ray_labelling_resumes_with_the_same_output(
     # the rest, in this process: only the units the killed run did not save
     predicted = counted_predictions(monkeypatch)
     label_dataset(ensemble, many_unlabelled, out, batch_size=60)
-    assert sum(predicted) == 40 - len(saved)
+    # (a unit that a killed worker was saving may land after the count: at most one each)
+    assert 40 - len(saved) - 2 <= sum(predicted) <= 40 - len(saved)
     same_dataset(out, reference)
 
 

@@ -565,10 +565,11 @@ def _load_unit(
 
 
 def _save_unit(file: Path, unit: tuple[Float32, Float32 | None]) -> None:
-    """Save a unit's predictions atomically."""
+    """Save a unit's predictions atomically (through a file of this process's own: a worker
+    of a killed run may still be saving the same unit)."""
     action, std = unit
     arrays: dict[str, Any] = {"action": action} | ({} if std is None else {"std": std})
-    tmp = file.with_name(f".{file.name}.tmp")
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as stream:
         np.savez(stream, **arrays)
         stream.flush()
