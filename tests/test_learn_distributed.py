@@ -134,3 +134,27 @@ def test_bad_process_counts(dataset, tmp_path, capsys):
         assert "nproc must be an integer >= 1" in capsys.readouterr().err
     with pytest.raises(InputError, match="nproc"):
         distributed.launch(True, [])  # type: ignore[arg-type]
+
+
+def test_two_processes_train_a_frame_model_with_augmentations_as_one(tmp_path):
+    # random shifts and colours are drawn from (seed, epoch): every process draws for its
+    # share of a batch what one process draws for the batch
+    from test_learn_frames import config, dataset
+
+    frames = dataset(tmp_path / "frames", 30, 0)
+    settings_ = config(4)
+    assert settings_.model.augment and settings_.model.jitter
+    single = train(frames, settings_, tmp_path / "one", progress=False).history
+    overrides = [
+        "--set", "model.cameras=cam", "--set", "model.state=false",
+        "--set", "model.encoder=[16,32]", "--set", "model.hidden=[64]",
+        "--set", f"model.augment={settings_.model.augment}",
+        "--set", f"model.jitter={settings_.model.jitter}",
+        *settings(4, **{"train.batch_size": 64}),
+    ]  # fmt: skip
+    argv = command(frames.path, tmp_path / "two", *overrides)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shared = load_checkpoint(tmp_path / "two" / "checkpoint").metrics["history"]
+    for a, b in zip(single, shared):
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-3), (a, b)

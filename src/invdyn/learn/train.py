@@ -7,7 +7,8 @@ checkpoint (`invdyn.learn.checkpoint`) to ``out_dir/checkpoint`` every
 ``checkpoint_every`` epochs and at the end, with the validation metrics of `evaluate`.
 
 Runs are reproducible: the split and the initialisation come from the seed, each epoch's
-shuffle from ``(seed, epoch)``, and torch runs with deterministic algorithms. A run that finds
+shuffle and random augmentations from ``(seed, epoch)``, and torch runs with deterministic
+algorithms. A run that finds
 a checkpoint of an unfinished run with the same configuration and data in ``out_dir``
 continues from it, and on the CPU ends with exactly the weights of an uninterrupted run.
 
@@ -216,23 +217,25 @@ def train(
                 order = _shuffle(len(train_w), run, generator).to(device)
                 sums = {"loss": 0.0, "mse": 0.0}
                 lr = tc.lr
-                for b in range(n_batches):
-                    lr = _learning_rate(tc.lr, tc.schedule, epoch * n_batches + b, total)
-                    for group in optimizer.param_groups:
-                        group["lr"] = lr
-                    rows = order[b * tc.batch_size : (b + 1) * tc.batch_size]
-                    # this process's share of the batch, weighted so that the gradients that
-                    # the processes average are the whole batch's
-                    local, weight = distributed.share(rows)
-                    loss, batch_metrics = step(data.batch(local))
-                    optimizer.zero_grad(set_to_none=True)
-                    (loss * weight).backward()
-                    if tc.grad_clip > 0:
-                        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
-                    optimizer.step()
-                    for key in sums:
-                        sums[key] += batch_metrics[key] * len(rows) * weight / world
-                    bar.update(1)
+                # this epoch's augmentations too: drawn from (seed, epoch) alone
+                with _augmentation_rng(tc.seed, epoch, device):
+                    for b in range(n_batches):
+                        lr = _learning_rate(tc.lr, tc.schedule, epoch * n_batches + b, total)
+                        for group in optimizer.param_groups:
+                            group["lr"] = lr
+                        rows = order[b * tc.batch_size : (b + 1) * tc.batch_size]
+                        # this process's share of the batch, weighted so that the gradients that
+                        # the processes average are the whole batch's
+                        local, weight = distributed.share(rows)
+                        loss, batch_metrics = step(data.batch(local))
+                        optimizer.zero_grad(set_to_none=True)
+                        (loss * weight).backward()
+                        if tc.grad_clip > 0:
+                            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+                        optimizer.step()
+                        for key in sums:
+                            sums[key] += batch_metrics[key] * len(rows) * weight / world
+                        bar.update(1)
                 sums = distributed.total(sums, device)
                 entry = {"epoch": float(epoch + 1), "lr": lr}
                 entry |= {f"train_{k}": v / len(train_w) for k, v in sums.items()}
@@ -418,6 +421,17 @@ def _shuffle(count: int, run: int, generator: torch.Generator) -> torch.Tensor:
     runs = torch.randperm(math.ceil(count / run), generator=generator)
     order = (runs[:, None] * run + torch.arange(run)).flatten()
     return order[order < count]
+
+
+@contextlib.contextmanager
+def _augmentation_rng(seed: int, epoch: int, device: torch.device) -> Iterator[None]:
+    """torch's random state seeded from (seed, epoch) inside the block, and the caller's
+    restored after: the random shifts and colours of an epoch are those of an uninterrupted
+    run when a run resumes, and every process of a distributed run draws for its share of a
+    batch what one process draws for the batch."""
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(_epoch_seed(seed, epoch) ^ 0x5EED)
+        yield
 
 
 def _learning_rate(peak: float, schedule: str, step: int, total: int) -> float:
