@@ -386,3 +386,24 @@ def test_bad_workers(ensemble, unlabelled, tmp_path):
     for bad in (0, -2, 1.5, True):
         with pytest.raises(InputError, match="workers"):
             label_dataset(ensemble, unlabelled, tmp_path / "out", workers=bad)  # type: ignore[arg-type]
+
+
+def test_more_workers_than_the_cluster_holds_label_on_its_cpus(
+    ensemble, many_unlabelled, local_ray, tmp_path
+):
+    reference = label_dataset(ensemble, many_unlabelled, tmp_path / "one", batch_size=600)
+    with pytest.warns(UserWarning, match="the Ray cluster has 2 CPUs: labelling on 2"):
+        out = label_dataset(
+            ensemble, many_unlabelled, tmp_path / "three", batch_size=600, workers=3
+        )
+    same_dataset(out, reference)
+
+
+def test_gpu_shares_pack_onto_whole_gpus():
+    from invdyn.learn.cluster import _gpu_share
+
+    assert _gpu_share(0.0, 3) == 0.0
+    assert _gpu_share(2.0, 3) == 0.5  # two actors per GPU, not 2/3 each (only two would fit)
+    assert _gpu_share(4.0, 2) == 1.0
+    assert _gpu_share(8.0, 64) == 0.125
+    assert _gpu_share(0.5, 2) == 0.25

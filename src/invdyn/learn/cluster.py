@@ -10,20 +10,29 @@ one a single process writes, bit for bit, and a killed job resumes with the unit
 
 Ray starts a local instance unless one is running or an ``address`` is given (``"auto"`` or
 ``"ray://host:10001"`` joins an existing cluster; the checkpoint, the dataset and the output
-must then be on a filesystem that every node sees). Actors ask for one CPU each, and for a share
-of the GPUs (at most one each) when the model runs on CUDA and the cluster has GPUs.
+must then be on a filesystem that every node sees). Actors ask for one CPU each (so there are
+at most as many as the cluster has CPUs), and for an equal share of the GPUs (at most one each)
+when the model runs on CUDA and the cluster has GPUs; on a cluster without GPUs a CUDA model's
+actors run on the CPU, whose bits may differ from the GPU's. Actors that the cluster cannot
+place within `START_TIMEOUT` seconds are dropped with a warning. Each actor runs torch on the
+driver's thread count: set the checkpoint's ``train.num_threads`` to one CPU's share.
 
 Ray is an optional extra: ``pip install 'invdyn[ray]'``.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from invdyn.errors import InputError
+
+# seconds that the actors get to be placed on the cluster and load the model
+START_TIMEOUT = 300.0
 
 
 def _ray() -> Any:
@@ -92,19 +101,30 @@ def label_units(
     ray = _ray()
     started = not ray.is_initialized()
     if started:
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address is None:
-            # a local instance with room for every worker
-            options["num_cpus"] = max(workers, os.cpu_count() or 1)
-        ray.init(address=address, **options)
+        # joins the cluster at `address`, or one that is running (RAY_ADDRESS, `ray start`),
+        # or starts a local instance of all the cores
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
     actors: list[Any] = []
     try:
-        gpus = float(ray.cluster_resources().get("GPU", 0.0)) if cuda else 0.0
-        remote = ray.remote(num_cpus=1, num_gpus=min(1.0, gpus / workers))(_Labeller)
-        arguments = (str(checkpoint_dir), str(dataset_path), batch_size, num_threads)
-        actors = [remote.remote(*arguments) for _ in range(min(workers, len(units)))]
+        resources = ray.cluster_resources()
+        count = min(workers, len(units), max(1, int(resources.get("CPU", 1))))
+        if count < min(workers, len(units)):
+            warnings.warn(
+                f"{workers} workers asked for, but the Ray cluster has {count} CPUs: "
+                f"labelling on {count}",
+                stacklevel=3,
+            )
+        share = _gpu_share(float(resources.get("GPU", 0.0)) if cuda else 0.0, count)
+        remote = ray.remote(num_cpus=1, num_gpus=share)(_Labeller)
+        arguments = (
+            str(Path(checkpoint_dir).resolve()),
+            str(Path(dataset_path).resolve()),
+            batch_size,
+            num_threads,
+        )
+        actors = _started(ray, [remote.remote(*arguments) for _ in range(count)])
         pool = ray.util.ActorPool(actors)
-        work = [(first, stop, str(file)) for first, stop, file in units]
+        work = [(first, stop, str(Path(file).resolve())) for first, stop, file in units]
         for episodes in pool.map_unordered(lambda actor, unit: actor.label.remote(*unit), work):
             on_done(episodes)
     finally:
@@ -112,3 +132,36 @@ def label_units(
             ray.kill(actor)
         if started:
             ray.shutdown()
+
+
+def _gpu_share(gpus: float, workers: int) -> float:
+    """The GPUs each of `workers` actors asks for: an equal share of whole GPUs that packs
+    (1 / ceil(workers / GPUs): two GPUs and three workers give halves, not two thirds), at most
+    one each; a share of a fractional GPU."""
+    if gpus <= 0:
+        return 0.0
+    if gpus < 1:
+        return gpus / workers
+    return 1.0 / math.ceil(workers / math.floor(gpus))
+
+
+def _started(ray: Any, actors: list[Any]) -> list[Any]:
+    """The actors that the cluster has placed within `START_TIMEOUT` seconds, the others
+    killed; `InputError` when none could start."""
+    readiness = {actor.__ray_ready__.remote(): actor for actor in actors}
+    ready, pending = ray.wait(list(readiness), num_returns=len(actors), timeout=START_TIMEOUT)
+    started = [readiness[ref] for ref in ready]
+    for ref in pending:
+        ray.kill(readiness[ref])
+    if not started:
+        raise InputError(
+            f"no Ray worker could start within {START_TIMEOUT:g} s: the cluster has no free "
+            "CPU (or GPU share) for one"
+        )
+    if pending:
+        warnings.warn(
+            f"{len(pending)} of {len(actors)} Ray workers could not start within "
+            f"{START_TIMEOUT:g} s; labelling on {len(started)}",
+            stacklevel=4,
+        )
+    return started
