@@ -121,6 +121,37 @@ def test_column_groups_split_and_join_in_column_order(load_robot):
     compile(source, "<kernel>", "exec")
 
 
+def test_fused_function_differentiates_twice_through_the_torch_path(load_robot, monkeypatch):
+    # the kernel's autograd Function, its launch replaced by the same program run by torch:
+    # first and second derivatives equal the torch path's
+    from invdyn.kernels import torch as kernels
+
+    model = with_joint_terms(load_robot("solo12", floating_base=True), seed=4)
+    own = torch.tensor(inertial_parameters(model))[None]
+
+    def program(model_, q, v, a, params):
+        return unrolled.torch_rnea(model_, params is None)(
+            q, v, a, own if params is None else params
+        )
+
+    monkeypatch.setattr(fused, "launch", program)
+    tree = kernels.tree(model, torch.float64, torch.device("cpu"))
+    inputs = [torch.tensor(x).requires_grad_() for x in states(model, "fused-twice", n=2)]
+    inputs.append(own.clone().requires_grad_())
+    weights = torch.randn(2, model.nv, dtype=torch.float64)
+
+    def derivatives(rnea):
+        tau = rnea(*inputs)
+        first = torch.autograd.grad((tau * weights).sum(), inputs, create_graph=True)
+        second = torch.autograd.grad(first[1].square().sum(), inputs[1])[0]
+        return [*first, second]
+
+    ours = derivatives(lambda q, v, a, p: fused.rnea(tree, model, q, v, a, p, True))
+    expected = derivatives(lambda q, v, a, p: kernels.rnea(tree, q, v, a, None, p))
+    for x, y in zip(ours, expected):
+        assert_close(x.detach().numpy(), y.detach().numpy(), rtol=RTOL)
+
+
 # ----------------------------------------------------------------------------------------------
 # on a CUDA device
 # ----------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ imported (it comes with PyTorch's CUDA builds); everything else takes the torch 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -51,6 +52,8 @@ GROUP, GROUP_ABOVE = 8, 2500
 # by dtype; chosen on an H200 by `benchmarks/gpu.py --launches`
 LAUNCH = {torch.float32: Launch(128, 4), torch.float64: Launch(128, 4)}
 
+_UNSPECIALISED = ["n", *(f"{x}_stride" for x in ("q", "v", "a", "params", "tau"))]
+
 _TRITON_DTYPES = {torch.float32: "tl.float32", torch.float64: "tl.float64"}
 
 _KERNELS: weakref.WeakKeyDictionary[Model, dict[tuple[bool, torch.dtype], Any]] = (
@@ -70,8 +73,14 @@ def available() -> bool:
 
 def applies(model: Model, q: Tensor, f_ext: Tensor | None) -> bool:
     """Whether ``invdyn.rnea`` of these arguments runs as the fused kernel: CUDA tensors, no
-    external forces, a model with degrees of freedom, and Triton."""
-    return q.is_cuda and f_ext is None and model.nv > 0 and available()
+    external forces, a model with degrees of freedom, Triton, and no torch.func transform."""
+    return q.is_cuda and f_ext is None and model.nv > 0 and available() and not _functorch_active()
+
+
+def _functorch_active() -> bool:
+    """Whether a torch.func transform (vmap, grad, jacrev, ...) is running: those take the
+    torch path, which they can trace."""
+    return torch._C._functorch.peek_interpreter_stack() is not None
 
 
 def _literal(dtype: torch.dtype) -> Callable[[float], str]:
@@ -121,7 +130,9 @@ def kernel_source(model: Model, constant_params: bool, dtype: torch.dtype) -> st
     )
     return (
         _HELPERS
-        + "@triton.jit\n"
+        # one compiled kernel for every batch size and row stride (Triton would otherwise
+        # compile again for values of 1 and multiples of 16)
+        + f"@triton.jit(do_not_specialize={_UNSPECIALISED!r})\n"
         + f"def rnea_kernel({arguments}):\n"
         + "    rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)\n"
         + "    mask = rows < n\n"
@@ -278,7 +289,9 @@ def launch(
     for x in arrays:
         strides += [x.stride(0) if x.shape[0] > 1 else 0, x.stride(1)]
     grid = (triton.cdiv(batch, shape.block),)
-    kernel[grid](*arrays, *strides, batch, BLOCK=shape.block, num_warps=shape.warps)
+    # Triton launches on the current device; the interpreter (TRITON_INTERPRET=1) on the CPU
+    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+        kernel[grid](*arrays, *strides, batch, BLOCK=shape.block, num_warps=shape.warps)
     return tau
 
 
@@ -302,16 +315,17 @@ class _FusedRnea(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
-        inputs = [
-            x.detach().requires_grad_(need)
-            for x, need in zip(ctx.saved_tensors, ctx.needs_input_grad[2:6])
-        ]
-        wanted = [x for x in inputs if x.requires_grad]
+        # recomputed on the saved inputs themselves, so that a differentiated backward pass
+        # (second derivatives) reaches them
+        inputs = ctx.saved_tensors
+        needed = ctx.needs_input_grad[2:6]
+        wanted = [x for x, need in zip(inputs, needed) if need]
+        create_graph = torch.is_grad_enabled()
         with torch.enable_grad():
             q, v, a, params = inputs
             tau = kernels.rnea(ctx.tree, q, v, a, None, params)
-            grads = iter(torch.autograd.grad(tau, wanted, grad))
-        return (None, None, *(next(grads) if x.requires_grad else None for x in inputs), None)
+            grads = iter(torch.autograd.grad(tau, wanted, grad, create_graph=create_graph))
+        return (None, None, *(next(grads) if need else None for need in needed), None)
 
 
 def rnea(
