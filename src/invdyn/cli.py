@@ -773,13 +773,15 @@ def _frame_size(text: str) -> tuple[int, int]:
 def _train(args: argparse.Namespace) -> int:
     from invdyn.learn import distributed
     from invdyn.learn.data import read_dataset
-    from invdyn.learn.train import train
+    from invdyn.learn.train import resolve_device, train
 
-    # a process of torchrun's joins its group; `--nproc N` starts N such processes
-    if not distributed.join() and args.nproc != 1:
-        return distributed.launch(args.nproc, _train_argv(args))
     dataset = read_dataset(args.dataset)
     config = _train_config(args, dataset)
+    device = resolve_device(config.train.device)
+    # a process of torchrun's joins its group; `--nproc N` starts N such processes
+    if not distributed.join(device) and args.nproc != 1:
+        distributed.check_gpus(args.nproc, device)
+        return distributed.launch(args.nproc, _train_argv(args))
     rank = distributed.rank()
     try:
         result = train(

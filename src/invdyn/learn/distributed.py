@@ -38,10 +38,10 @@ def rank() -> int:
 
 
 def share(rows: torch.Tensor) -> tuple[torch.Tensor, float]:
-    """This process's consecutive share of the batch `rows` (keeping runs of windows that
-    share frames together), and the weight of its loss: its share of the batch times the
-    number of processes. A process left without rows (a last batch smaller than the group)
-    takes the first row at weight 0."""
+    """This process's consecutive share of the batch `rows` (runs of windows that share
+    frames are cut only at the shares' ends), and the weight of its loss: its share of the
+    batch times the number of processes. A process left without rows (a last batch smaller
+    than the group) takes the first row at weight 0."""
     world = world_size()
     if world == 1:
         return rows, 1.0
@@ -65,18 +65,35 @@ def barrier() -> None:
         dist.barrier()
 
 
-def join() -> bool:
-    """Join the process group that torchrun's environment describes (``WORLD_SIZE`` > 1):
-    nccl with this process's GPU (``LOCAL_RANK``) where there are GPUs, else gloo. Returns
-    whether this process is one of several."""
+def join(device: torch.device) -> bool:
+    """Join the process group that torchrun's environment describes (``WORLD_SIZE`` > 1) for
+    training on `device`: nccl, with this process's GPU (``LOCAL_RANK``), for a CUDA device,
+    else gloo. Returns whether this process is one of several."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or active():
         return active()
-    if torch.cuda.is_available():
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    if device.type == "cuda":
+        torch.cuda.set_device(local_device(device))
         dist.init_process_group("nccl")
     else:
         dist.init_process_group("gloo")
     return True
+
+
+def local_device(device: torch.device) -> torch.device:
+    """This process's device for training on `device`: its own GPU (``LOCAL_RANK``) when it is
+    one of several on CUDA."""
+    if device.type == "cuda" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    return device
+
+
+def check_gpus(nproc: int, device: torch.device) -> None:
+    """`InputError` when `nproc` processes would train on CUDA with fewer GPUs than that."""
+    if device.type == "cuda" and nproc > torch.cuda.device_count():
+        raise InputError(
+            f"{nproc} processes on CUDA need {nproc} GPUs, this machine has "
+            f"{torch.cuda.device_count()}; pass --set train.device=cpu or fewer --nproc"
+        )
 
 
 def leave() -> None:

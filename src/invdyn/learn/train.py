@@ -130,6 +130,11 @@ def train(
       callback: called as ``callback(epoch, history_entry)`` after every epoch (and its
         checkpoint, if any); an exception it raises stops training.
 
+    In a process group (`invdyn.learn.distributed`: ``invdyn train --nproc N``, torchrun),
+    every process calls this; each trains on its share of every batch, the first alone
+    computes the validation metrics, writes checkpoints and calls `callback`, and the others
+    return their model and a history without validation entries.
+
     Raises:
       InputError: bad episodes, no training windows, or `out_dir` holds a checkpoint of a
         different configuration or dataset (pass ``resume=False`` to overwrite it).
@@ -153,7 +158,7 @@ def train(
         )
     if val_w is not None and len(val_w) == 0:
         val_w = None
-    device = resolve_device(tc.device)
+    device = distributed.local_device(resolve_device(tc.device))
     if device.type == "cuda":
         # deterministic cuBLAS needs a fixed workspace, set before its first use in the process
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
