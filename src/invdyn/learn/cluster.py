@@ -62,13 +62,11 @@ class _Labeller:
 
     def label(self, first: int, stop: int, file: str) -> int:
         """Label episodes ``first .. stop - 1`` into `file`; returns their number."""
-        from invdyn.learn.label import _inputs, _predict, _save_unit
+        from invdyn.learn.label import _label_unit
         from invdyn.learn.train import _deterministic
 
         with _deterministic(self.num_threads):
-            inputs = _inputs(self.dataset, self.model.config, first, stop)
-            unit = _predict(self.model, inputs, self.batch_size)
-        _save_unit(Path(file), unit)
+            _label_unit(self.model, self.dataset, first, stop, Path(file), self.batch_size)
         return stop - first
 
 

@@ -185,10 +185,10 @@ def label_dataset(
     # predictions, unit by unit, each saved once finished: here or on Ray's workers
     files = [work / f"unit-{k:06d}.npz" for k in range(len(units))]
     counts = [_n_windows(lengths[a:b], config.context, config.offsets[-1]) for a, b in units]
-    done = [_load_unit(file, n, model) is not None for file, n in zip(files, counts)]
-    missing = [(a, b, file) for (a, b), file, ok in zip(units, files, done) if not ok]
+    saved = [_load_unit(file, n, model) for file, n in zip(files, counts)]
+    missing = [k for k, unit in enumerate(saved) if unit is None]
     bar = tqdm(total=len(lengths), disable=not progress, unit="episode", desc="labelling")
-    bar.update(sum(b - a for (a, b), ok in zip(units, done) if ok))
+    bar.update(len(lengths) - sum(units[k][1] - units[k][0] for k in missing))
     num_threads = checkpoint.config.train.num_threads or torch.get_num_threads()
     try:
         if workers > 1 or address is not None:
@@ -198,7 +198,7 @@ def label_dataset(
             label_units(
                 checkpoint_dir,
                 dataset_path,
-                missing,
+                [(*units[k], files[k]) for k in missing],
                 batch_size=batch_size,
                 num_threads=num_threads,
                 workers=workers,
@@ -206,20 +206,21 @@ def label_dataset(
                 on_done=bar.update,
                 cuda=cuda,
             )
+            # the workers' units, from their files
+            for k in missing:
+                saved[k] = _load_unit(files[k], counts[k], model)
         else:
             with _deterministic(num_threads):
-                for first, stop, file in missing:
-                    unit = _predict(model, _inputs(dataset, config, first, stop), batch_size)
-                    _save_unit(file, unit)
-                    bar.update(stop - first)
+                for k in missing:
+                    saved[k] = _label_unit(model, dataset, *units[k], files[k], batch_size)
+                    bar.update(units[k][1] - units[k][0])
     finally:
         bar.close()
     predictions = []
-    for file, count in zip(files, counts):
-        saved = _load_unit(file, count, model)
-        if saved is None:
+    for file, unit in zip(files, saved):
+        if unit is None:
             raise DataError(f"{file}: the labels of a finished unit are missing or damaged")
-        predictions.append(saved)
+        predictions.append(unit)
 
     # every frame's label, then the dataset, atomically
     action, std, flags = _fill(model, lengths, predictions)
@@ -421,6 +422,20 @@ def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inp
     states = [e.state for e in episodes] if config.state else None
     images = episode_images(dataset, config, range(first, stop))
     return Inputs([len(e) for e in episodes], states, images)  # type: ignore[arg-type]
+
+
+def _label_unit(
+    model: InverseDynamicsModel,
+    dataset: Dataset,
+    first: int,
+    stop: int,
+    file: Path,
+    batch_size: int,
+) -> tuple[Float32, Float32 | None]:
+    """The predictions of episodes ``first .. stop - 1``, saved into `file`."""
+    unit = _predict(model, _inputs(dataset, model.config, first, stop), batch_size)
+    _save_unit(file, unit)
+    return unit
 
 
 @torch.no_grad()
