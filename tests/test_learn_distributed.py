@@ -134,6 +134,10 @@ def test_bad_process_counts(dataset, tmp_path, capsys):
         assert "nproc must be an integer >= 1" in capsys.readouterr().err
     with pytest.raises(InputError, match="nproc"):
         distributed.launch(True, [])  # type: ignore[arg-type]
+    # more processes on CUDA than the machine has GPUs
+    with pytest.raises(InputError, match=r"need \d+ GPUs, this machine has"):
+        distributed.check_gpus(torch.cuda.device_count() + 1, torch.device("cuda"))
+    distributed.check_gpus(torch.cuda.device_count() + 1, torch.device("cpu"))
 
 
 def test_two_processes_train_a_frame_model_with_augmentations_as_one(tmp_path):

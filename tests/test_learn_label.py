@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -407,3 +408,12 @@ def test_gpu_shares_pack_onto_whole_gpus():
     assert _gpu_share(4.0, 2) == 1.0
     assert _gpu_share(8.0, 64) == 0.125
     assert _gpu_share(0.5, 2) == 0.25
+
+
+def test_workers_without_ray_say_how_to_install_it(
+    ensemble, many_unlabelled, tmp_path, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(InputError, match=r"pip install 'invdyn\[ray\]'"):
+        label_dataset(ensemble, many_unlabelled, tmp_path / "out", batch_size=600, workers=2)
+    assert not (tmp_path / "out").exists()
