@@ -25,7 +25,12 @@ from invdyn.learn.data import (
     write_collection,
     write_dataset,
 )
-from invdyn.learn.video import decode_video, encode_video, frame_statistics
+from invdyn.learn.video import (
+    decode_video,
+    encode_video,
+    frame_histogram,
+    histogram_statistics,
+)
 
 FPS = 20.0
 
@@ -127,7 +132,11 @@ def test_episodes_of_a_few_frames(tmp_path):
 
 def test_frame_statistics_match_numpy():
     frames = pattern(7, 8, 10)
-    stats = frame_statistics(frames)
+    # histograms of parts add up to the whole's
+    histogram = frame_histogram(frames[:3]) + frame_histogram(frames[3:])
+    np.testing.assert_array_equal(histogram, frame_histogram(frames))
+    stats = histogram_statistics(histogram, len(frames))
+    assert stats["count"] == [7]
     values = frames.reshape(-1, 3) / 255.0
     for name, expected in (("min", values.min(0)), ("std", values.std(0))):
         np.testing.assert_allclose(np.ravel(stats[name]), expected, atol=1e-12)

@@ -80,7 +80,8 @@ from invdyn.learn.video import (
     VideoSegment,
     check_frames,
     find_sources,
-    frame_statistics,
+    frame_histogram,
+    histogram_statistics,
     read_sources,
     video_info,
     write_camera,
@@ -506,18 +507,7 @@ def write_dataset(
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         encoded = {
-            key: _Video(
-                frames,
-                write_camera(
-                    staging,
-                    VIDEO_PATH,
-                    key,
-                    frames,
-                    rate,
-                    chunks_size=layout.chunks_size,
-                    file_size_mb=layout.video_file_size_mb,
-                ),
-            )
+            key: _encode_camera(staging, key, frames, rate, layout)
             for key, frames in cameras.items()
         }
         tables = _tables(
@@ -648,10 +638,34 @@ def _extra_features(
 
 
 class _Video(NamedTuple):
-    """A video feature being written: each episode's frames and where they went."""
+    """A video feature being written: its (height, width), and each episode's length,
+    `frame_histogram` and segment."""
 
-    frames: list[Frames]
+    size: tuple[int, int]
+    lengths: list[int]
+    histograms: list[Int]
     segments: list[VideoSegment]
+
+
+def _encode_camera(
+    root: Path, key: str, frames: list[Frames], fps: float, layout: Layout
+) -> _Video:
+    """Encode one camera's frames of every episode into the videos of the dataset at `root`."""
+    segments = write_camera(
+        root,
+        VIDEO_PATH,
+        key,
+        frames,
+        fps,
+        chunks_size=layout.chunks_size,
+        file_size_mb=layout.video_file_size_mb,
+    )
+    return _Video(
+        size=(frames[0].shape[1], frames[0].shape[2]),
+        lengths=[len(f) for f in frames],
+        histograms=[frame_histogram(f) for f in frames],
+        segments=segments,
+    )
 
 
 def _video_frames(
@@ -716,7 +730,10 @@ def _video_columns(pa: ModuleType, key: str, video: _Video) -> dict[str, Any]:
         f"videos/{key}/from_timestamp": pa.array([s.from_timestamp for s in segments]),
         f"videos/{key}/to_timestamp": pa.array([s.to_timestamp for s in segments]),
     }
-    per_episode = [frame_statistics(frames) for frames in video.frames]
+    per_episode = [
+        histogram_statistics(histogram, length)
+        for histogram, length in zip(video.histograms, video.lengths)
+    ]
     for stat in per_episode[0]:
         values = [entry[stat] for entry in per_episode]
         columns[f"stats/{key}/{stat}"] = pa.array(values)
@@ -830,7 +847,8 @@ def _tables(
     # tasks, written as pandas writes a frame indexed by task (LeRobot reads it with pandas)
     files[TASKS_PATH] = _tasks_table(pa, tasks)
     files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()} | {
-        key: frame_statistics(np.concatenate(video.frames)) for key, (video, _) in videos.items()
+        key: histogram_statistics(sum(video.histograms), sum(video.lengths))
+        for key, (video, _) in videos.items()
     }
 
     def feature(array: np.ndarray, names: Sequence[str] | None) -> dict[str, Any]:
@@ -845,7 +863,7 @@ def _tables(
     for key, (array, names) in extras.items():
         features[key] = feature(array, names)
     for key, (video, info) in videos.items():
-        height, width = video.frames[0].shape[1:3]
+        height, width = video.size
         features[key] = {
             "dtype": "video",
             "shape": [height, width, 3],

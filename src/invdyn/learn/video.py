@@ -37,6 +37,7 @@ from invdyn._arrays import check_count, check_positive, plain_number
 from invdyn.errors import DataError, InputError
 
 Frames = NDArray[np.uint8]
+Int = NDArray[np.int64]
 _T = TypeVar("_T")
 
 DEFAULT_CODEC = "libx264"
@@ -293,11 +294,17 @@ def write_camera(
     return segments
 
 
-def frame_statistics(frames: Frames) -> dict[str, list[Any]]:
-    """min, max, mean, std, count and quantiles of (T, H, W, 3) uint8 frames, per channel in
-    [0, 1], each a (3, 1, 1) nested list as LeRobot writes image statistics (count: [T])."""
+def frame_histogram(frames: Frames) -> Int:
+    """(3, 256) counts of every level of each colour channel of (T, H, W, 3) uint8 frames;
+    those of several sets of frames add up to theirs together."""
     pixels = frames.reshape(-1, 3)
-    histogram = np.stack([np.bincount(pixels[:, c], minlength=256) for c in range(3)])
+    return np.stack([np.bincount(pixels[:, c], minlength=256) for c in range(3)])
+
+
+def histogram_statistics(histogram: Int, count: int) -> dict[str, list[Any]]:
+    """min, max, mean, std, count and quantiles of `count` frames whose `frame_histogram` is
+    `histogram`, per channel in [0, 1], each a (3, 1, 1) nested list as LeRobot writes image
+    statistics (count: [count])."""
     levels = np.arange(256) / 255.0
     total = histogram.sum(axis=1)
     mean = histogram @ levels / total
@@ -312,7 +319,7 @@ def frame_statistics(frames: Frames) -> dict[str, list[Any]]:
     for name, q in QUANTILES.items():
         stats[name] = [levels[int(np.searchsorted(row, q))] for row in cumulative]
     out = {name: [[[float(v)]] for v in values] for name, values in stats.items()}
-    return out | {"count": [int(frames.shape[0])]}
+    return out | {"count": [int(count)]}
 
 
 class VideoFrames:
