@@ -117,6 +117,22 @@ def test_render_collection_robot():
     np.testing.assert_array_equal(videos[0]["top"], again)
 
 
+def test_render_collection_in_parallel_equals_serial():
+    """Two processes, each with its own OpenGL context, render the frames of one."""
+    model = load_quietly("double_pendulum")
+    collection = collect_robot(model, episodes=3, duration=0.05, control_rate=100.0, seed=2)
+    serial, parallel = (
+        render_collection(collection, cameras=("front", "side"), workers=w) for w in (1, 2)
+    )
+    assert len(parallel) == 3
+    for one, other in zip(serial, parallel, strict=True):
+        assert list(one) == list(other) == ["front", "side"]
+        for camera in one:
+            np.testing.assert_array_equal(one[camera], other[camera])
+    with pytest.raises(invdyn.InputError, match="workers"):
+        render_collection(collection, workers=0)
+
+
 @requires_gym
 def test_render_collection_gym():
     collection = collect_gym("Reacher-v5", episodes=1, steps_per_episode=5, seed=0)

@@ -210,8 +210,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         type=int,
         default=1,
-        help="processes that simulate episodes in parallel; the episodes do not depend on N "
-        "(default: 1)",
+        help="processes that simulate and render episodes in parallel; the episodes and their "
+        "frames do not depend on N (default: 1)",
     )
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -746,6 +746,7 @@ def _collect(args: argparse.Namespace) -> int:
             width=size[0],
             height=size[1],
             scene=scene,
+            workers=args.workers,
             progress=progress,
         )
         videos = {camera: [episode[camera] for episode in rendered] for camera in rendered[0]}

@@ -27,21 +27,19 @@ Needs the ``sim`` extra (MuJoCo); `collect_gym` needs Gymnasium too
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import difflib
 import functools
 import math
-import multiprocessing
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_positive, not_a_model
+from invdyn._parallel import map_in_shards
 from invdyn.configuration import integrate, neutral, to_mujoco_state
 from invdyn.control.computed_torque import CONTROLLERS, Gains
 from invdyn.control.trajectories import JointTrajectory, fourier
@@ -403,30 +401,11 @@ def collect_in_parallel(
 
     `draw` returns each index's episode and discarded draws, calling ``done()`` after each
     when given. Each episode is seeded by its index alone, so the result does not depend on
-    `workers`: with one, the episodes are drawn here, in order; with more, `draw` (picklable:
-    a ``functools.partial`` of a module-level function) runs on shards of the indices in a
-    pool of that many processes (started by ``spawn``: MuJoCo and OpenGL do not survive a
-    fork), the first error cancelling the shards not yet started. As with any ``spawn`` pool, a
-    script that calls this must do so under ``if __name__ == "__main__":``.
+    `workers`: with more than one, `draw` runs on shards of the indices in a pool of processes
+    (`invdyn._parallel.map_in_shards`; a script that calls this must do so under
+    ``if __name__ == "__main__":``).
     """
-    workers = check_count("workers", workers)
-    with tqdm(total=count, disable=not progress, desc=desc, unit="ep") as bar:
-        if workers == 1:
-            drawn = draw(range(count), done=lambda: bar.update(1))
-        else:
-            shards = [s for s in np.array_split(np.arange(count), 4 * workers) if len(s)]
-            context = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-                futures = {pool.submit(draw, shard.tolist()): i for i, shard in enumerate(shards)}
-                results: dict[int, list[tuple[CollectedEpisode, int]]] = {}
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        results[futures[future]] = future.result()
-                        bar.update(len(results[futures[future]]))
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
-            drawn = [pair for i in range(len(shards)) for pair in results[i]]
+    drawn = map_in_shards(draw, range(count), workers, progress=progress, desc=desc)
     return [episode for episode, _ in drawn], sum(discards for _, discards in drawn)
 
 

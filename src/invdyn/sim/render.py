@@ -24,17 +24,18 @@ then.
 from __future__ import annotations
 
 import copy
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, not_a_model
+from invdyn._parallel import map_in_shards
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import load
@@ -335,6 +336,7 @@ def render_collection(
     width: int = 64,
     height: int = 64,
     scene: mujoco.MjModel | None = None,
+    workers: int = 1,
     progress: bool = False,
 ) -> list[dict[str, Frames]]:
     """Videos of every episode of `collection`, from its ``full_state``, one per camera.
@@ -347,6 +349,8 @@ def render_collection(
       width: image width in pixels, >= 1.
       height: image height in pixels, >= 1.
       scene: the MuJoCo model to render in; None for ``scene_for(collection.source)``.
+      workers: processes that render episodes in parallel, each with its own OpenGL context
+        (`invdyn._parallel.map_in_shards`); the frames do not depend on it.
       progress: show a progress bar over episodes.
 
     Returns:
@@ -358,7 +362,6 @@ def render_collection(
         fit the scene, or an unknown camera (the message lists the scene's cameras).
       InvdynError: MuJoCo cannot create an OpenGL context (see the module docstring).
     """
-    mujoco = import_mujoco()
     if not isinstance(collection, Collection):
         raise InputError(
             f"collection must be an invdyn.sim.Collection, got {type(collection).__name__}"
@@ -374,10 +377,26 @@ def render_collection(
         name = f"collection.episodes[{k}].full_state"
         videos.append(_full_states(mj_model, episode.full_state, name))
     size = check_count("width", width), check_count("height", height)
+    draw = functools.partial(_render_episodes, mj_model, ids, size)
+    return map_in_shards(draw, videos, workers, progress=progress, desc="render")
+
+
+def _render_episodes(
+    mj_model: Any,
+    ids: dict[str, int],
+    size: tuple[int, int],
+    episodes: Sequence[Float],
+    done: Callable[[], Any] | None = None,
+) -> list[dict[str, Frames]]:
+    """`render_collection`'s frames of the (T, nq + nv) states of each of `episodes`, calling
+    ``done()`` after each when given."""
+    mujoco = import_mujoco()
     rendered = []
     with _renderer(mujoco, mj_model, *size) as renderer:
-        for states in tqdm(videos, disable=not progress, desc="render", unit="ep"):
+        for states in episodes:
             rendered.append({name: _render(mujoco, renderer, states, i) for name, i in ids.items()})
+            if done is not None:
+                done()
     return rendered
 
 
