@@ -847,7 +847,7 @@ def _tables(
     # tasks, written as pandas writes a frame indexed by task (LeRobot reads it with pandas)
     files[TASKS_PATH] = _tasks_table(pa, tasks)
     files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()} | {
-        key: histogram_statistics(sum(video.histograms), sum(video.lengths))
+        key: histogram_statistics(np.sum(video.histograms, axis=0), sum(video.lengths))
         for key, (video, _) in videos.items()
     }
 
