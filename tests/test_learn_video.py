@@ -8,6 +8,7 @@ episodes' frames despite lossy H.264.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -176,6 +177,48 @@ def test_bad_videos(tmp_path, videos, message):
             action_names=["u"], videos=videos,
         )  # fmt: skip
     assert not (tmp_path / "d").exists()
+
+
+def test_a_bad_later_episode_leaves_nothing(tmp_path):
+    """Frames are checked as they are encoded: a wrong size in the second episode stops the
+    write, and neither the dataset nor its staging directory remains."""
+    videos = {"front": [pattern(10), pattern(12, 16, 16)]}
+    with pytest.raises(InputError, match=r"videos\['front'\]\[1\].*one size per camera"):
+        write_dataset(
+            tmp_path / "d", episodes([10, 12]), fps=FPS, state_names=["a", "b"],
+            action_names=["u"], videos=videos,
+        )  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+
+
+class _ReadLog(Sequence[np.ndarray]):
+    """Frames of episodes that log each read as (camera, episode)."""
+
+    def __init__(self, frames: list[np.ndarray], camera: str, log: list[tuple[str, int]]):
+        self.frames, self.camera, self.log = frames, camera, log
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __getitem__(self, k):  # type: ignore[override]
+        self.log.append((self.camera, k))
+        return self.frames[k]
+
+
+def test_videos_stream_episode_after_episode(tmp_path):
+    """Each episode's frames are read once, every camera's of one episode before the next
+    episode's, so frames made when read (rendered, say) need not all be held."""
+    log: list[tuple[str, int]] = []
+    frames = [pattern(n, level=k) for k, n in enumerate([10, 12, 8])]
+    videos = {camera: _ReadLog(frames, camera, log) for camera in ("front", "top")}
+    path = write_dataset(
+        tmp_path / "d", episodes([10, 12, 8]), fps=FPS, state_names=["a", "b"],
+        action_names=["u"], videos=videos,
+    )  # fmt: skip
+    assert log == [(camera, k) for k in range(3) for camera in ("front", "top")]
+    dataset = read_dataset(path)
+    for k, expected in enumerate(frames):
+        assert np.abs(dataset.frames("top", k).astype(int) - expected).mean() < 4
 
 
 def test_video_needs_timestamps_at_the_frame_rate(tmp_path):

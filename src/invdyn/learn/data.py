@@ -44,6 +44,7 @@ pyarrow (and h5py, for `read_robomimic` and `read_minari`) load only when a func
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -74,6 +75,7 @@ from invdyn.learn.keys import (
 from invdyn.learn.video import (
     QUANTILES,
     TOLERANCE_S,
+    CameraWriter,
     Frames,
     Source,
     VideoFrames,
@@ -84,7 +86,6 @@ from invdyn.learn.video import (
     histogram_statistics,
     read_sources,
     video_info,
-    write_camera,
 )
 
 Float = NDArray[np.floating[Any]]
@@ -496,7 +497,7 @@ def write_dataset(
     states = _vector_names(episodes, "state", "state_names", state_names)
     actions = _vector_names(episodes, "action", "action_names", action_names)
     extras = _extra_features(extra_features, [len(e) for e in episodes])
-    cameras = _video_frames(videos, episodes, rate)
+    cameras = _video_sources(videos, episodes, rate)
     if states is None and actions is None and not cameras:
         raise InputError(
             "the episodes have neither state nor action, and there are no videos: nothing to store"
@@ -506,10 +507,7 @@ def write_dataset(
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        encoded = {
-            key: _encode_camera(staging, key, frames, rate, layout)
-            for key, frames in cameras.items()
-        }
+        encoded = _encode_videos(staging, cameras, [len(e) for e in episodes], rate, layout)
         tables = _tables(
             pa,
             episodes,
@@ -647,60 +645,74 @@ class _Video(NamedTuple):
     segments: list[VideoSegment]
 
 
-def _encode_camera(
-    root: Path, key: str, frames: list[Frames], fps: float, layout: Layout
-) -> _Video:
-    """Encode one camera's frames of every episode into the videos of the dataset at `root`."""
-    segments = write_camera(
-        root,
-        VIDEO_PATH,
-        key,
-        frames,
-        fps,
-        chunks_size=layout.chunks_size,
-        file_size_mb=layout.video_file_size_mb,
-    )
-    return _Video(
-        size=(frames[0].shape[1], frames[0].shape[2]),
-        lengths=[len(f) for f in frames],
-        histograms=[frame_histogram(f) for f in frames],
-        segments=segments,
-    )
+def _encode_videos(
+    root: Path,
+    cameras: Mapping[str, Sequence[ArrayLike]],
+    lengths: list[int],
+    fps: float,
+    layout: Layout,
+) -> dict[str, _Video]:
+    """Encode each camera's frames (`_video_sources`) into the videos of the dataset at
+    `root`, episode after episode, checking them: each episode's frames are read once and held
+    only while they are encoded, so lazily made frames (rendered, say) stream to the files."""
+    sizes: dict[str, tuple[int, int]] = {}
+    histograms: dict[str, list[Int]] = {key: [] for key in cameras}
+    segments: dict[str, list[VideoSegment]] = {key: [] for key in cameras}
+    with contextlib.ExitStack() as stack:
+        writers = {
+            key: stack.enter_context(
+                CameraWriter(
+                    root,
+                    VIDEO_PATH,
+                    key,
+                    fps,
+                    chunks_size=layout.chunks_size,
+                    file_size_mb=layout.video_file_size_mb,
+                )
+            )
+            for key in cameras
+        }
+        for k, length in enumerate(lengths):
+            for key, per_episode in cameras.items():
+                name = f"videos[{key.removeprefix(OBS_IMAGE_PREFIX)!r}][{k}]"
+                frames = check_frames(name, per_episode[k])
+                size = sizes.setdefault(key, (frames.shape[1], frames.shape[2]))
+                if frames.shape[1:3] != size:
+                    raise InputError(
+                        f"{name} has frames of {frames.shape[1:]}, but episode 0's are "
+                        f"{(*size, 3)}: one size per camera"
+                    )
+                if len(frames) != length:
+                    raise InputError(f"{name} has {len(frames)} frames, episode {k} {length}")
+                segments[key].append(writers[key].add(frames))
+                histograms[key].append(frame_histogram(frames))
+    return {key: _Video(sizes[key], lengths, histograms[key], segments[key]) for key in cameras}
 
 
-def _video_frames(
+def _video_sources(
     videos: Mapping[str, Sequence[ArrayLike]] | None, episodes: list[Episode], fps: float
-) -> dict[str, list[Frames]]:
-    """The checked frames of `write_dataset`'s `videos`, by feature key."""
+) -> dict[str, Sequence[ArrayLike]]:
+    """`write_dataset`'s `videos` by feature key, checked but for the frames themselves, which
+    `_encode_videos` checks as it reads them."""
     if videos is None:
         return {}
     if not isinstance(videos, Mapping):
         raise InputError(f"videos must map camera names to frames, got {type(videos).__name__}")
-    out: dict[str, list[Frames]] = {}
+    out: dict[str, Sequence[ArrayLike]] = {}
     for camera, per_episode in videos.items():
         _check_camera(camera)
         if isinstance(per_episode, np.ndarray) or len(per_episode) != len(episodes):
             raise InputError(
                 f"videos[{camera!r}] must hold one frame array per episode ({len(episodes)})"
             )
-        frames = [check_frames(f"videos[{camera!r}][{k}]", f) for k, f in enumerate(per_episode)]
-        for k, (array, episode) in enumerate(zip(frames, episodes)):
-            if array.shape[1:] != frames[0].shape[1:]:
-                raise InputError(
-                    f"videos[{camera!r}][{k}] has frames of {array.shape[1:]}, but episode 0's "
-                    f"are {frames[0].shape[1:]}: one size per camera"
-                )
-            if len(array) != len(episode):
-                raise InputError(
-                    f"videos[{camera!r}][{k}] has {len(array)} frames, episode {k} {len(episode)}"
-                )
-            late = np.abs(episode.timestamp - np.arange(len(episode)) / fps)
-            if late.max() > TOLERANCE_S:
-                raise InputError(
-                    f"episode {k} has video, so its timestamps must be k / fps; timestamp"
-                    f"[{int(np.argmax(late))}] is {late.max():.3g} s off"
-                )
-        out[OBS_IMAGE_PREFIX + camera] = frames
+        out[OBS_IMAGE_PREFIX + camera] = per_episode
+    for k, episode in enumerate(episodes if out else []):
+        late = np.abs(episode.timestamp - np.arange(len(episode)) / fps)
+        if late.max() > TOLERANCE_S:
+            raise InputError(
+                f"episode {k} has video, so its timestamps must be k / fps; timestamp"
+                f"[{int(np.argmax(late))}] is {late.max():.3g} s off"
+            )
     return out
 
 

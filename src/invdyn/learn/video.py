@@ -243,55 +243,68 @@ class VideoSegment:
     to_timestamp: float
 
 
-def write_camera(
-    root: Path,
-    template: str,
-    key: str,
-    episodes: Sequence[Frames],
-    fps: float,
-    *,
-    chunks_size: int,
-    file_size_mb: float,
-) -> list[VideoSegment]:
-    """Encode one camera's frames of every episode into the mp4 files of a dataset at `root`.
+class CameraWriter:
+    """One camera's mp4 files of a dataset being written, one episode after another.
 
     Episodes follow each other on a file's timeline, frame k of the whole file at ``k / fps``;
     a file takes no further episode once it has passed `file_size_mb` megabytes (LeRobot's
-    ``video_files_size_in_mb``), and each chunk directory holds `chunks_size` files.
+    ``video_files_size_in_mb``), and each chunk directory holds `chunks_size` files. Use it as
+    a context manager, which closes the last file.
 
     Args:
       root: the dataset directory being written.
       template: the ``video_path`` template, with ``video_key``, ``chunk_index`` and
         ``file_index`` fields.
       key: the feature, ``observation.images.<camera>``.
-      episodes: (T_i, H, W, 3) uint8 frames of each episode, all of one size.
       fps: frames per second.
-
-    Returns:
-      Each episode's segment.
     """
-    budget = file_size_mb * 1024 * 1024
-    segments: list[VideoSegment] = []
-    writer: _VideoWriter | None = None
-    number = 0
-    try:
-        for frames in episodes:
-            chunk, index = divmod(number, chunks_size)
-            if writer is None:
-                path = root / template.format(video_key=key, chunk_index=chunk, file_index=index)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                writer = _VideoWriter(path, (frames.shape[1], frames.shape[2]), fps)
-            start = writer.frames_written
-            writer.write(frames)
-            segments.append(VideoSegment(chunk, index, start / fps, writer.frames_written / fps))
-            # the file appears only once the encoder has emitted its first packet
-            if writer.path.exists() and writer.path.stat().st_size > budget:
-                writer.__exit__(None, None, None)
-                writer, number = None, number + 1
-    finally:
-        if writer is not None:
+
+    def __init__(
+        self,
+        root: Path,
+        template: str,
+        key: str,
+        fps: float,
+        *,
+        chunks_size: int,
+        file_size_mb: float,
+    ) -> None:
+        self._root, self._template, self._key, self._fps = root, template, key, fps
+        self._chunks_size = chunks_size
+        self._budget = file_size_mb * 1024 * 1024
+        self._writer: _VideoWriter | None = None
+        self._number = 0
+
+    def add(self, frames: Frames) -> VideoSegment:
+        """Encode an episode's (T, H, W, 3) uint8 frames, of the size of the others; its segment."""
+        chunk, index = divmod(self._number, self._chunks_size)
+        if self._writer is None:
+            path = self._root / self._template.format(
+                video_key=self._key, chunk_index=chunk, file_index=index
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = _VideoWriter(path, (frames.shape[1], frames.shape[2]), self._fps)
+        writer = self._writer
+        start = writer.frames_written
+        writer.write(frames)
+        segment = VideoSegment(chunk, index, start / self._fps, writer.frames_written / self._fps)
+        # the file appears only once the encoder has emitted its first packet
+        if writer.path.exists() and writer.path.stat().st_size > self._budget:
+            self.close()
+            self._number += 1
+        return segment
+
+    def close(self) -> None:
+        """Finish the file being written, if any."""
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
             writer.__exit__(None, None, None)
-    return segments
+
+    def __enter__(self) -> CameraWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def frame_histogram(frames: Frames) -> Int:
