@@ -470,6 +470,30 @@ def test_collect_renders_cameras(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert np.abs(frames[-1].astype(int) - frames[0]).mean() > 0.1
 
 
+def test_collect_renders_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--workers 2 renders (as well as simulates) in two processes, streaming more episodes
+    than a shard to the videos: the dataset's frames are those of one process."""
+    from invdyn.learn.data import read_dataset
+    from invdyn.sim.render import RENDER_SHARD
+
+    episodes = str(RENDER_SHARD + 3)
+    datasets = []
+    for workers in ("1", "2"):
+        path = tmp_path / f"data{workers}"
+        status, _, err = run(
+            capsys, "collect", "double_pendulum", "--episodes", episodes, "--duration", "0.05",
+            "--camera", "front", "--camera", "side", "--workers", workers, "--out", str(path),
+            "--no-progress",
+        )  # fmt: skip
+        assert status == 0, err
+        datasets.append(read_dataset(path))
+    one, two = datasets
+    assert len(one) == len(two) == RENDER_SHARD + 3
+    for k in range(len(one)):
+        for camera in ("front", "side"):
+            np.testing.assert_array_equal(one.frames(camera, k), two.frames(camera, k))
+
+
 def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """collect, train, evaluate on other episodes, then label them: the README's workflow on
     tiny data (the double pendulum at 100 Hz)."""

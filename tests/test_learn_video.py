@@ -23,6 +23,7 @@ from invdyn.learn.data import (
     Layout,
     read_dataset,
     read_info,
+    stream_videos,
     write_collection,
     write_dataset,
 )
@@ -219,6 +220,33 @@ def test_videos_stream_episode_after_episode(tmp_path):
     dataset = read_dataset(path)
     for k, expected in enumerate(frames):
         assert np.abs(dataset.frames("top", k).astype(int) - expected).mean() < 4
+
+
+def test_streamed_videos(tmp_path):
+    """Episodes' frames made one after another are written as a list of them would be; read
+    out of order, or short of episodes, they raise a clear error."""
+    frames = [pattern(n, level=k) for k, n in enumerate([10, 12])]
+    made = ({"front": f, "top": f[:, ::2, ::2]} for f in frames)
+    path = write_dataset(
+        tmp_path / "d", episodes([10, 12]), fps=FPS, state_names=["a", "b"],
+        action_names=["u"], videos=stream_videos(made, 2),
+    )  # fmt: skip
+    dataset = read_dataset(path)
+    assert dataset.frames("top", 1).shape == (12, 16, 24, 3)
+    assert np.abs(dataset.frames("front", 1).astype(int) - frames[1]).mean() < 4
+
+    videos = stream_videos(({"front": f} for f in frames), 2)
+    with pytest.raises(InputError, match="read once, in order: episode 1 asked after episode -1"):
+        videos["front"][1]
+    short = stream_videos(iter([{"front": frames[0]}]), 2)
+    with pytest.raises(InputError, match="end after 1 episodes"):
+        write_dataset(
+            tmp_path / "e", episodes([10, 12]), fps=FPS, state_names=["a", "b"],
+            action_names=["u"], videos=short,
+        )  # fmt: skip
+    assert not (tmp_path / "e").exists()
+    with pytest.raises(InputError, match="at least one episode"):
+        stream_videos([], 0)
 
 
 def test_video_needs_timestamps_at_the_frame_rate(tmp_path):

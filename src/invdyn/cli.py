@@ -738,9 +738,11 @@ def _collect(args: argparse.Namespace) -> int:
         )
     videos = None
     if scene is not None:
-        from invdyn.sim.render import render_collection
+        from invdyn.learn.data import stream_videos
+        from invdyn.sim.render import iter_rendered
 
-        rendered = render_collection(
+        # rendered as they are written, a few episodes held at a time
+        rendered = iter_rendered(
             collection,
             cameras=args.camera,
             width=size[0],
@@ -749,7 +751,7 @@ def _collect(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=progress,
         )
-        videos = {camera: [episode[camera] for episode in rendered] for camera in rendered[0]}
+        videos = stream_videos(rendered, len(collection.episodes))
     path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
     frames = sum(len(e.state) for e in collection.episodes)
     print(

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -714,6 +715,62 @@ def _video_sources(
                 f"[{int(np.argmax(late))}] is {late.max():.3g} s off"
             )
     return out
+
+
+def stream_videos(
+    episodes: Iterable[Mapping[str, ArrayLike]], count: int
+) -> dict[str, Sequence[ArrayLike]]:
+    """`write_dataset`'s `videos` from `count` episodes' frames by camera, made one episode
+    after another (by `invdyn.sim.render.iter_rendered`, say): `write_dataset` reads each
+    episode's once, in order, so that one episode's frames are held at a time.
+
+    Raises:
+      InputError: `episodes` is empty or `count` is not positive; reading the videos out of
+        order (anything but `write_dataset` reading them) raises it too.
+    """
+    iterator = iter(episodes)
+    first = next(iterator, None)
+    if first is None or count < 1:
+        raise InputError(f"stream_videos needs at least one episode, got count={count}")
+    stream = _EpisodeStream(itertools.chain([first], iterator))
+    return {camera: _StreamedVideo(stream, camera, count) for camera in first}
+
+
+class _EpisodeStream:
+    """Episodes' frames by camera read from an iterator in order, the latest one kept."""
+
+    def __init__(self, episodes: Iterator[Mapping[str, ArrayLike]]) -> None:
+        self._episodes = episodes
+        self._index = -1
+        self._current: Mapping[str, ArrayLike] = {}
+
+    def frames(self, camera: str, k: int) -> ArrayLike:
+        if k == self._index + 1:
+            current = next(self._episodes, None)
+            if current is None:
+                raise InputError(f"the streamed videos end after {k} episodes")
+            self._current, self._index = current, k
+        elif k != self._index:
+            raise InputError(
+                f"streamed videos are read once, in order: episode {k} asked after "
+                f"episode {self._index}"
+            )
+        if camera not in self._current:
+            raise InputError(f"streamed episode {k} has no frames of camera {camera!r}")
+        return self._current[camera]
+
+
+class _StreamedVideo(Sequence[ArrayLike]):
+    """One camera's frames of the episodes of an `_EpisodeStream`."""
+
+    def __init__(self, stream: _EpisodeStream, camera: str, count: int) -> None:
+        self._stream, self._camera, self._count = stream, camera, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, k: int) -> ArrayLike:  # type: ignore[override]
+        return self._stream.frames(self._camera, k)
 
 
 def _check_camera(camera: object) -> None:

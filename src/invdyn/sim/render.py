@@ -26,16 +26,17 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, not_a_model
-from invdyn._parallel import map_in_shards
+from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import load
@@ -55,6 +56,8 @@ DEFAULT_CAMERA = "default"
 """Camera name of MuJoCo's free camera (id -1), placed by ``mjv_defaultFreeCamera``."""
 
 ROBOT_CAMERAS: tuple[str, ...] = ("front", "side", "top")
+#: episodes that a process renders with one OpenGL context before handing them over
+RENDER_SHARD = 16
 """Cameras of `robot_scene` and of every scene of `scene_for`."""
 
 # stick radius as a share of the reach, and its floor (m); joint spheres and leaf markers are
@@ -339,7 +342,35 @@ def render_collection(
     workers: int = 1,
     progress: bool = False,
 ) -> list[dict[str, Frames]]:
-    """Videos of every episode of `collection`, from its ``full_state``, one per camera.
+    """Videos of every episode of `collection`, from its ``full_state``, one per camera: the
+    frames of `iter_rendered`, all held."""
+    return list(
+        iter_rendered(
+            collection,
+            cameras=cameras,
+            width=width,
+            height=height,
+            scene=scene,
+            workers=workers,
+            progress=progress,
+        )
+    )
+
+
+def iter_rendered(
+    collection: Collection,
+    *,
+    cameras: Sequence[str | int] = ("front",),
+    width: int = 64,
+    height: int = 64,
+    scene: mujoco.MjModel | None = None,
+    workers: int = 1,
+    progress: bool = False,
+) -> Iterator[dict[str, Frames]]:
+    """Videos of every episode of `collection`, from its ``full_state``, one per camera, each
+    episode's rendered as it is read: `RENDER_SHARD` episodes at a time, by `workers`
+    processes at most two shards each ahead of the one read, so that few are held
+    (`invdyn.learn.data.stream_videos` writes them to a dataset as they come).
 
     Args:
       collection: the episodes, each with a ``full_state``.
@@ -350,7 +381,7 @@ def render_collection(
       height: image height in pixels, >= 1.
       scene: the MuJoCo model to render in; None for ``scene_for(collection.source)``.
       workers: processes that render episodes in parallel, each with its own OpenGL context
-        (`invdyn._parallel.map_in_shards`); the frames do not depend on it.
+        (`invdyn._parallel.iter_in_shards`); the frames do not depend on it.
       progress: show a progress bar over episodes.
 
     Returns:
@@ -359,7 +390,8 @@ def render_collection(
 
     Raises:
       InputError: a bad argument, an episode without ``full_state`` or with one that does not
-        fit the scene, or an unknown camera (the message lists the scene's cameras).
+        fit the scene, or an unknown camera (the message lists the scene's cameras); raised
+        at the call, before any episode is rendered.
       InvdynError: MuJoCo cannot create an OpenGL context (see the module docstring).
     """
     if not isinstance(collection, Collection):
@@ -377,8 +409,16 @@ def render_collection(
         name = f"collection.episodes[{k}].full_state"
         videos.append(_full_states(mj_model, episode.full_state, name))
     size = check_count("width", width), check_count("height", height)
+    workers = check_count("workers", workers)
     draw = functools.partial(_render_episodes, mj_model, ids, size)
-    return map_in_shards(draw, videos, workers, progress=progress, desc="render")
+
+    def rendered() -> Iterator[dict[str, Frames]]:
+        with tqdm(total=len(videos), disable=not progress, desc="render", unit="ep") as bar:
+            yield from iter_in_shards(
+                draw, videos, workers, shard=RENDER_SHARD, ahead=2 * workers, bar=bar
+            )
+
+    return rendered()
 
 
 def _render_episodes(
