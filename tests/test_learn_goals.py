@@ -43,7 +43,7 @@ def reacher(tmp_path_factory):
     collection = collect_gym(
         "Reacher-v5", episodes=6, steps_per_episode=12, policy="bounded", seed=0
     )
-    frames = render_collection(collection, cameras=["top"], width=32, height=32)
+    frames = list(render_collection(collection, cameras=["top"], width=32, height=32))
     videos = {"top": [episode["top"] for episode in frames]}
     data = read_dataset(write_collection(collection, root / "reacher", videos=videos))
     result = train(data, config(), root / "run", progress=False)

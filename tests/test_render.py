@@ -106,7 +106,7 @@ def test_robot_scene_with_meshes_shows_a_wrist_roll():
 def test_render_collection_robot():
     model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=1, duration=0.1, control_rate=100.0, seed=0)
-    videos = render_collection(collection, cameras=("front", "top", -1), width=32, height=24)
+    videos = list(render_collection(collection, cameras=("front", "top", -1), width=32, height=24))
     assert len(videos) == 1 and list(videos[0]) == ["front", "top", "default"]
     for frames in videos[0].values():
         assert frames.shape == (11, 24, 32, 3) and frames.dtype == np.uint8
@@ -122,7 +122,7 @@ def test_render_collection_in_parallel_equals_serial():
     model = load_quietly("double_pendulum")
     collection = collect_robot(model, episodes=3, duration=0.05, control_rate=100.0, seed=2)
     serial, parallel = (
-        render_collection(collection, cameras=("front", "side"), workers=w) for w in (1, 2)
+        list(render_collection(collection, cameras=("front", "side"), workers=w)) for w in (1, 2)
     )
     assert len(parallel) == 3
     for one, other in zip(serial, parallel, strict=True):
@@ -136,7 +136,7 @@ def test_render_collection_in_parallel_equals_serial():
 @requires_gym
 def test_render_collection_gym():
     collection = collect_gym("Reacher-v5", episodes=1, steps_per_episode=5, seed=0)
-    videos = render_collection(collection, cameras=("default",), width=40, height=32)
+    videos = list(render_collection(collection, cameras=("default",), width=40, height=32))
     assert videos[0]["default"].shape == (6, 32, 40, 3)
 
     # two arm configurations give two images

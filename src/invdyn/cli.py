@@ -739,10 +739,10 @@ def _collect(args: argparse.Namespace) -> int:
     videos = None
     if scene is not None:
         from invdyn.learn.data import stream_videos
-        from invdyn.sim.render import iter_rendered
+        from invdyn.sim.render import render_collection
 
         # rendered as they are written, a few episodes held at a time
-        rendered = iter_rendered(
+        rendered = render_collection(
             collection,
             cameras=args.camera,
             width=size[0],

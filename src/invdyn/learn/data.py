@@ -721,7 +721,7 @@ def stream_videos(
     episodes: Iterable[Mapping[str, ArrayLike]], count: int
 ) -> dict[str, Sequence[ArrayLike]]:
     """`write_dataset`'s `videos` from `count` episodes' frames by camera, made one episode
-    after another (by `invdyn.sim.render.iter_rendered`, say): `write_dataset` reads each
+    after another (by `invdyn.sim.render.render_collection`, say): `write_dataset` reads each
     episode's once, in order, so that one episode's frames are held at a time.
 
     Raises:

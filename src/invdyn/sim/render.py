@@ -341,36 +341,12 @@ def render_collection(
     scene: mujoco.MjModel | None = None,
     workers: int = 1,
     progress: bool = False,
-) -> list[dict[str, Frames]]:
-    """Videos of every episode of `collection`, from its ``full_state``, one per camera: the
-    frames of `iter_rendered`, all held."""
-    return list(
-        iter_rendered(
-            collection,
-            cameras=cameras,
-            width=width,
-            height=height,
-            scene=scene,
-            workers=workers,
-            progress=progress,
-        )
-    )
-
-
-def iter_rendered(
-    collection: Collection,
-    *,
-    cameras: Sequence[str | int] = ("front",),
-    width: int = 64,
-    height: int = 64,
-    scene: mujoco.MjModel | None = None,
-    workers: int = 1,
-    progress: bool = False,
 ) -> Iterator[dict[str, Frames]]:
     """Videos of every episode of `collection`, from its ``full_state``, one per camera, each
     episode's rendered as it is read: `RENDER_SHARD` episodes at a time, by `workers`
     processes at most two shards each ahead of the one read, so that few are held
-    (`invdyn.learn.data.stream_videos` writes them to a dataset as they come).
+    (`invdyn.learn.data.stream_videos` writes them to a dataset as they come; ``list()``
+    holds them all).
 
     Args:
       collection: the episodes, each with a ``full_state``.
@@ -385,8 +361,8 @@ def iter_rendered(
       progress: show a progress bar over episodes.
 
     Returns:
-      Per episode, a dict from camera name (``"default"`` for -1) to its (T, height, width, 3)
-      uint8 frames.
+      An iterator over the episodes, in order: for each, a dict from camera name
+      (``"default"`` for -1) to its (T, height, width, 3) uint8 frames.
 
     Raises:
       InputError: a bad argument, an episode without ``full_state`` or with one that does not
