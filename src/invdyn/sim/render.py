@@ -56,9 +56,10 @@ DEFAULT_CAMERA = "default"
 """Camera name of MuJoCo's free camera (id -1), placed by ``mjv_defaultFreeCamera``."""
 
 ROBOT_CAMERAS: tuple[str, ...] = ("front", "side", "top")
-#: episodes that a process renders with one OpenGL context before handing them over
-RENDER_SHARD = 16
 """Cameras of `robot_scene` and of every scene of `scene_for`."""
+
+RENDER_SHARD = 16
+"""Episodes that a process renders with one OpenGL context before handing them over."""
 
 # stick radius as a share of the reach, and its floor (m); joint spheres and leaf markers are
 # larger by these factors; the reach of a robot smaller than MIN_REACH (m) counts as MIN_REACH
