@@ -451,6 +451,28 @@ def test_collect_and_train_bad_input(
     assert err.startswith("invdyn: error:") and message in err, err
 
 
+def test_collect_refuses_an_occupied_out_before_simulating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An --out that is not empty (and not a dataset to --overwrite) is refused before any
+    episode is simulated, and what it holds is left alone."""
+    import invdyn.sim.collect
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated before checking --out")
+
+    monkeypatch.setattr(invdyn.sim.collect, "collect_robot", must_not_run)
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    for extra in ([], ["--overwrite"]):
+        status, _, err = run(
+            capsys, "collect", "double_pendulum", "--episodes", "1000", "--out", str(out), *extra
+        )
+        assert status == 2 and str(out) in err, err
+    assert (out / "keep.txt").read_text() == "mine"
+
+
 def test_collect_renders_cameras(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--camera renders each episode into the dataset's videos, one per camera."""
     from invdyn.learn.data import read_dataset

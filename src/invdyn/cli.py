@@ -699,9 +699,11 @@ def dof_units(model: Model) -> list[str]:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from invdyn.learn.data import write_collection
+    from invdyn.learn.data import check_target, write_collection
     from invdyn.sim.collect import collect_gym, collect_robot
 
+    # an occupied --out is refused before the simulation, not after it
+    check_target(Path(args.out), overwrite=args.overwrite)
     progress = not args.no_progress
     size = _frame_size(args.size)
     robot = None if _is_gym_id(args.source) else _load(args.source, floating_base=False)

@@ -503,7 +503,7 @@ def write_dataset(
         raise InputError(
             "the episodes have neither state nor action, and there are no videos: nothing to store"
         )
-    _check_target(target, overwrite=overwrite)
+    check_target(target, overwrite=overwrite)
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -809,8 +809,10 @@ def _video_columns(pa: ModuleType, key: str, video: _Video) -> dict[str, Any]:
     return columns
 
 
-def _check_target(target: Path, *, overwrite: bool) -> None:
-    """`FileExistsError` unless `target` is absent, an empty directory, or a dataset to replace."""
+def check_target(target: Path, *, overwrite: bool) -> None:
+    """`FileExistsError` unless `target` is absent, an empty directory, or (with `overwrite`)
+    a dataset to replace: what the writers here check first, for a caller to check before
+    long work that ends in a write."""
     if not target.exists() and not target.is_symlink():
         return
     if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
@@ -1149,7 +1151,7 @@ def write_collection(
         raise InputError("some episodes of the collection have a full_state and others not")
     metadata = _plain_json(dict(getattr(collection, "metadata", None) or {}))
     target = Path(path)
-    _check_target(target, overwrite=overwrite)
+    check_target(target, overwrite=overwrite)
 
     # the dataset in a staging directory, its info.json completed, then swapped into place
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -1239,7 +1241,7 @@ def import_videos(
     """
     _check_camera(camera)
     target = Path(out)
-    _check_target(target, overwrite=overwrite)
+    check_target(target, overwrite=overwrite)
     frames, rate = read_sources(find_sources(sources), fps=fps, size=size, progress=progress)
     episodes = [
         Episode(state=None, action=None, timestamp=np.arange(len(f), dtype=np.float64) / rate)

@@ -72,7 +72,7 @@ from invdyn.learn.data import (
     Dataset,
     Episode,
     FrameFeature,
-    _check_target,
+    check_target,
     import_videos,
     read_dataset,
     read_frame_columns,
@@ -161,7 +161,7 @@ def label_dataset(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers must be an integer >= 1, got {workers!r}")
     out = Path(out_path)
-    _check_target(out, overwrite=overwrite)
+    check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
@@ -282,7 +282,7 @@ def label_videos(
         `import_videos`.
     """
     out = Path(out_path)
-    _check_target(out, overwrite=overwrite)
+    check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir)
     config = checkpoint.model.config
     if config.state or len(config.camera_names) != 1:
