@@ -15,6 +15,7 @@ from conftest import requires_erd
 from invdyn.cli import main
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
+from invdyn.learn.config import preset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -280,6 +281,11 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 0, err
     assert (run_dir / "checkpoint" / "model.safetensors").exists()
     assert "r2_mean" in out
+    # without a progress bar, a line per epoch
+    epochs = preset("small").train.epochs
+    lines = [line for line in out.splitlines() if line.startswith("epoch ")]
+    assert [line.split()[1] for line in lines] == [f"{k}/{epochs}" for k in range(1, epochs + 1)]
+    assert "train_loss" in lines[-1] and "val_loss" in lines[-1] and lines[-1].endswith("min)")
     # the same dataset again refuses to overwrite, and a finished run is returned as is
     status, _, err = run(capsys, "collect", "double_pendulum", "--out", str(dataset))
     assert status == 2 and "exists" in err, err

@@ -12,7 +12,8 @@ import dataclasses
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +242,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="train in N processes with DistributedDataParallel (gloo on CPUs, nccl on GPUs)",
     )
-    train.add_argument("--no-progress", action="store_true", help="no progress bars")
+    train.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar: a line per epoch instead (losses, learning rate, minutes)",
+    )
     train.set_defaults(command=_train)
 
     wbc = commands.add_parser(
@@ -790,7 +795,12 @@ def _train(args: argparse.Namespace) -> int:
     rank = distributed.rank()
     try:
         result = train(
-            dataset, config, args.out, progress=not args.no_progress, resume=not args.restart
+            dataset,
+            config,
+            args.out,
+            progress=not args.no_progress,
+            resume=not args.restart,
+            callback=_epoch_printer(config.train.epochs) if args.no_progress else None,
         )
     finally:
         distributed.leave()
@@ -804,6 +814,18 @@ def _train(args: argparse.Namespace) -> int:
         _print_table(["metric", "value"], rows)
     print(f"wrote {result.checkpoint}")
     return 0
+
+
+def _epoch_printer(epochs: int) -> Callable[[int, Mapping[str, float]], None]:
+    """A training callback that prints each epoch's history entry on a line, for logs."""
+    start = time.monotonic()
+
+    def print_epoch(epoch: int, entry: Mapping[str, float]) -> None:
+        values = "  ".join(f"{k} {v:.4g}" for k, v in entry.items() if k != "epoch")
+        minutes = (time.monotonic() - start) / 60
+        print(f"epoch {epoch}/{epochs}  {values}  ({minutes:.1f} min)", flush=True)
+
+    return print_epoch
 
 
 def _train_argv(args: argparse.Namespace) -> list[str]:
