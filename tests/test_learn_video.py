@@ -132,6 +132,45 @@ def test_episodes_of_a_few_frames(tmp_path):
         assert np.abs(dataset.frames("front", k).astype(int) - expected).mean() < 4
 
 
+def test_episodes_read_in_any_order(tmp_path):
+    """Episodes read backwards, again, or camera by camera in turn give the frames read in
+    order: a reader seeks back to the keyframe before an earlier episode."""
+    lengths = [25, 31, 18, 40]
+    frames = {"front": [pattern(n, level=k) for k, n in enumerate(lengths)]}
+    frames["side"] = [f[:, ::-1] for f in frames["front"]]
+    path = write_dataset(
+        tmp_path / "d",
+        episodes(lengths),
+        fps=FPS,
+        state_names=["a", "b"],
+        action_names=["u"],
+        videos=frames,
+    )
+    in_order = {c: [read_dataset(path).frames(c, k) for k in range(4)] for c in frames}
+    dataset = read_dataset(path)
+    for k in (3, 0, 2, 2, 1, 3, 0):
+        for camera in ("side", "front"):
+            np.testing.assert_array_equal(dataset.frames(camera, k), in_order[camera][k])
+
+
+def test_reading_in_order_holds_about_an_episode(tmp_path):
+    """Reading a file's episodes one after the other never holds the whole file's frames."""
+    import tracemalloc
+
+    lengths = [30] * 12
+    path, frames = write(tmp_path / "d", lengths)
+    dataset = read_dataset(path)
+    tracemalloc.start()
+    try:
+        for k in range(len(lengths)):
+            dataset.frames("front", k)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    episode = frames[0].nbytes
+    assert peak < 4 * episode, (peak, episode, sum(f.nbytes for f in frames))
+
+
 def test_frame_statistics_match_numpy():
     frames = pattern(7, 8, 10)
     # histograms of parts add up to the whole's

@@ -335,13 +335,93 @@ def histogram_statistics(histogram: Int, count: int) -> dict[str, list[Any]]:
     return out | {"count": [int(count)]}
 
 
+class _FileReader:
+    """One mp4 file's frames, decoded forwards as they are asked for. A request drops the
+    frames before its own, so reading a file's episodes in order decodes it once and holds
+    about one episode's frames; a request for earlier frames seeks back to the keyframe before
+    them (as LeRobot's decoders do)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._av = _av()
+        if not path.is_file():
+            raise DataError(f"video file {path} is missing")
+        try:
+            self._container = self._av.open(str(path))
+        except self._av.error.FFmpegError as exc:
+            raise DataError(f"video file {path} cannot be decoded: {exc}") from None
+        if not self._container.streams.video:
+            self._container.close()
+            raise DataError(f"{path} holds no video stream")
+        self._stream = self._container.streams.video[0]
+        self._start(None)
+
+    def _start(self, seconds: float | None) -> None:
+        """Decode from the file's start, or from the keyframe at or before `seconds`."""
+        if seconds is not None:
+            offset = int(seconds / self._stream.time_base)
+            self._container.seek(offset, stream=self._stream, backward=True)
+        self._decoder = self._container.decode(self._stream)
+        self._buffer: list[tuple[float, Frames]] = []
+        # the time of the last frame decoded, and of the last one dropped
+        self._last = self._dropped = -np.inf
+        self._ended = False
+
+    def span(self, first: float, last: float) -> tuple[Frames, NDArray[np.float64]]:
+        """(n, H, W, 3) the frames whose times lie in [first, last] seconds, and their (n,)
+        times; frames before `first` are dropped.
+
+        Raises:
+          DataError: the file cannot be decoded; the message names it.
+        """
+        kept = [(t, image) for t, image in self._buffer if t >= first]
+        if len(kept) < len(self._buffer):
+            self._dropped = max(t for t, _ in self._buffer if t < first)
+        self._buffer = kept
+        try:
+            if first <= self._dropped:
+                self._start(first)
+            while not self._ended and self._last < last:
+                frame = next(self._decoder, None)
+                if frame is None:
+                    self._ended = True
+                    break
+                self._last = float(frame.pts * frame.time_base)
+                if self._last < first:
+                    self._dropped = self._last
+                else:
+                    self._buffer.append((self._last, frame.to_ndarray(format="rgb24")))
+        except self._av.error.FFmpegError as exc:
+            raise DataError(f"video file {self.path} cannot be decoded: {exc}") from None
+        inside = [(t, image) for t, image in self._buffer if t <= last]
+        if not inside:
+            return np.empty((0, 0, 0, 3), np.uint8), np.empty(0)
+        return np.stack([image for _, image in inside]), np.array([t for t, _ in inside])
+
+    def end(self) -> float:
+        """The time of the last frame decoded so far (-inf before the first)."""
+        return self._last
+
+    def close(self) -> None:
+        self._container.close()
+
+
+def _nearest(times: NDArray[np.float64], wanted: NDArray[np.float64]) -> NDArray[np.int64]:
+    """For each of `wanted`, the index of the nearest of the ascending, non-empty `times`."""
+    after = np.searchsorted(times, wanted).clip(0, len(times) - 1)
+    before = (after - 1).clip(0)
+    closer = np.abs(times[before] - wanted) <= np.abs(times[after] - wanted)
+    return np.where(closer, before, after)
+
+
 class VideoFrames:
-    """Frames of a dataset's videos by episode segment, each file decoded once when used (the
-    last one kept, so that reading episodes in order decodes every file once)."""
+    """Frames of a dataset's videos by episode segment. Each feature keeps its current file
+    open and decodes it forwards (`_FileReader`), so that reading episodes in order decodes
+    every file once and holds about one episode's frames per feature, never a whole file."""
 
     def __init__(self, root: Path, template: str, fps: float) -> None:
         self.root, self.template, self.fps = root, template, fps
-        self._decoded: tuple[Path, Frames, NDArray[np.float64]] | None = None
+        self._readers: dict[str, _FileReader] = {}
 
     def path(self, key: str, segment: VideoSegment) -> Path:
         """The mp4 file of `segment` of feature `key`."""
@@ -357,20 +437,33 @@ class VideoFrames:
           DataError: the file is missing or corrupt, or has no frame within `TOLERANCE_S` of
             a wanted time; the message names the file.
         """
-        path = self.path(key, segment)
-        if self._decoded is None or self._decoded[0] != path:
-            self._decoded = (path, *decode_video(path))
-        _, images, times = self._decoded
         wanted = segment.from_timestamp + np.asarray(timestamps, dtype=np.float64)
-        index = np.clip(np.rint(wanted * self.fps).astype(np.int64), 0, len(times) - 1)
+        reader = self._reader(key, self.path(key, segment))
+        images, times = reader.span(wanted.min() - TOLERANCE_S, wanted.max() + TOLERANCE_S)
+        if not len(times):
+            raise DataError(
+                f"{reader.path}: no frame from {wanted.min():.6f} to {wanted.max():.6f} s (an "
+                f"episode's frames); the frames read reach {reader.end():.6f} s"
+            )
+        index = _nearest(times, wanted)
         off = np.abs(times[index] - wanted)
         if np.any(off > TOLERANCE_S):
             k = int(np.argmax(off))
             raise DataError(
-                f"{path}: no frame at {wanted[k]:.6f} s (frame {k} of an episode); the file "
-                f"holds {len(times)} frames up to {times[-1]:.6f} s"
+                f"{reader.path}: no frame at {wanted[k]:.6f} s (frame {k} of an episode); the "
+                f"nearest is at {times[index[k]]:.6f} s"
             )
         return images[index]
+
+    def _reader(self, key: str, path: Path) -> _FileReader:
+        """The open reader of `key`'s file `path`, its previous file closed."""
+        reader = self._readers.get(key)
+        if reader is None or reader.path != path:
+            if reader is not None:
+                reader.close()
+                del self._readers[key]
+            self._readers[key] = reader = _FileReader(path)
+        return reader
 
 
 # plain files as episodes: mp4 videos and folders of images
