@@ -24,7 +24,7 @@ import dataclasses
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,11 @@ from tqdm.auto import tqdm
 from invdyn.errors import InputError
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
-from invdyn.learn.config import Config
+from invdyn.learn.config import Config, ModelConfig
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
+    Frames,
     InverseDynamicsModel,
     Windows,
     compute_norm_stats,
@@ -145,11 +146,9 @@ def train(
     tc = config.train
     spec = _spec(episodes)
     arrays = episode_arrays(episodes)
-    images = episode_images(episodes, config.model)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
-    train_w = make_windows(*select_episodes(arrays, images, train_idx, config.model))
-    val_w = (
-        make_windows(*select_episodes(arrays, images, val_idx, config.model)) if val_idx else None
+    train_w, val_w = _split_windows(
+        arrays, episode_images(episodes, config.model), train_idx, val_idx, config.model
     )
     if len(train_w) == 0:
         raise InputError(
@@ -388,6 +387,21 @@ def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str,
         for key in sums:
             sums[key] += metrics[key] * n
     return {k: v / len(windows) for k, v in sums.items()}
+
+
+def _split_windows(
+    arrays: Sequence[tuple[Float, Float]],
+    images: Mapping[str, Sequence[Frames]],
+    train_idx: Sequence[int],
+    val_idx: Sequence[int],
+    config: ModelConfig,
+) -> tuple[Windows, Windows | None]:
+    """The training and validation windows (None without validation episodes) of
+    `episode_arrays` and `episode_images` output; the per-episode frames are not kept (the
+    windows hold them, joined), so that training holds each frame once."""
+    train_w = make_windows(*select_episodes(arrays, images, train_idx, config))
+    val_w = make_windows(*select_episodes(arrays, images, val_idx, config)) if val_idx else None
+    return train_w, val_w
 
 
 class _DeviceWindows:
