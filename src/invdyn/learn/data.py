@@ -368,7 +368,7 @@ class Dataset:
         self._starts = starts
         self._tasks = episode_tasks
         self._segments = segments or {}
-        self._videos = VideoFrames(path, video_path or "", info.fps)
+        self._videos = VideoFrames(path, video_path or "")
 
     def __len__(self) -> int:
         return self.info.total_episodes

@@ -202,15 +202,27 @@ def _with_video(path: Path, use: Callable[[Any, Any], _T]) -> _T:
     """``use(container, stream)`` on the open file `path` and its first video stream, or
     `DataError` naming the file when it is missing, holds no video or cannot be decoded."""
     av = _av()
-    if not path.is_file():
-        raise DataError(f"video file {path} is missing")
     try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise DataError(f"{path} holds no video stream")
+        with _open_video(path) as container:
             return use(container, container.streams.video[0])
     except av.error.FFmpegError as exc:
         raise DataError(f"video file {path} cannot be decoded: {exc}") from None
+
+
+def _open_video(path: Path) -> Any:
+    """The open PyAV container of `path`, which has a video stream, or `DataError` naming
+    the file when it is missing, holds no video or cannot be opened."""
+    av = _av()
+    if not path.is_file():
+        raise DataError(f"video file {path} is missing")
+    try:
+        container = av.open(str(path))
+    except av.error.FFmpegError as exc:
+        raise DataError(f"video file {path} cannot be decoded: {exc}") from None
+    if not container.streams.video:
+        container.close()
+        raise DataError(f"{path} holds no video stream")
+    return container
 
 
 def _frame_rate(fps: float) -> Fraction:
@@ -344,15 +356,7 @@ class _FileReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._av = _av()
-        if not path.is_file():
-            raise DataError(f"video file {path} is missing")
-        try:
-            self._container = self._av.open(str(path))
-        except self._av.error.FFmpegError as exc:
-            raise DataError(f"video file {path} cannot be decoded: {exc}") from None
-        if not self._container.streams.video:
-            self._container.close()
-            raise DataError(f"{path} holds no video stream")
+        self._container = _open_video(path)
         self._stream = self._container.streams.video[0]
         self._start(None)
 
@@ -419,8 +423,8 @@ class VideoFrames:
     open and decodes it forwards (`_FileReader`), so that reading episodes in order decodes
     every file once and holds about one episode's frames per feature, never a whole file."""
 
-    def __init__(self, root: Path, template: str, fps: float) -> None:
-        self.root, self.template, self.fps = root, template, fps
+    def __init__(self, root: Path, template: str) -> None:
+        self.root, self.template = root, template
         self._readers: dict[str, _FileReader] = {}
 
     def path(self, key: str, segment: VideoSegment) -> Path:
@@ -460,6 +464,7 @@ class VideoFrames:
         reader = self._readers.get(key)
         if reader is None or reader.path != path:
             if reader is not None:
+                # forgotten before the next file opens, which may fail
                 reader.close()
                 del self._readers[key]
             self._readers[key] = reader = _FileReader(path)
