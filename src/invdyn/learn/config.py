@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -70,6 +71,11 @@ class ModelConfig:
         ``[1 - jitter, 1 + jitter]`` and shift it by up to ``jitter / 2``, at random (0: never).
       mixed_precision: on a CUDA device, encode frames in bfloat16 (autocast; the MLP and
         the loss stay in float32). The CPU always computes in float32.
+      state_weight: with cameras, each member also estimates the window's states
+        (``observation.state``, normalised) from its keypoints with an MLP of widths `hidden`,
+        feeds the estimate to its head, and adds this weight times the estimate's mean squared
+        error to the loss: the recorded states teach the encoder where the robot is, and the
+        model still needs frames alone to predict. 0: no estimate.
     """
 
     context: int = 0
@@ -93,6 +99,7 @@ class ModelConfig:
     augment: int = 4
     jitter: float = 0.1
     mixed_precision: bool = True
+    state_weight: float = 0.0
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -125,6 +132,18 @@ class ModelConfig:
         _check(self.keypoints >= 1, "model.keypoints", "must be >= 1", self.keypoints)
         _check(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
         _check(0 <= self.jitter < 1, "model.jitter", "must be in [0, 1)", self.jitter)
+        _check(
+            math.isfinite(self.state_weight) and self.state_weight >= 0,
+            "model.state_weight",
+            "must be finite and >= 0",
+            self.state_weight,
+        )
+        _check(
+            bool(names) or self.state_weight == 0,
+            "model.state_weight",
+            "estimates the state from frames, so name cameras",
+            self.state_weight,
+        )
 
     @property
     def camera_names(self) -> tuple[str, ...]:

@@ -30,8 +30,10 @@ reduced to keypoints, the expected image position of each map's softmax (a spati
 as in Levine et al. 2016 and robomimic), which locates a moving part to a fraction of a pixel.
 A temporal convolution over the window's keypoints and their frame-to-frame motion (in pixels)
 gives the camera's features, which join the normalised state window (unless ``config.state``
-is False) at the input of the member's MLP. Frames shared by windows are encoded once: the
-training batches are runs of consecutive windows.
+is False) at the input of the member's MLP. With ``config.state_weight``, an MLP also estimates
+the window's states from the keypoints of every camera, trained on the recorded states by an
+auxiliary loss, and its estimate joins the MLP's input too. Frames shared by windows are
+encoded once: the training batches are runs of consecutive windows.
 """
 
 from __future__ import annotations
@@ -410,9 +412,9 @@ class FrameEncoder(nn.Module):
             nn.GELU(),
         )
 
-    def forward(self, frames: Tensor, window_frames: Tensor) -> Tensor:
+    def forward(self, frames: Tensor, window_frames: Tensor) -> tuple[Tensor, Tensor]:
         """(B, IMAGE_FEATURES) features of the windows `window_frames` (B, W) of the frames
-        (N, 3, h, w)."""
+        (N, 3, h, w), and the windows' (B, W, 2 K) keypoints."""
         points = self.keypoints(frames)[window_frames]
         # keypoint motion between consecutive frames of the window, in pixels: (x, y) pairs
         height, width = frames.shape[-2:]
@@ -420,7 +422,8 @@ class FrameEncoder(nn.Module):
             points.shape[-1] // 2
         )
         motion = (points[:, 1:] - points[:, :-1]) * pixels
-        return self.temporal(torch.cat([points[:, 1:], motion], dim=-1).transpose(1, 2))
+        features = self.temporal(torch.cat([points[:, 1:], motion], dim=-1).transpose(1, 2))
+        return features, points
 
 
 def _random_shift(x: Tensor, pad: int) -> Tensor:
@@ -473,6 +476,13 @@ class InverseDynamicsModel(nn.Module):
         dim = self.n_out * self.n_action
         n_in = (config.window + int(config.delta)) * self.n_state if config.state else 0
         n_in += len(config.camera_names) * IMAGE_FEATURES
+        if config.state_weight > 0:
+            if self.n_state == 0:
+                raise InputError(
+                    "model.state_weight estimates observation.state from frames, but the "
+                    "training data has no state"
+                )
+            n_in += config.window * self.n_state
         if config.head == "regression":
             n_head = dim
         elif config.head == "bins":
@@ -492,6 +502,12 @@ class InverseDynamicsModel(nn.Module):
             )
             for _ in range(config.ensemble if config.camera_names else 0)
         )
+        # per member, the MLP that estimates the window's states from its keypoints
+        n_points = config.window * len(config.camera_names) * 2 * config.keypoints
+        self.state_estimators = nn.ModuleList(
+            _mlp(n_points, config.hidden, config.window * self.n_state, config.activation)
+            for _ in range(config.ensemble if config.state_weight > 0 else 0)
+        )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
         # saved as norm_stats.json, not in the weights
         for f in dataclasses.fields(stats):
@@ -509,8 +525,10 @@ class InverseDynamicsModel(nn.Module):
 
     def _observations(self, batch: Mapping[str, Any]) -> Tensor | None:
         """The (B, W, n_state) state windows of a batch; None for a model of frames alone."""
-        if not self.config.state:
-            return None
+        return self._state_windows(batch) if self.config.state else None
+
+    def _state_windows(self, batch: Mapping[str, Any]) -> Tensor:
+        """The (B, W, n_state) state windows of a batch, checked."""
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
@@ -573,8 +591,10 @@ class InverseDynamicsModel(nn.Module):
             raise InputError(f"{WINDOW_FRAMES} must index the batch's {count} frames")
         return out, window_frames
 
-    def _head_outputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, int]:
-        """(E, B, n_head) head outputs of a batch, and its number of windows B."""
+    def _head_outputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, Tensor | None, int]:
+        """(E, B, n_head) head outputs of a batch, the (E, B, W, n_state) normalised states
+        estimated from its frames (None without `ModelConfig.state_weight`), and its number
+        of windows B."""
         obs = self._observations(batch)
         images, window_frames = self._images(batch)
         counts = {int(x.shape[0]) for x in (obs, window_frames) if x is not None}
@@ -583,7 +603,7 @@ class InverseDynamicsModel(nn.Module):
                 f"{OBS_STATE} and the frames of the batch have different numbers of windows, "
                 f"{sorted(counts)}"
             )
-        return self(obs, images, window_frames), counts.pop()
+        return *self(obs, images, window_frames), counts.pop()
 
     def features(self, obs: Tensor) -> Tensor:
         """(B, n) normalised state input of (B, W, n_state) observation windows."""
@@ -600,22 +620,31 @@ class InverseDynamicsModel(nn.Module):
         obs: Tensor | None,
         images: Mapping[str, Tensor] | None = None,
         window_frames: Tensor | None = None,
-    ) -> Tensor:
+    ) -> tuple[Tensor, Tensor | None]:
         """(E, B, n_head) raw head outputs of each ensemble member for (B, W, n_state) state
         windows (None for a model of frames alone) and, with cameras, the (N, 3, h, w) frames
-        and (B, W) rows of each window's frames of `_images`."""
+        and (B, W) rows of each window's frames of `_images`; and with
+        `ModelConfig.state_weight`, each member's (E, B, W, n_state) estimate of the
+        normalised state windows (else None)."""
         state = [self.features(obs)] if obs is not None else []
-        outputs = []
+        outputs, estimates = [], []
         for k, member in enumerate(self.members):
             encoded: list[Tensor] = []
+            points: list[Tensor] = []
             if images:
                 encoders = self.encoders[k]
                 assert isinstance(encoders, nn.ModuleDict) and window_frames is not None
                 with self._autocast(window_frames.device):
-                    encoded = [encoders[name](x, window_frames) for name, x in images.items()]
-                encoded = [x.float() for x in encoded]
+                    for name, x in images.items():
+                        features, keypoints = encoders[name](x, window_frames)
+                        encoded.append(features.float())
+                        points.append(keypoints.float().flatten(1))
+            if self.state_estimators:
+                estimate = self.state_estimators[k](torch.cat(points, dim=1))
+                encoded.append(estimate)
+                estimates.append(estimate.unflatten(-1, (self.config.window, self.n_state)))
             outputs.append(member(torch.cat([*state, *encoded], dim=1)))
-        return torch.stack(outputs)
+        return torch.stack(outputs), torch.stack(estimates) if estimates else None
 
     def _autocast(self, device: torch.device) -> torch.autocast:
         """bfloat16 autocast on CUDA with `ModelConfig.mixed_precision`, else disabled."""
@@ -658,13 +687,15 @@ class InverseDynamicsModel(nn.Module):
 
         Returns:
           the scalar loss (mean over members and windows; per dimension for the mixture's
-          negative log-likelihood), and ``{"loss", "mse"}`` where ``mse`` is the mean squared
-          error of the point prediction in normalised units.
+          negative log-likelihood, plus `ModelConfig.state_weight` times ``state_mse``), and
+          ``{"loss", "mse"}`` where ``mse`` is the mean squared error of the point prediction
+          in normalised units, with ``"state_mse"``, that of the states estimated from frames,
+          when the model estimates them.
         """
         target = batch.get(ACTION)
         if target is None:
             raise InputError(f"batch has no {ACTION!r}")
-        out, count = self._head_outputs(batch)
+        out, estimates, count = self._head_outputs(batch)
         target = torch.as_tensor(target, dtype=torch.float32, device=out.device)
         expected = (count, self.n_out, self.n_action)
         if tuple(target.shape) != (expected if self.config.chunk else (expected[0], expected[2])):
@@ -691,9 +722,16 @@ class InverseDynamicsModel(nn.Module):
             )
             nll = -torch.logsumexp(logit.log_softmax(-1) + log_prob, dim=-1)
             loss = nll.mean() / y.shape[-1]
+        metrics = {}
+        if estimates is not None:
+            obs = self._state_windows(batch)
+            states = (obs - self._buffer("state_mean")) / self._buffer("state_std")
+            state_mse = (estimates - states).square().mean()
+            loss = loss + config.state_weight * state_mse
+            metrics["state_mse"] = float(state_mse.detach())
         with torch.no_grad():
             mse = (self._decode(out.detach()).mean(0) - y).square().mean()
-        return loss, {"loss": float(loss.detach()), "mse": float(mse)}
+        return loss, {"loss": float(loss.detach()), "mse": float(mse)} | metrics
 
     @torch.no_grad()
     def predict_with_uncertainty(self, batch: Mapping[str, Any]) -> tuple[Tensor, Tensor]:

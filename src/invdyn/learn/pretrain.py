@@ -120,7 +120,7 @@ def pretrain_encoder(
         shared, window_frames = torch.unique(torch.stack([t, t + 1], 1), return_inverse=True)
         loss = F.mse_loss(model.decoder(model.encoder.keypoints(images[shared])), grey[shared])
         if config.idm_weight:
-            features = model.encoder(images[shared], window_frames)
+            features, _ = model.encoder(images[shared], window_frames)
             loss = loss + config.idm_weight * F.mse_loss(model.action(features), target[t])
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
