@@ -31,7 +31,9 @@ from invdyn.learn.models import (  # noqa: E402
     NormStats,
     _random_shift,
     episode_arrays,
+    joined_frames,
     make_windows,
+    select_windows,
 )
 from invdyn.learn.train import evaluate, train  # noqa: E402
 from invdyn.learn.video import encode_video  # noqa: E402
@@ -110,11 +112,7 @@ def test_checkpoint_and_evaluation_of_a_frame_model(data, trained):
     _, held = data
     checkpoint = load_checkpoint(trained.checkpoint)
     assert checkpoint.model.config.camera_names == ("cam",)
-    windows = make_windows(
-        episode_arrays(held), checkpoint.model.config, {"observation.images.cam": [
-            held.frames("cam", i) for i in range(len(held))
-        ]},
-    )  # fmt: skip
+    windows = select_windows(episode_arrays(held), held, range(len(held)), checkpoint.model.config)
     batch = windows.batch(slice(0, 40))
     assert torch.equal(checkpoint.model.predict(batch), trained.model.predict(batch))
     report = evaluate_checkpoint(trained.checkpoint, held)
@@ -135,8 +133,8 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     result = train(train_data, config(15, augment=0, state_weight=1.0), tmp_path, progress=False)
     model = load_checkpoint(result.checkpoint).model
     assert len(model.state_estimators) == 1
-    images = {"observation.images.cam": [held.frames("cam", i) for i in range(len(held))]}
-    batch = make_windows(episode_arrays(held), model.config, images).batch(slice(0, 200))
+    windows = select_windows(episode_arrays(held), held, range(len(held)), model.config)
+    batch = windows.batch(slice(0, 200))
     # measured: normalised MSE of the blobs' positions 0.008 trained, 1.03 at initialisation
     assert model.loss(batch)[1]["state_mse"] < 0.05
     untrained = InverseDynamicsModel(model.config, model.stats).eval()
@@ -148,6 +146,44 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     no_state = dataclasses.replace(model.stats, state_mean=np.zeros(0), state_std=np.ones(0))
     with pytest.raises(InputError, match="state_weight .* no state"):
         InverseDynamicsModel(model.config, no_state)
+
+
+def test_windows_hold_the_frames_once(data):
+    """Reading the windows' frames fills their joined array episode by episode: no copy of
+    every frame is made on the way (the per-episode frames, then their concatenation)."""
+    import tracemalloc
+
+    train_data, _ = data
+    config_ = config(1).model
+    arrays = episode_arrays(train_data)
+    tracemalloc.start()
+    try:
+        windows = select_windows(arrays, train_data, range(len(arrays)), config_)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    joined = windows.images["observation.images.cam"]
+    episode = train_data.frames("cam", 0)
+    np.testing.assert_array_equal(joined[: len(episode)], episode)
+    np.testing.assert_array_equal(joined[-len(episode) :], train_data.frames("cam", -1))
+    assert peak < joined.nbytes + 8 * episode.nbytes, (peak, joined.nbytes, episode.nbytes)
+
+
+def test_frames_that_do_not_match_the_steps_are_refused(data):
+    train_data, _ = data
+    config_ = config(1).model
+    arrays = episode_arrays(train_data)[:2]
+    images = joined_frames(train_data, config_, [0, 1], [50, 50])
+    with pytest.raises(InputError, match="has 100 frames, but the episodes have 99 steps"):
+        make_windows([arrays[0], (arrays[1][0][:-1], arrays[1][1][:-1])], config_, images)
+    with pytest.raises(DataError, match=r"episode 1 of observation.images.cam has frames"):
+        joined_frames(train_data, config_, [0, 1], [50, 49])
+    # a dataset's video, decoded an episode at a time
+    video = train_data.video("cam")
+    assert len(video) == len(train_data)
+    np.testing.assert_array_equal(video[3], train_data.frames("cam", 3))
+    with pytest.raises(InputError, match="no video"):
+        train_data.video("elsewhere")
 
 
 def test_frame_models_need_frames(data, tmp_path):

@@ -408,14 +408,29 @@ class Dataset:
           InputError: no such video feature or episode.
           DataError: the video file is missing or corrupt, or lacks frames of the episode.
         """
+        key = self._video_key(key)
+        episode = self.episode(i)
+        index = int(i) % len(self)
+        return self._videos.frames(key, self._segments[key][index], episode.timestamp)
+
+    def video(self, key: str) -> Sequence[Frames]:
+        """Video feature `key`'s frames of each episode, each decoded when indexed (as
+        `frames`): ``dataset.video(key)[i]`` is ``dataset.frames(key, i)``, and
+        `write_dataset`, given it, re-encodes an episode at a time.
+
+        Raises:
+          InputError: no such video feature.
+        """
+        return _DatasetVideo(self, self._video_key(key), len(self))
+
+    def _video_key(self, key: str) -> str:
+        """The feature key of video `key` (a feature key or a camera's name), checked."""
         key = key if key in self._segments else OBS_IMAGE_PREFIX + key
         if key not in self._segments:
             raise InputError(
                 f"dataset {self.path} has no video {key!r}; it has {sorted(self._segments)}"
             )
-        episode = self.episode(i)
-        index = int(i) % len(self)
-        return self._videos.frames(key, self._segments[key][index], episode.timestamp)
+        return key
 
     def arrays(self) -> Arrays:
         """All frames: state, action and episode index, as read-only arrays (state and action
@@ -758,6 +773,19 @@ class _EpisodeStream:
         if camera not in self._current:
             raise InputError(f"streamed episode {k} has no frames of camera {camera!r}")
         return self._current[camera]
+
+
+class _DatasetVideo(Sequence[Frames]):
+    """One video feature's frames of each episode of a `Dataset`, decoded when indexed."""
+
+    def __init__(self, dataset: Dataset, key: str, count: int) -> None:
+        self._dataset, self._key, self._count = dataset, key, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i: int) -> Frames:  # type: ignore[override]
+        return self._dataset.frames(self._key, i)
 
 
 class _StreamedVideo(Sequence[ArrayLike]):

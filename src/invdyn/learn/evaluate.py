@@ -78,9 +78,8 @@ from invdyn.learn.models import (
     InverseDynamicsModel,
     Windows,
     episode_arrays,
-    episode_images,
     make_windows,
-    select_episodes,
+    select_windows,
 )
 from invdyn.learn.train import _fingerprint, eval_batch
 from invdyn.metrics import MIN_VARIANCE, normalised_mse
@@ -273,7 +272,7 @@ def evaluate_checkpoint(
     else:
         eval_idx, selection = list(range(count)), "all"
     config = model.config
-    windows = make_windows(*select_episodes(arrays, episode_images(data, config), eval_idx, config))
+    windows = select_windows(arrays, data, eval_idx, config)
     if len(windows) == 0:
         raise InputError(
             "no windows to evaluate: the episodes are shorter than context + horizon + future "

@@ -83,7 +83,7 @@ from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX
 from invdyn.learn.models import (
     Frames,
     InverseDynamicsModel,
-    episode_images,
+    joined_frames,
     window_inputs,
     window_starts,
 )
@@ -242,7 +242,7 @@ def label_dataset(
         source=info.source,
         overwrite=overwrite,
         extra_features=extras,
-        videos={key.removeprefix(OBS_IMAGE_PREFIX): _all_frames(dataset, key) for key in carried},
+        videos={key.removeprefix(OBS_IMAGE_PREFIX): dataset.video(key) for key in carried},
     )
     shutil.rmtree(work, ignore_errors=True)
     return out
@@ -402,26 +402,22 @@ class Inputs(NamedTuple):
     Attributes:
       lengths: (n_episodes,) frames of each episode.
       states: (T_i, n_state) states of each episode, or None for a model of frames alone.
-      images: feature key (``observation.images.<camera>``) -> (T_i, h, w, 3) frames of each
-        episode, for each camera of the model.
+      images: feature key (``observation.images.<camera>``) -> (sum of T_i, h, w, 3) frames
+        of the episodes end to end, for each camera of the model.
     """
 
     lengths: list[int]
     states: list[NDArray[Any]] | None
-    images: dict[str, list[Frames]]
-
-
-def _all_frames(dataset: Dataset, key: str) -> list[Frames]:
-    """(T_i, h, w, 3) frames of video feature `key` in each episode of `dataset`."""
-    return [dataset.frames(key, i) for i in range(len(dataset))]
+    images: dict[str, Frames]
 
 
 def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inputs:
     """The `Inputs` of episodes ``first .. stop - 1`` of `dataset` for a model of `config`."""
     episodes = [dataset.episode(i) for i in range(first, stop)]
     states = [e.state for e in episodes] if config.state else None
-    images = episode_images(dataset, config, range(first, stop))
-    return Inputs([len(e) for e in episodes], states, images)  # type: ignore[arg-type]
+    lengths = [len(e) for e in episodes]
+    images = joined_frames(dataset, config, range(first, stop), lengths)
+    return Inputs(lengths, states, images)  # type: ignore[arg-type]
 
 
 def _label_unit(
@@ -451,10 +447,9 @@ def _predict(
     t, _ = window_starts(inputs.lengths, context=config.context, ahead=config.offsets[-1])
     index = t[:, None] + np.array(config.offsets)
     states = None if inputs.states is None else np.concatenate(inputs.states).astype(np.float32)
-    images = {key: np.concatenate(frames) for key, frames in inputs.images.items()}
     means, stds = [], []
     for start in range(0, len(t), batch_size):
-        batch = window_inputs(index[start : start + batch_size], states, images)
+        batch = window_inputs(index[start : start + batch_size], states, inputs.images)
         mean, std = model.predict_with_uncertainty(batch)
         # a chunk's first step is the action of its own frame
         if config.chunk:

@@ -50,7 +50,7 @@ import torch.nn.functional as F
 from numpy.typing import NDArray
 from torch import Tensor, nn
 
-from invdyn.errors import InputError
+from invdyn.errors import DataError, InputError
 from invdyn.learn.config import ModelConfig
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 
@@ -212,26 +212,34 @@ def window_inputs(index: Any, states: Any, images: Mapping[str, Any]) -> dict[st
     return batch | frames | {WINDOW_FRAMES: window_frames.reshape(index.shape)}
 
 
-def select_episodes(
+def select_windows(
     arrays: Sequence[tuple[Float, Float]],
-    images: Mapping[str, Sequence[Frames]],
+    episodes: Any,
     indices: Sequence[int],
     config: ModelConfig,
-) -> tuple[list[tuple[Float, Float]], ModelConfig, dict[str, list[Frames]]]:
-    """The arguments of `make_windows` for the episodes `indices` of `episode_arrays` and
-    `episode_images` output."""
-    chosen = {key: [frames[i] for i in indices] for key, frames in images.items()}
-    return [arrays[i] for i in indices], config, chosen
+) -> Windows:
+    """The windows of `config` over the episodes `indices` of `episode_arrays` output
+    `arrays`, with the frames of the cameras of `config` read from `episodes` (a dataset with
+    videos, as `joined_frames`)."""
+    chosen = [arrays[i] for i in indices]
+    lengths = [state.shape[0] for state, _ in chosen]
+    return make_windows(chosen, config, joined_frames(episodes, config, indices, lengths))
 
 
 def make_windows(
     episodes: Sequence[tuple[Float, Float]],
     config: ModelConfig,
-    images: Mapping[str, Sequence[Frames]] | None = None,
+    images: Mapping[str, Frames] | None = None,
 ) -> Windows:
     """The windows of `config` over `episodes` (pairs from `episode_arrays`), with each
-    camera's frames of `images` (feature key -> one (T, H, W, 3) array per episode)."""
+    camera's frames of `images` (feature key -> (n_steps, H, W, 3), the episodes' frames end
+    to end, as `joined_frames` gives them)."""
     lengths = [s.shape[0] for s, _ in episodes]
+    for key, frames in (images or {}).items():
+        if len(frames) != sum(lengths):
+            raise InputError(
+                f"{key} has {len(frames)} frames, but the episodes have {sum(lengths)} steps"
+            )
     t, episode = window_starts(lengths, context=config.context, ahead=config.offsets[-1])
     obs_offsets = np.array(config.offsets)
     action_offsets = np.arange(config.n_steps)
@@ -243,26 +251,30 @@ def make_windows(
         episode=episode,
         now=config.context,
         chunk=config.chunk,
-        images={key: np.concatenate(frames) for key, frames in (images or {}).items()},
+        images=dict(images or {}),
     )
 
 
-def episode_images(
-    episodes: Any, config: ModelConfig, indices: Iterable[int] | None = None
-) -> dict[str, list[Frames]]:
-    """The frames of each camera of `config` in the episodes `indices` (None: every one) of a
-    dataset with videos.
+def joined_frames(
+    episodes: Any, config: ModelConfig, indices: Iterable[int], lengths: Sequence[int]
+) -> dict[str, Frames]:
+    """The frames of each camera of `config` in the episodes `indices` of a dataset with
+    videos, end to end, each array filled an episode at a time as the episodes are decoded, so
+    that the frames are held once.
 
     Args:
-      episodes: an `invdyn.learn.data.Dataset` (anything with ``frames(key, i)`` and a length).
+      episodes: an `invdyn.learn.data.Dataset` (anything with ``frames(key, i)``).
       config: names the cameras.
       indices: the episodes, in order.
+      lengths: the steps of each of those episodes.
 
     Returns:
-      feature key (``observation.images.<camera>``) -> one (T, H, W, 3) array per episode.
+      feature key (``observation.images.<camera>``) -> (sum of `lengths`, H, W, 3) uint8.
 
     Raises:
       InputError: the model sees cameras and `episodes` is not a dataset that has them.
+      DataError: an episode has another number of frames than steps, or frames of another
+        size than the first episode's.
     """
     keys = [OBS_IMAGE_PREFIX + name for name in config.camera_names]
     if not keys:
@@ -272,8 +284,30 @@ def episode_images(
             f"the model sees cameras {list(config.camera_names)}: give a dataset with videos "
             "(invdyn.learn.data.read_dataset), not bare episodes"
         )
-    chosen = list(range(len(episodes)) if indices is None else indices)
-    return {key: [episodes.frames(key, i) for i in chosen] for key in keys}
+    chosen = list(indices)
+    if len(chosen) != len(lengths):
+        raise InputError(f"{len(chosen)} episodes but {len(lengths)} lengths")
+    return {key: _join(episodes, key, chosen, lengths) for key in keys}
+
+
+def _join(episodes: Any, key: str, indices: list[int], lengths: Sequence[int]) -> Frames:
+    """(sum of `lengths`, H, W, 3) frames of video `key` in the episodes `indices`, end to
+    end."""
+    joined = np.empty((0, 0, 0, 3), dtype=np.uint8)
+    end = 0
+    for k, (i, length) in enumerate(zip(indices, lengths)):
+        frames = episodes.frames(key, i)
+        if k == 0:
+            joined = np.empty((sum(lengths), *frames.shape[1:]), dtype=np.uint8)
+        if frames.shape != (length, *joined.shape[1:]):
+            raise DataError(
+                f"episode {i} of {key} has frames {frames.shape}, expected "
+                f"{(length, *joined.shape[1:])} (a frame per step, the size of episode "
+                f"{indices[0]}'s)"
+            )
+        joined[end : end + length] = frames
+        end += length
+    return joined
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,7 +24,7 @@ import dataclasses
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +35,15 @@ from tqdm.auto import tqdm
 from invdyn.errors import InputError
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
-from invdyn.learn.config import Config, ModelConfig
+from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
-    Frames,
     InverseDynamicsModel,
     Windows,
     compute_norm_stats,
     episode_arrays,
-    episode_images,
-    make_windows,
-    select_episodes,
+    select_windows,
     window_inputs,
 )
 
@@ -147,9 +144,8 @@ def train(
     spec = _spec(episodes)
     arrays = episode_arrays(episodes)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
-    train_w, val_w = _split_windows(
-        arrays, episode_images(episodes, config.model), train_idx, val_idx, config.model
-    )
+    train_w = select_windows(arrays, episodes, train_idx, config.model)
+    val_w = select_windows(arrays, episodes, val_idx, config.model) if val_idx else None
     if len(train_w) == 0:
         raise InputError(
             "no training windows: episodes need more than context + horizon + future = "
@@ -321,9 +317,8 @@ def evaluate(
     Raises:
       InputError: bad episodes, or none long enough for a window.
     """
-    windows = make_windows(
-        episode_arrays(episodes), model.config, episode_images(episodes, model.config)
-    )
+    arrays = episode_arrays(episodes)
+    windows = select_windows(arrays, episodes, range(len(arrays)), model.config)
     if len(windows) == 0:
         raise InputError("no windows: the episodes are shorter than context + horizon + future + 1")
     return _evaluate_windows(model, windows, batch_size=batch_size)
@@ -387,21 +382,6 @@ def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str,
         for key in sums:
             sums[key] += metrics[key] * n
     return {k: v / len(windows) for k, v in sums.items()}
-
-
-def _split_windows(
-    arrays: Sequence[tuple[Float, Float]],
-    images: Mapping[str, Sequence[Frames]],
-    train_idx: Sequence[int],
-    val_idx: Sequence[int],
-    config: ModelConfig,
-) -> tuple[Windows, Windows | None]:
-    """The training and validation windows (None without validation episodes) of
-    `episode_arrays` and `episode_images` output; the per-episode frames are not kept (the
-    windows hold them, joined), so that training holds each frame once."""
-    train_w = make_windows(*select_episodes(arrays, images, train_idx, config))
-    val_w = make_windows(*select_episodes(arrays, images, val_idx, config)) if val_idx else None
-    return train_w, val_w
 
 
 class _DeviceWindows:
