@@ -56,7 +56,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -421,7 +421,7 @@ class Dataset:
         Raises:
           InputError: no such video feature.
         """
-        return _DatasetVideo(self, self._video_key(key), len(self))
+        return _LazyVideo(self, self._video_key(key), len(self))
 
     def _video_key(self, key: str) -> str:
         """The feature key of video `key` (a feature key or a camera's name), checked."""
@@ -748,7 +748,7 @@ def stream_videos(
     if first is None or count < 1:
         raise InputError(f"stream_videos needs at least one episode, got count={count}")
     stream = _EpisodeStream(itertools.chain([first], iterator))
-    return {camera: _StreamedVideo(stream, camera, count) for camera in first}
+    return {camera: _LazyVideo(stream, camera, count) for camera in first}
 
 
 class _EpisodeStream:
@@ -775,30 +775,22 @@ class _EpisodeStream:
         return self._current[camera]
 
 
-class _DatasetVideo(Sequence[Frames]):
-    """One video feature's frames of each episode of a `Dataset`, decoded when indexed."""
-
-    def __init__(self, dataset: Dataset, key: str, count: int) -> None:
-        self._dataset, self._key, self._count = dataset, key, count
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, i: int) -> Frames:  # type: ignore[override]
-        return self._dataset.frames(self._key, i)
+class _FramesSource(Protocol):
+    def frames(self, key: str, k: int) -> Any: ...
 
 
-class _StreamedVideo(Sequence[ArrayLike]):
-    """One camera's frames of the episodes of an `_EpisodeStream`."""
+class _LazyVideo(Sequence[Any]):
+    """One camera's frames of each of `count` episodes, got from `source` when indexed
+    (``source.frames(key, k)``: a `Dataset`, an `_EpisodeStream`)."""
 
-    def __init__(self, stream: _EpisodeStream, camera: str, count: int) -> None:
-        self._stream, self._camera, self._count = stream, camera, count
+    def __init__(self, source: _FramesSource, key: str, count: int) -> None:
+        self._source, self._key, self._count = source, key, count
 
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, k: int) -> ArrayLike:  # type: ignore[override]
-        return self._stream.frames(self._camera, k)
+    def __getitem__(self, k: int) -> Any:  # type: ignore[override]
+        return self._source.frames(self._key, k)
 
 
 def _check_camera(camera: object) -> None:
