@@ -72,10 +72,11 @@ class ModelConfig:
       mixed_precision: on a CUDA device, encode frames in bfloat16 (autocast; the MLP and
         the loss stay in float32). The CPU always computes in float32.
       state_weight: with cameras, each member also estimates the window's states
-        (``observation.state``, normalised) from its keypoints with an MLP of widths `hidden`,
-        feeds the estimate to its head, and adds this weight times the estimate's mean squared
-        error to the loss: the recorded states teach the encoder where the robot is, and the
-        model still needs frames alone to predict. 0: no estimate.
+        (``observation.state``, normalised) from its keypoints and their motion (the tracks
+        the temporal convolution sees) with an MLP of widths `hidden`, feeds the estimate to
+        its head, and adds this weight times the estimate's mean squared error to the loss:
+        the recorded states teach the encoder where the robot is, and the model still needs
+        frames alone to predict. 0: no estimate.
     """
 
     context: int = 0

@@ -31,9 +31,9 @@ as in Levine et al. 2016 and robomimic), which locates a moving part to a fracti
 A temporal convolution over the window's keypoints and their frame-to-frame motion (in pixels)
 gives the camera's features, which join the normalised state window (unless ``config.state``
 is False) at the input of the member's MLP. With ``config.state_weight``, an MLP also estimates
-the window's states from the keypoints of every camera, trained on the recorded states by an
-auxiliary loss, and its estimate joins the MLP's input too. Frames shared by windows are
-encoded once: the training batches are runs of consecutive windows.
+the window's states from the keypoint tracks of every camera, trained on the recorded states
+by an auxiliary loss, and its estimate joins the MLP's input too. Frames shared by windows
+are encoded once: the training batches are runs of consecutive windows.
 """
 
 from __future__ import annotations
@@ -448,7 +448,9 @@ class FrameEncoder(nn.Module):
 
     def forward(self, frames: Tensor, window_frames: Tensor) -> tuple[Tensor, Tensor]:
         """(B, IMAGE_FEATURES) features of the windows `window_frames` (B, W) of the frames
-        (N, 3, h, w), and the windows' (B, W, 2 K) keypoints."""
+        (N, 3, h, w), and the (B, W - 1, 4 K) keypoint tracks the features are computed from:
+        the keypoints of every frame after the first, and their motion in pixels since the
+        frame before."""
         points = self.keypoints(frames)[window_frames]
         # keypoint motion between consecutive frames of the window, in pixels: (x, y) pairs
         height, width = frames.shape[-2:]
@@ -456,8 +458,8 @@ class FrameEncoder(nn.Module):
             points.shape[-1] // 2
         )
         motion = (points[:, 1:] - points[:, :-1]) * pixels
-        features = self.temporal(torch.cat([points[:, 1:], motion], dim=-1).transpose(1, 2))
-        return features, points
+        tracks = torch.cat([points[:, 1:], motion], dim=-1)
+        return self.temporal(tracks.transpose(1, 2)), tracks
 
 
 def _random_shift(x: Tensor, pad: int) -> Tensor:
@@ -536,10 +538,10 @@ class InverseDynamicsModel(nn.Module):
             )
             for _ in range(config.ensemble if config.camera_names else 0)
         )
-        # per member, the MLP that estimates the window's states from its keypoints
-        n_points = config.window * len(config.camera_names) * 2 * config.keypoints
+        # per member, the MLP that estimates the window's states from its keypoint tracks
+        n_tracks = (config.window - 1) * len(config.camera_names) * 4 * config.keypoints
         self.state_estimators = nn.ModuleList(
-            _mlp(n_points, config.hidden, config.window * self.n_state, config.activation)
+            _mlp(n_tracks, config.hidden, config.window * self.n_state, config.activation)
             for _ in range(config.ensemble if config.state_weight > 0 else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
@@ -664,17 +666,17 @@ class InverseDynamicsModel(nn.Module):
         outputs, estimates = [], []
         for k, member in enumerate(self.members):
             encoded: list[Tensor] = []
-            points: list[Tensor] = []
+            tracks: list[Tensor] = []
             if images:
                 encoders = self.encoders[k]
                 assert isinstance(encoders, nn.ModuleDict) and window_frames is not None
                 with self._autocast(window_frames.device):
                     for name, x in images.items():
-                        features, keypoints = encoders[name](x, window_frames)
+                        features, camera_tracks = encoders[name](x, window_frames)
                         encoded.append(features.float())
-                        points.append(keypoints.float().flatten(1))
+                        tracks.append(camera_tracks.float().flatten(1))
             if self.state_estimators:
-                estimate = self.state_estimators[k](torch.cat(points, dim=1))
+                estimate = self.state_estimators[k](torch.cat(tracks, dim=1))
                 encoded.append(estimate)
                 estimates.append(estimate.unflatten(-1, (self.config.window, self.n_state)))
             outputs.append(member(torch.cat([*state, *encoded], dim=1)))
