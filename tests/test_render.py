@@ -18,6 +18,7 @@ from invdyn.model import Model
 from invdyn.sim import CollectedEpisode, Collection, build_mujoco, collect_gym, collect_robot
 from invdyn.sim.mujoco_model import import_mujoco
 from invdyn.sim.render import (
+    HAND_CAMERA,
     ROBOT_CAMERAS,
     render_collection,
     render_frames,
@@ -59,7 +60,7 @@ def test_robot_scene_mirrors_build_mujoco(name):
     for field in ("jnt_qposadr", "jnt_dofadr", "jnt_type", "qpos0", "body_mass", "dof_armature"):
         np.testing.assert_array_equal(getattr(scene, field), getattr(sim, field), err_msg=field)
     # cameras, and visuals that touch nothing
-    assert [scene.camera(i).name for i in range(scene.ncam)] == list(ROBOT_CAMERAS)
+    assert [scene.camera(i).name for i in range(scene.ncam)] == [*ROBOT_CAMERAS, HAND_CAMERA]
     assert scene.ngeom > model.nbody
     assert not scene.geom_contype.any() and not scene.geom_conaffinity.any()
 
@@ -72,7 +73,7 @@ def test_robot_frames_show_the_configuration(name):
     rng = np.random.default_rng(0)
     lower, upper = np.maximum(model.q_lower, -1.5), np.minimum(model.q_upper, 1.5)
     q = np.stack([np.zeros(model.nq), np.zeros(model.nq), rng.uniform(lower, upper)])
-    for camera in ("front", "side", -1):
+    for camera in ("front", "side", HAND_CAMERA, -1):
         frames = render_frames(scene, _states(model, scene, q), camera=camera, width=48, height=40)
         assert frames.shape == (3, 40, 48, 3) and frames.dtype == np.uint8
         assert np.ptp(frames[0]) > 0
@@ -96,6 +97,11 @@ def test_robot_scene_with_meshes_shows_a_wrist_roll():
         states = _states(model, scene, q)
         frames[meshes] = render_frames(scene, states, camera="front", width=96, height=96)
     assert scene.nmesh >= 8
+    # the fingers, which have collision boxes and no mesh, show them rather than sticks
+    fingers = [scene.body(f"panda_{side}finger").id for side in ("left", "right")]
+    for finger in fingers:
+        kinds = scene.geom_type[scene.geom_bodyid == finger]
+        assert (kinds == mujoco.mjtGeom.mjGEOM_BOX).sum() == 4, kinds
     assert np.any(frames[True][0] != frames[False][0], axis=-1).mean() > 0.01
     assert np.any(frames[True][0] != frames[True][1], axis=-1).mean() > 0.002
     pendulum = invdyn.load("pendulum").replace(source="pendulum")
@@ -145,6 +151,61 @@ def test_render_collection_gym():
     states[1, :2] += [1.0, -1.0]
     frames = render_frames(scene, states, camera="default", width=64, height=64)
     assert np.any(frames[0] != frames[1], axis=-1).mean() > 0.002
+
+
+def test_meshes_flat_or_unreadable(tmp_path):
+    """A flat mesh (no volume) is drawn; one MuJoCo cannot read is named in an InputError."""
+    header = b"\0" * 80
+    square = [[0, 0, 1, 0, 0, 0, 0.1, 0, 0, 0, 0.1, 0], [0, 0, 1, 0.1, 0, 0, 0.1, 0.1, 0, 0, 0.1, 0]]
+    facets = b"".join(np.array(f, np.float32).tobytes() + b"\0\0" for f in square)
+    (tmp_path / "flat.stl").write_bytes(header + np.uint32(2).tobytes() + facets)
+    (tmp_path / "empty.stl").write_bytes(header + np.uint32(0).tobytes())
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    for mesh in ("flat", "empty"):
+        collision = f'<collision><geometry><mesh filename="{mesh}.stl"/></geometry></collision>'
+        (tmp_path / "arm.urdf").write_text(
+            f'<robot name="arm"><link name="base"/><link name="b">{inertial}{collision}</link>'
+            '<joint name="j" type="continuous"><parent link="base"/><child link="b"/>'
+            '<axis xyz="0 0 1"/></joint></robot>'
+        )
+        model = invdyn.load(tmp_path / "arm.urdf")
+        if mesh == "flat":
+            assert robot_scene(model, meshes=True).nmesh == 1
+            continue
+        with pytest.raises(invdyn.InputError, match="cannot draw the meshes of .*arm.urdf"):
+            robot_scene(model, meshes=True)
+
+
+@requires_erd
+def test_hand_camera_follows_the_hand():
+    """The hand camera keeps its offset from the hand and its orientation in the world, so a
+    turn of the wrist changes much more of its view than of the front camera's."""
+    model = load_quietly("panda")
+    scene = robot_scene(model, meshes=True)
+    camera = scene.camera(HAND_CAMERA)
+    assert camera.mode == mujoco.mjtCamLight.mjCAMLIGHT_TRACK
+    assert scene.body(int(camera.bodyid[0])).name in ("panda_leftfinger", "panda_rightfinger")
+    body = int(camera.bodyid[0])
+
+    rng = np.random.default_rng(3)
+    q = rng.uniform(np.maximum(model.q_lower, -2.0), np.minimum(model.q_upper, 2.0), (4, 9))
+    data = mujoco.MjData(scene)
+    placements = []
+    for row in q:
+        data.qpos[:] = row
+        mujoco.mj_forward(scene, data)
+        offset = data.cam_xpos[camera.id] - data.xpos[body]
+        placements.append(np.concatenate([offset, data.cam_xmat[camera.id]]))
+    np.testing.assert_allclose(placements, [placements[0]] * len(q), atol=1e-9)
+    assert np.linalg.norm(placements[0][:3]) > 0.1
+
+    # the hand's roll about the last link
+    rolled = np.stack([q[0], q[0]])
+    rolled[1, 6] += 0.6
+    states = _states(model, scene, rolled)
+    hand = _changed(render_frames(scene, states, camera=HAND_CAMERA, width=64, height=64))
+    front = _changed(render_frames(scene, states, camera="front", width=64, height=64))
+    assert hand > 0.03 and hand > 4.0 * front, f"hand {hand:.4f}, front {front:.4f}"
 
 
 def _changed(frames: np.ndarray) -> float:
@@ -223,10 +284,11 @@ def test_bad_input():
     model = load_quietly("double_pendulum")
     scene = robot_scene(model)
     states = np.zeros((2, 4))
-    with pytest.raises(invdyn.InputError, match=r"unknown camera 'back'.*'front', 'side', 'top'"):
+    listed = r"unknown camera 'back'.*'front', 'side', 'top', 'hand'"
+    with pytest.raises(invdyn.InputError, match=listed):
         render_frames(scene, states, camera="back")
-    with pytest.raises(invdyn.InputError, match="unknown camera 3"):
-        render_frames(scene, states, camera=3)
+    with pytest.raises(invdyn.InputError, match="unknown camera 4"):
+        render_frames(scene, states, camera=4)
     with pytest.raises(invdyn.InputError, match="width must be an integer >= 1"):
         render_frames(scene, states, camera="front", width=0)
     with pytest.raises(invdyn.InputError, match="height must be an integer >= 1"):

@@ -14,7 +14,7 @@ import invdyn
 from invdyn import JointType, ModelError, ModelWarning
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
-from invdyn.io.urdf import MAX_URDF_BYTES, load_urdf, parse_urdf, write_urdf
+from invdyn.io.urdf import MAX_URDF_BYTES, link_shapes, load_urdf, parse_urdf, write_urdf
 from invdyn.spatial import rpy_to_matrix
 
 ROBOTS_DIR = Path(invdyn.__file__).parent / "robots"
@@ -600,6 +600,46 @@ def test_meshes_are_never_opened_and_unknown_elements_are_ignored() -> None:
     assert model.nbody == 0 and model.frame_name == ("a",)
     assert model.source == "mesh.urdf"
     assert parse_urdf(text).source == "<string>"
+
+
+def test_link_shapes_are_meshes_that_exist_and_primitives(tmp_path: Path) -> None:
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "a.stl").write_bytes(b"solid a\nendsolid a\n")
+    shapes = (
+        '<collision><origin xyz="0 0 1" rpy="0 0 1.5707963267948966"/><geometry>'
+        '<box size="0.2 0.4 0.6"/></geometry></collision>'
+        '<collision><geometry><cylinder radius="0.1" length="0.5"/></geometry></collision>'
+        '<collision><geometry><sphere radius="0.3"/></geometry></collision>'
+        '<collision><geometry><mesh filename="meshes/a.stl" scale="2 2 2"/></geometry></collision>'
+        '<collision><geometry><mesh filename="meshes/missing.stl"/></geometry></collision>'
+        '<collision><geometry><mesh filename="meshes/a.dae"/></geometry></collision>'
+        '<visual><geometry><sphere radius="9"/></geometry></visual>'
+    )
+    file = tmp_path / "bot.urdf"
+    file.write_text(robot(f'<link name="a">{shapes}</link>'))
+    found = link_shapes(file)
+    assert [s.kind for s in found] == ["box", "cylinder", "sphere", "mesh"]
+    assert all(s.link == "a" for s in found)
+    box, cylinder, sphere, mesh = found
+    np.testing.assert_allclose(box.size, [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(box.pos, [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(box.rot, rpy_to_matrix([0.0, 0.0, np.pi / 2]))
+    np.testing.assert_allclose(cylinder.size, [0.1, 0.25, 0.0])
+    np.testing.assert_allclose(sphere.size, [0.3, 0.0, 0.0])
+    assert box.file is None and mesh.file == tmp_path / "meshes" / "a.stl"
+    np.testing.assert_allclose(mesh.size, [2.0, 2.0, 2.0])
+    assert [s.kind for s in link_shapes(file, element="visual")] == ["sphere"]
+
+    for bad, field in [
+        ('<box size="1 2"/>', "box size"),
+        ('<cylinder radius="-1" length="1"/>', "cylinder radius"),
+        ('<sphere radius="nan"/>', "sphere radius"),
+        ('<cylinder radius="1"/>', "cylinder length"),
+    ]:
+        collision = f"<collision><geometry>{bad}</geometry></collision>"
+        file.write_text(robot(f'<link name="b">{collision}</link>'))
+        with pytest.raises(ModelError, match=f"link 'b'.*{field}"):
+            link_shapes(file)
 
 
 # example-robot-data: every robot loads, and matches Pinocchio where Pinocchio loads it

@@ -191,7 +191,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         action="append",
         help="also render this camera into the dataset's videos, repeatable: for robots "
-        "front, side or top; for environments a camera of theirs or default (the free camera)",
+        "front, side, top or hand (follows the hand); for environments a camera of theirs or "
+        "default (the free camera)",
     )
     collect.add_argument(
         "--meshes",

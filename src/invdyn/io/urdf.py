@@ -681,30 +681,34 @@ def _set_dynamics(joint: Element, model: Model, dof: int) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class Mesh:
-    """A mesh a URDF link shows, for drawing it.
+class Shape:
+    """A geometry a URDF link shows, for drawing it: a mesh file or a primitive.
 
     Attributes:
       link: the link's name.
-      file: the mesh file, resolved to a path.
-      rot: (3, 3) orientation of the mesh in the link frame.
-      pos: (3,) position of the mesh in the link frame.
-      scale: (3,) scale of the mesh along its axes.
+      kind: "mesh", "box", "cylinder" or "sphere".
+      rot: (3, 3) orientation of the shape in the link frame.
+      pos: (3,) position of the shape in the link frame.
+      size: (3,) a box's half-sides, a cylinder's radius, half-length and 0, a sphere's
+        radius and two 0, or a mesh's scale along its axes.
+      file: a mesh's file, resolved to a path; None for a primitive.
     """
 
     link: str
-    file: Path
+    kind: str
     rot: Float
     pos: Float
-    scale: Float
+    size: Float
+    file: Path | None = None
 
 
 MESH_SUFFIXES = (".stl", ".obj")
-"""Mesh formats that MuJoCo reads, and so that `link_meshes` returns."""
+"""Mesh formats that MuJoCo reads, and so that `link_shapes` returns."""
 
 
-def link_meshes(path: str | os.PathLike[str], *, element: str = "collision") -> list[Mesh]:
-    """The mesh geometries of every link of a URDF, in `MESH_SUFFIXES` formats, that exist.
+def link_shapes(path: str | os.PathLike[str], *, element: str = "collision") -> list[Shape]:
+    """The geometries of every link of a URDF: boxes, cylinders, spheres, and the meshes in
+    `MESH_SUFFIXES` formats that exist.
 
     ``package://<package>/<path>`` resolves against the nearest directory named <package>
     above the URDF file (as example-robot-data installs), ``file://`` and absolute paths as
@@ -713,24 +717,50 @@ def link_meshes(path: str | os.PathLike[str], *, element: str = "collision") -> 
 
     Args:
       path: the URDF file.
-      element: "collision" (simple closed meshes, usually STL) or "visual".
+      element: "collision" (simple closed meshes and primitives) or "visual".
+
+    Raises:
+      ModelError: a primitive's size, or an origin, that is not finite numbers.
     """
     source = Path(path)
     root = _parse_xml(source.read_bytes(), str(source))
-    meshes = []
+    shapes = []
     for link in root.findall("link"):
-        for shape in link.findall(element):
-            mesh = shape.find("geometry/mesh")
-            if mesh is None or not mesh.get("filename"):
+        where = f"{source}: link {link.get('name')!r}"
+        for element_ in link.findall(element):
+            found = _shape_geometry(source, element_.find("geometry"), where)
+            if found is None:
                 continue
-            file = _mesh_file(source, str(mesh.get("filename")))
-            if file is None or file.suffix.lower() not in MESH_SUFFIXES or not file.is_file():
-                continue
-            where = f"{source}: link {link.get('name')!r}"
-            rot, pos = _origin(shape, where, f"{element} origin")
-            scale = _numbers(mesh.get("scale"), 3, where, "mesh scale", default=(1.0, 1.0, 1.0))
-            meshes.append(Mesh(str(link.get("name")), file, rot, pos, scale))
-    return meshes
+            kind, size, file = found
+            rot, pos = _origin(element_, where, f"{element} origin")
+            shapes.append(Shape(str(link.get("name")), kind, rot, pos, size, file))
+    return shapes
+
+
+def _shape_geometry(
+    source: Path, geometry: Element | None, where: str
+) -> tuple[str, Float, Path | None] | None:
+    """Kind, (3,) size (as `Shape`) and mesh file of a <geometry>; None for a shape that
+    cannot be drawn (a mesh in another format or missing, an unknown element, none)."""
+    first = None if geometry is None else next(iter(geometry), None)
+    if first is None:
+        return None
+    if first.tag == "mesh":
+        file = _mesh_file(source, first.get("filename") or "")
+        if file is None or file.suffix.lower() not in MESH_SUFFIXES or not file.is_file():
+            return None
+        scale = _numbers(first.get("scale"), 3, where, "mesh scale", default=(1.0, 1.0, 1.0))
+        return "mesh", scale, file
+    if first.tag == "box":
+        return "box", 0.5 * _numbers(first.get("size"), 3, where, "box size"), None
+    if first.tag == "cylinder":
+        radius = _number(first.get("radius"), where, "cylinder radius", sign=True)
+        length = _number(first.get("length"), where, "cylinder length", sign=True)
+        return "cylinder", np.array([radius, 0.5 * length, 0.0]), None
+    if first.tag == "sphere":
+        radius = _number(first.get("radius"), where, "sphere radius", sign=True)
+        return "sphere", np.array([radius, 0.0, 0.0]), None
+    return None
 
 
 def _mesh_file(source: Path, name: str) -> Path | None:

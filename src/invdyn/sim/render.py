@@ -58,6 +58,9 @@ DEFAULT_CAMERA = "default"
 ROBOT_CAMERAS: tuple[str, ...] = ("front", "side", "top")
 """Cameras of `robot_scene` and of every scene of `scene_for`."""
 
+HAND_CAMERA = "hand"
+"""Camera of `robot_scene` that follows the tip of the robot's longest chain (an arm's hand)."""
+
 RENDER_SHARD = 16
 """Episodes that a process renders with one OpenGL context before handing them over."""
 
@@ -91,11 +94,13 @@ FLOOR_SQUARES = 4
 # (degrees, MuJoCo's default), the share of the workspace's half-side that fills half the view
 # (an arm seldom stretches to a corner of its workspace), and the room left around the figure
 # at the neutral configuration, which is always in view (in a Gymnasium scene, around the
-# robot in every configuration framed)
+# robot in every configuration framed); the half-side of the hand camera's view, as a share
+# of the reach
 ELEVATION = 30.0
 FOVY = 45.0
 FRAMED = 0.75
 MARGIN = 1.15
+HAND_SHARE = 0.2
 # diffuse intensity of the headlight and of the directional light (`_add_lights`) in a robot
 # scene, and in a Gymnasium scene without lights (its light floor would glare under the first)
 ROBOT_DIFFUSE = (0.4, 0.6)
@@ -118,17 +123,22 @@ def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
     cut at the floor, which lies one radius below the lowest point of the neutral figure. The
     cameras are fixed in the world: a floating base that walks away leaves their view.
 
-    With `meshes`, every link that the URDF the model was loaded from gives a collision mesh
-    MuJoCo reads (`invdyn.io.urdf.link_meshes`: STL, OBJ) shows it, in its body's colour, and
-    only the bodies without one keep their sticks: asymmetric shapes show the turns of joints
-    about their own links (a wrist's roll), which a stick hides.
+    A fourth camera, `HAND_CAMERA`, follows the tip of the longest chain (`_add_hand_camera`):
+    the wrist and hand of an arm, large in its view whatever the pose.
+
+    With `meshes`, every link to which the URDF the model was loaded from gives collision
+    geometry shows it, in its body's colour (`invdyn.io.urdf.link_shapes`: meshes MuJoCo
+    reads, STL and OBJ, and boxes, cylinders and spheres), and only the bodies without any
+    keep their sticks: asymmetric shapes show the turns of joints about their own links (a
+    wrist's roll), which a stick hides.
 
     Args:
       model: the robot.
       meshes: draw the description's meshes where it has them.
 
     Returns:
-      The compiled ``mujoco.MjModel``, with the cameras of `ROBOT_CAMERAS`.
+      The compiled ``mujoco.MjModel``, with the cameras of `ROBOT_CAMERAS`, then
+      `HAND_CAMERA`.
 
     Raises:
       ModelError: as `build_mujoco`.
@@ -202,8 +212,17 @@ def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
         camera = spec.worldbody.add_camera(name=name, pos=position)
         camera.fovy = FOVY
         camera.quat = _quat(mujoco, rotation)
+    _add_hand_camera(mujoco, bodies, sticks, lengths, (rotations, origins), reach)
 
-    scene = spec.compile()
+    try:
+        scene = spec.compile()
+    except ValueError as error:  # a mesh file: the rest build_mujoco compiled
+        if not meshes:
+            raise
+        raise InputError(
+            f"{model.name}: MuJoCo cannot draw the meshes of {model.source} "
+            f"({' '.join(str(error).split())}); render it without meshes"
+        ) from error
     # per-dof armature and friction exactly, as build_mujoco sets them
     for field in ("dof_armature", "dof_damping", "dof_frictionloss"):
         getattr(scene, field)[:] = getattr(sim, field)
@@ -452,8 +471,8 @@ def _gym_scene(mujoco: ModuleType, source: str, env_id: str) -> mujoco.MjModel:
         else:
             # placed at qpos0 in the root's frame; MuJoCo keeps its offset from the root's
             # subtree centre of mass and its orientation in the world
-            frame = data.xmat[root].reshape(3, 3)
-            position, rotation = frame.T @ (position - data.xpos[root]), frame.T @ rotation
+            frame = (data.xmat[root].reshape(3, 3), data.xpos[root])
+            position, rotation = _in_frame(frame, position, rotation)
             camera = spec.bodies[root].add_camera(name=name, pos=position)
             camera.mode = mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM
         camera.fovy = FOVY
@@ -728,9 +747,9 @@ def _workspace(origins: Float, lengths: Float, roots: Int, floor: float) -> tupl
 
 
 def _add_meshes(mujoco: ModuleType, spec: Any, model: Model, bodies: list[Any]) -> set[int]:
-    """Add the collision meshes of the model's URDF to the MjSpec; the bodies that got one
-    (-1 for the world)."""
-    from invdyn.io.urdf import link_meshes
+    """Add the collision geometries of the model's URDF (meshes and primitives) to the
+    MjSpec; the bodies that got one (-1 for the world)."""
+    from invdyn.io.urdf import link_shapes
 
     if Path(model.source).suffix.lower() != ".urdf" or not Path(model.source).is_file():
         raise InputError(
@@ -739,19 +758,24 @@ def _add_meshes(mujoco: ModuleType, spec: Any, model: Model, bodies: list[Any]) 
         )
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     drawn = set()
-    for k, mesh in enumerate(link_meshes(model.source)):
-        if mesh.link not in model.frame_name:
+    for k, shape in enumerate(link_shapes(model.source)):
+        if shape.link not in model.frame_name:
             continue
-        frame = model.frame_name.index(mesh.link)
+        frame = model.frame_name.index(shape.link)
         owner = int(model.frame_body[frame])
-        rot = model.frame_rot[frame] @ mesh.rot
-        pos = model.frame_pos[frame] + model.frame_rot[frame] @ mesh.pos
-        asset = spec.add_mesh()
-        asset.name, asset.file, asset.scale = f"mesh{k}", str(mesh.file), mesh.scale
+        rot = model.frame_rot[frame] @ shape.rot
+        pos = model.frame_pos[frame] + model.frame_rot[frame] @ shape.pos
         body = spec.worldbody if owner < 0 else bodies[owner]
         rgba = [*(BASE_COLOUR if owner < 0 else PALETTE[owner % len(PALETTE)]), 1.0]
         quat = _quat(mujoco, rot)
-        _add_visual(mujoco, body, "mesh", [], rgba, meshname=asset.name, pos=pos, quat=quat)
+        if shape.file is None:
+            _add_visual(mujoco, body, shape.kind, list(shape.size), rgba, pos=pos, quat=quat)
+        else:
+            asset = spec.add_mesh()
+            asset.name, asset.file, asset.scale = f"mesh{k}", str(shape.file), shape.size
+            # drawn only: a thin or open mesh needs no volume
+            asset.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+            _add_visual(mujoco, body, "mesh", [], rgba, meshname=asset.name, pos=pos, quat=quat)
         drawn.add(owner)
     return drawn
 
@@ -811,6 +835,46 @@ def _add_lights(
     )
 
 
+def _add_hand_camera(
+    mujoco: ModuleType,
+    bodies: list[Any],
+    sticks: list[tuple[int, Float, bool]],
+    lengths: Float,
+    placements: tuple[Float, Float],
+    reach: float,
+) -> None:
+    """Add `HAND_CAMERA` to the body that holds the tip of the longest chain of sticks.
+
+    The camera looks at that body's origin along `_view`, its view of half-side `HAND_SHARE`
+    times `reach` there, and follows it in MuJoCo's mode ``track``: a constant offset and
+    orientation in the world, so that the hand stays in the middle of its view, seen from one
+    side, while the hand's own turns show.
+
+    Args:
+      bodies: the MjSpec bodies of the model's bodies, in order.
+      sticks: `_sticks`; lengths: their `_chains` lengths, bodies then leaf ends.
+      placements: (nbody, 3, 3) rotations and (nbody, 3) origins at qpos0, where MuJoCo takes
+        the offset.
+    """
+    leaves = [owner for owner, _, leaf in sticks if leaf]
+    owner = leaves[int(np.argmax(lengths[len(bodies) :]))]
+    rotations, origins = placements
+    position, rotation = _camera_pose(HAND_CAMERA, origins[owner], HAND_SHARE * reach)
+    frame = (rotations[owner], origins[owner])
+    position, rotation = _in_frame(frame, position, rotation)
+    camera = bodies[owner].add_camera(name=HAND_CAMERA, pos=position)
+    camera.mode = mujoco.mjtCamLight.mjCAMLIGHT_TRACK
+    camera.fovy = FOVY
+    camera.quat = _quat(mujoco, rotation)
+
+
+def _in_frame(frame: tuple[Float, Float], position: Float, rotation: Float) -> tuple[Float, Float]:
+    """A world placement, (3,) position and (3, 3) rotation, in the body frame `frame`: its
+    (3, 3) rotation and (3,) origin in the world."""
+    axes, origin = frame
+    return axes.T @ (position - origin), axes.T @ rotation
+
+
 def _camera_pose(name: str, centre: Float, half: float) -> tuple[Float, Float]:
     """World placement of camera `name` aimed at `centre`, its view of half-side `half` there.
 
@@ -860,6 +924,9 @@ def _fit_view(name: str, points: Float, radii: Float) -> tuple[Float, float]:
     return middle @ axes, float((across + slope * offsets[:, 2]).max())
 
 
+_HALF = math.sqrt(0.5)
+
+
 def _view(name: str) -> tuple[Float, Float]:
     """(3,) unit direction from the target to camera `name`, and (3,) the image's right."""
     c, s = math.cos(math.radians(ELEVATION)), math.sin(math.radians(ELEVATION))
@@ -867,6 +934,7 @@ def _view(name: str) -> tuple[Float, Float]:
         "front": ([c, 0.0, s], [0.0, 1.0, 0.0]),
         "side": ([0.0, -c, s], [1.0, 0.0, 0.0]),
         "top": ([0.0, 0.0, 1.0], [0.0, -1.0, 0.0]),
+        HAND_CAMERA: ([c * _HALF, -c * _HALF, s], [_HALF, _HALF, 0.0]),
     }
     direction, right = views[name]
     return np.array(direction), np.array(right)
