@@ -156,11 +156,16 @@ def test_render_collection_gym():
 def test_meshes_flat_or_unreadable(tmp_path):
     """A flat mesh (no volume) is drawn; one MuJoCo cannot read is named in an InputError."""
     header = b"\0" * 80
-    square = [[0, 0, 1, 0, 0, 0, 0.1, 0, 0, 0, 0.1, 0], [0, 0, 1, 0.1, 0, 0, 0.1, 0.1, 0, 0, 0.1, 0]]
+    # a square of two facets: normal, then three vertices each
+    square = [
+        [0, 0, 1, 0, 0, 0, 0.1, 0, 0, 0, 0.1, 0],
+        [0, 0, 1, 0.1, 0, 0, 0.1, 0.1, 0, 0, 0.1, 0],
+    ]
     facets = b"".join(np.array(f, np.float32).tobytes() + b"\0\0" for f in square)
     (tmp_path / "flat.stl").write_bytes(header + np.uint32(2).tobytes() + facets)
     (tmp_path / "empty.stl").write_bytes(header + np.uint32(0).tobytes())
-    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    inertia = 'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"'
+    inertial = f'<inertial><mass value="1"/><inertia {inertia}/></inertial>'
     for mesh in ("flat", "empty"):
         collision = f'<collision><geometry><mesh filename="{mesh}.stl"/></geometry></collision>'
         (tmp_path / "arm.urdf").write_text(

