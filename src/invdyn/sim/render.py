@@ -10,7 +10,8 @@ each root), spheres at the origins, a marker at the end of each leaf body, one c
 a checker floor below the robot, a headlight and a directional light, and the fixed cameras
 "front" (on +x), "side" (on -y) and "top", aimed at the robot's workspace. Every scene of
 `scene_for` has these three cameras (`ROBOT_CAMERAS`); in a Gymnasium scene they frame the
-environment's moving bodies, where MuJoCo's free camera frames the whole floor.
+environment's moving bodies, where MuJoCo's free camera frames the whole floor. A robot scene
+also has "hand" (`HAND_CAMERA`), which follows the tip of its longest chain, large in view.
 
 Rendering needs an OpenGL context without a window. MuJoCo chooses its backend when it is
 first imported, from the environment variable ``MUJOCO_GL``, which is always honoured. When it
@@ -882,7 +883,7 @@ def _camera_pose(name: str, centre: Float, half: float) -> tuple[Float, Float]:
     `centre`.
 
     Args:
-      name: one of `ROBOT_CAMERAS`.
+      name: one of `ROBOT_CAMERAS` or `HAND_CAMERA`.
       centre: (3,) the point in the middle of the view.
       half: half the side of the square the view spans at `centre` (m).
 
@@ -924,17 +925,18 @@ def _fit_view(name: str, points: Float, radii: Float) -> tuple[Float, float]:
     return middle @ axes, float((across + slope * offsets[:, 2]).max())
 
 
-_HALF = math.sqrt(0.5)
-
-
 def _view(name: str) -> tuple[Float, Float]:
-    """(3,) unit direction from the target to camera `name`, and (3,) the image's right."""
+    """(3,) unit direction from the target to camera `name`, and (3,) the image's right.
+
+    The hand camera looks from between the front and the side cameras, at their elevation.
+    """
     c, s = math.cos(math.radians(ELEVATION)), math.sin(math.radians(ELEVATION))
+    half = math.sqrt(0.5)
     views = {
         "front": ([c, 0.0, s], [0.0, 1.0, 0.0]),
         "side": ([0.0, -c, s], [1.0, 0.0, 0.0]),
         "top": ([0.0, 0.0, 1.0], [0.0, -1.0, 0.0]),
-        HAND_CAMERA: ([c * _HALF, -c * _HALF, s], [_HALF, _HALF, 0.0]),
+        HAND_CAMERA: ([c * half, -c * half, s], [half, half, 0.0]),
     }
     direction, right = views[name]
     return np.array(direction), np.array(right)
