@@ -42,7 +42,11 @@ def random_dataset(path: Path, episodes: int, rng: np.random.Generator) -> Datas
         camera: [rng.integers(0, 256, (STEPS, SIZE, SIZE, 3), dtype=np.uint8) for _ in data]
         for camera in CAMERAS
     }
-    return read_dataset(write_dataset(path, data, fps=FPS, videos=videos))
+    names = {
+        "state_names": [f"x{k}" for k in range(18)],
+        "action_names": [f"a{k}" for k in range(9)],
+    }
+    return read_dataset(write_dataset(path, data, fps=FPS, videos=videos, **names))
 
 
 def epoch_times(dataset: Dataset, config: Config, out: Path) -> list[float]:
