@@ -74,8 +74,8 @@ def main() -> None:
           f"{'CUDA' if torch.cuda.is_available() else 'CPU'} training")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         dataset = random_dataset(Path(folder) / "data", episodes, np.random.default_rng(0))
-        windows = episodes * (STEPS - 16)
-        print(f"{episodes} episodes, {windows} windows of 17 frames of two {SIZE}x{SIZE} cameras")
+        print(f"{episodes} episodes of {STEPS} steps, windows of {model.window} frames of two "
+              f"{SIZE}x{SIZE} cameras")  # fmt: skip
         medians = {}
         for name, config in (("plain", plain), ("compiled", compiled)):
             times = epoch_times(dataset, config, Path(folder) / name)

@@ -166,19 +166,20 @@ def test_meshes_flat_or_unreadable(tmp_path):
     (tmp_path / "empty.stl").write_bytes(header + np.uint32(0).tobytes())
     inertia = 'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"'
     inertial = f'<inertial><mass value="1"/><inertia {inertia}/></inertial>'
-    for mesh in ("flat", "empty"):
-        collision = f'<collision><geometry><mesh filename="{mesh}.stl"/></geometry></collision>'
+
+    def arm(mesh: str) -> Model:
+        """A one-link arm whose link shows the mesh file `mesh`."""
+        collision = f'<collision><geometry><mesh filename="{mesh}"/></geometry></collision>'
         (tmp_path / "arm.urdf").write_text(
             f'<robot name="arm"><link name="base"/><link name="b">{inertial}{collision}</link>'
             '<joint name="j" type="continuous"><parent link="base"/><child link="b"/>'
             '<axis xyz="0 0 1"/></joint></robot>'
         )
-        model = invdyn.load(tmp_path / "arm.urdf")
-        if mesh == "flat":
-            assert robot_scene(model, meshes=True).nmesh == 1
-            continue
-        with pytest.raises(invdyn.InputError, match="cannot draw the meshes of .*arm.urdf"):
-            robot_scene(model, meshes=True)
+        return invdyn.load(tmp_path / "arm.urdf")
+
+    assert robot_scene(arm("flat.stl"), meshes=True).nmesh == 1
+    with pytest.raises(invdyn.InputError, match="cannot draw the meshes of .*arm.urdf"):
+        robot_scene(arm("empty.stl"), meshes=True)
 
 
 @requires_erd
@@ -188,9 +189,9 @@ def test_hand_camera_follows_the_hand():
     model = load_quietly("panda")
     scene = robot_scene(model, meshes=True)
     camera = scene.camera(HAND_CAMERA)
-    assert camera.mode == mujoco.mjtCamLight.mjCAMLIGHT_TRACK
-    assert scene.body(int(camera.bodyid[0])).name in ("panda_leftfinger", "panda_rightfinger")
     body = int(camera.bodyid[0])
+    assert camera.mode == mujoco.mjtCamLight.mjCAMLIGHT_TRACK
+    assert scene.body(body).name in ("panda_leftfinger", "panda_rightfinger")
 
     rng = np.random.default_rng(3)
     q = rng.uniform(np.maximum(model.q_lower, -2.0), np.minimum(model.q_upper, 2.0), (4, 9))

@@ -186,9 +186,9 @@ class TrainConfig:
       num_threads: CPU threads for torch (0: torch's default).
       compile: compile the convolutions of the frame encoders with ``torch.compile``
         (inductor: a C++ compiler on CPUs, Triton on GPUs), for any number of frames, after
-        up to a minute of compiling: an epoch of the two-camera Panda model then takes 0.85
-        of the time on 2 CPU cores (`benchmarks/training.py`). No effect on models of the
-        state.
+        up to a minute of compiling: an epoch of the two-camera Panda model then takes 0.73
+        to 0.85 of the time on 2 CPU cores (`benchmarks/training.py`). No effect on models
+        of the state.
     """
 
     epochs: int = 100
