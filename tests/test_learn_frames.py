@@ -139,6 +139,10 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     assert model.loss(batch)[1]["state_mse"] < 0.05
     untrained = InverseDynamicsModel(model.config, model.stats).eval()
     assert untrained.loss(batch)[1]["state_mse"] > 0.3
+    # the history follows the estimate on the training and validation windows
+    first, last = result.history[0], result.history[-1]
+    for split in ("train", "val"):
+        assert last[f"{split}_state_mse"] < 0.5 * first[f"{split}_state_mse"]
     # predicting needs frames alone
     frames_alone = {k: v for k, v in batch.items() if k != OBS_STATE}
     torch.testing.assert_close(model.predict(frames_alone), model.predict(batch))

@@ -84,6 +84,14 @@ def test_small_mlp_learns_held_out_inverse_dynamics(episodes, held_out, tmp_path
     # the loss fell
     assert result.history[-1]["train_loss"] < 0.2 * result.history[0]["train_loss"]
     assert len(result.history) == 10
+    assert set(result.history[0]) == {
+        "epoch",
+        "lr",
+        "train_loss",
+        "train_mse",
+        "val_loss",
+        "val_mse",
+    }
 
 
 @pytest.mark.parametrize(

@@ -69,7 +69,10 @@ class TrainResult:
       model: the trained model, in eval mode, on the training device.
       metrics: `evaluate`'s metrics on the validation episodes (empty without any).
       history: one dict per epoch: ``epoch``, ``lr``, ``train_loss``, ``train_mse`` and, with
-        validation episodes, ``val_loss`` and ``val_mse`` (losses in normalised units).
+        validation episodes, ``val_loss`` and ``val_mse`` (losses in normalised units); for a
+        model that estimates states from frames (`ModelConfig.state_weight`), also
+        ``train_state_mse`` and ``val_state_mse``, the mean squared error of the normalised
+        states it estimates.
       checkpoint: the final checkpoint directory.
       train_episodes: indices of the training episodes.
       val_episodes: indices of the validation episodes.
@@ -218,7 +221,7 @@ def train(
                 generator = torch.Generator().manual_seed(_epoch_seed(tc.seed, epoch))
                 run = FRAME_RUN if config.model.camera_names else 1
                 order = _shuffle(len(train_w), run, generator).to(device)
-                sums = {"loss": 0.0, "mse": 0.0}
+                sums = dict.fromkeys(_logged_metrics(model), 0.0)
                 lr = tc.lr
                 # this epoch's augmentations too: drawn from (seed, epoch) alone
                 with _augmentation_rng(tc.seed, epoch, device):
@@ -385,8 +388,8 @@ def _mean(x: Float, mask: np.ndarray) -> float:
 
 @torch.no_grad()
 def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str, float]:
-    """Training loss and normalised MSE on `windows`, averaged over windows."""
-    sums = {"loss": 0.0, "mse": 0.0}
+    """`_logged_metrics` on `windows`, averaged over windows."""
+    sums = dict.fromkeys(_logged_metrics(model), 0.0)
     size = eval_batch(model)
     for start in range(0, len(windows), size):
         rows = slice(start, start + size)
@@ -395,6 +398,12 @@ def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str,
         for key in sums:
             sums[key] += metrics[key] * n
     return {k: v / len(windows) for k, v in sums.items()}
+
+
+def _logged_metrics(model: InverseDynamicsModel) -> tuple[str, ...]:
+    """The metrics of `InverseDynamicsModel.loss` that the history keeps: the loss, the
+    normalised MSE and, for a model that estimates states from frames, their MSE."""
+    return ("loss", "mse", "state_mse") if model.state_estimators else ("loss", "mse")
 
 
 class _DeviceWindows:
