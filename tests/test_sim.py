@@ -31,6 +31,7 @@ from invdyn.sim import (  # noqa: E402
     Plant,
     Rollout,
     build_mujoco,
+    collect_robot,
     csv_columns,
     dof_addresses,
     plant_model,
@@ -215,6 +216,22 @@ def test_build_options():
     np.testing.assert_array_equal(mj_model.jnt_range[:, 1], model.q_upper)
     unlimited = build_mujoco(model, plant=Plant(joint_limits=False))
     assert unlimited.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_LIMIT
+
+
+@requires_erd
+@pytest.mark.parametrize("name", ["double_pendulum_simple", "quadruped"])
+def test_empty_urdf_ranges_simulate_unlimited(name):
+    """URDFs that give joints meant to turn freely the range [0, 0] (read as no limit) compile,
+    their joints unlimited in MuJoCo, and move in collected episodes."""
+    model = _load(name)
+    free = ~np.isfinite(model.q_lower)
+    assert free.any()
+    mj_model = build_mujoco(model)
+    assert not mj_model.jnt_limited[free].any()
+    episodes = collect_robot(model, episodes=2, duration=0.5, seed=3).episodes
+    assert len(episodes) == 2
+    q = np.concatenate([episode.state[:, : model.nq] for episode in episodes])
+    assert np.all(np.ptp(q[:, free], axis=0) > 1e-3)
 
 
 def test_massless_body_compiles_with_floor(rng):

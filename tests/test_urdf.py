@@ -579,6 +579,25 @@ def test_joint_types_limits_and_dynamics() -> None:
     np.testing.assert_array_equal(lossy.dof_friction, [0.25, 0.25] + [0.0] * 8)
 
 
+@pytest.mark.parametrize("kind", ["revolute", "prismatic"])
+@pytest.mark.parametrize(
+    "limit",
+    ['<limit lower="0" upper="0" effort="1" velocity="1"/>', '<limit effort="1" velocity="1"/>'],
+)
+def test_an_empty_range_is_no_limit(kind: str, limit: str) -> None:
+    """lower = upper = 0, written or left to the defaults, as MuJoCo's importer reads it; any
+    other range, even one side at 0, is kept."""
+    text = robot(
+        '<link name="a"/>',
+        *(link(n) for n in "bc"),
+        joint("j1", "a", "b", kind, extra=limit),
+        joint("j2", "b", "c", kind, extra='<limit lower="0" upper="0.5"/>'),
+    )
+    model = parse_urdf(text)
+    np.testing.assert_array_equal(model.q_lower, [-np.inf, 0.0])
+    np.testing.assert_array_equal(model.q_upper, [np.inf, 0.5])
+
+
 def test_origins_compose_through_fixed_joints() -> None:
     model = parse_quietly(FIXED_CHILD)
     # l sits at (1, 0, 0) in c, and c at (2, 0, 0) turned a quarter about z in b
@@ -725,11 +744,16 @@ def _compare_with_pinocchio(path: Path, floating_base: bool) -> None:
         np.testing.assert_allclose(model.frame_pos[k], frame.placement.translation, atol=1e-12)
         np.testing.assert_allclose(model.frame_rot[k], frame.placement.rotation, atol=1e-12)
 
-    # position limits of bounded joints; velocity and effort limits where the URDF gives them
+    # position limits of bounded joints, but for the empty range [0, 0] that invdyn reads as no
+    # limit; velocity and effort limits where the URDF gives them
     bounded = np.isin(model.jnt_type, [JointType.REVOLUTE, JointType.PRISMATIC])
     q_index = model.jnt_qadr[bounded]
-    np.testing.assert_array_equal(model.q_lower[q_index], pin_model.lowerPositionLimit[q_index])
-    np.testing.assert_array_equal(model.q_upper[q_index], pin_model.upperPositionLimit[q_index])
+    pin_lower, pin_upper = pin_model.lowerPositionLimit, pin_model.upperPositionLimit
+    empty = (pin_lower[q_index] == 0) & (pin_upper[q_index] == 0)
+    lower = np.where(empty, -np.inf, pin_lower[q_index])
+    upper = np.where(empty, np.inf, pin_upper[q_index])
+    np.testing.assert_array_equal(model.q_lower[q_index], lower, err_msg=where)
+    np.testing.assert_array_equal(model.q_upper[q_index], upper, err_msg=where)
     given = np.isfinite(model.dof_velocity_limit)
     np.testing.assert_array_equal(model.dof_velocity_limit[given], pin_model.velocityLimit[given])
     given = np.isfinite(model.dof_effort_limit)

@@ -15,6 +15,12 @@ inertias compare one to one:
   placed in the body it is fixed to;
 * with a fixed base the root link is the world (its inertia is ignored); with
   ``floating_base=True`` it is body 0, carried by a free-flyer joint named ``root_joint``.
+
+One reading differs from Pinocchio's: a revolute or prismatic joint whose ``<limit>`` leaves
+``lower`` and ``upper`` both 0 (or out: the format's default) has no position limits (infinite
+`Model.q_lower` and `Model.q_upper`), as MuJoCo's URDF importer reads it; Pinocchio keeps the
+empty range [0, 0], in which the joint could not move. Files write it so for joints meant to
+turn freely (example-robot-data's ``double_pendulum``, ``quadruped``, ``centauro``'s wheels).
 """
 
 from __future__ import annotations
@@ -321,6 +327,8 @@ def _parse_joint(element: Element, index: int, source: str) -> _Joint:
             upper = _number(limit.get("upper"), where, "limit upper", 0.0)
             if lower > upper:
                 raise ModelError(f"{where}: limit lower {lower:g} is above upper {upper:g}")
+            if lower == upper == 0.0:
+                lower, upper = -np.inf, np.inf
         dynamics = element.find("dynamics")
         if dynamics is not None:
             damping = _number(dynamics.get("damping"), where, "dynamics damping", 0.0, sign=True)
