@@ -119,6 +119,10 @@ def test_checkpoint_and_evaluation_of_a_frame_model(data, trained):
     assert report.model.r2_mean == pytest.approx(evaluate(trained.model, held)["r2_mean"])
     # the linear baseline sees the state, the model only the frames
     assert report.linear is not None
+    # a model without state_weight estimates no state
+    assert report.state_estimate is None and "state_estimate" not in report.to_dict()
+    with pytest.raises(InputError, match="does not estimate states"):
+        checkpoint.model.estimate_states(batch)
 
 
 def test_state_and_frames_together(data, tmp_path):
@@ -147,6 +151,18 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     frames_alone = {k: v for k, v in batch.items() if k != OBS_STATE}
     torch.testing.assert_close(model.predict(frames_alone), model.predict(batch))
     assert evaluate(model, held)["r2_mean"] > 0.85
+    # the evaluation reports the estimate of each window's current state
+    estimates = model.estimate_states(frames_alone)
+    assert estimates.shape == (200, model.config.window, 2)
+    report = evaluate_checkpoint(result.checkpoint, held)
+    assert report.state_names == ("x0", "x1")
+    assert report.state_estimate is not None and report.state_estimate.r2_mean > 0.95
+    per_state = report.to_dict()["state_estimate"]["per_dimension"]
+    assert set(per_state) == {"x0", "x1"}
+    # in physical units, for every window
+    everything = model.estimate_states(windows.batch())[:, windows.now].double().numpy()
+    mae = np.abs(everything - windows.states[windows.obs_index[:, windows.now]]).mean(0)
+    assert mae == pytest.approx([per_state[name]["mae"] for name in ("x0", "x1")], rel=1e-5)
     no_state = dataclasses.replace(model.stats, state_mean=np.zeros(0), state_std=np.ones(0))
     with pytest.raises(InputError, match="state_weight .* no state"):
         InverseDynamicsModel(model.config, no_state)

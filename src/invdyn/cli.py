@@ -888,6 +888,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     ]
     rows.append(["mean"] + [f"{m.r2_mean:.4f}" for m in predictors.values() if m is not None])
     _print_table(header, rows)
+    estimate = report.state_estimate
+    if estimate is not None:
+        print("the model's estimate of the current state, from its frames:")
+        rows = [
+            [name, f"{r2:.4f}"] for name, r2 in zip(report.state_names, estimate.r2, strict=True)
+        ]
+        _print_table(["state", "R^2"], [*rows, ["mean", f"{estimate.r2_mean:.4f}"]])
     print(f"linear: {report.linear_note}")
     print(f"oracle: {report.oracle_note}")
     out = args.out if args.out is not None else checkpoint / "evaluation"

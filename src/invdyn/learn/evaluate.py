@@ -46,6 +46,11 @@
     observation leaves out part of MuJoCo's state), with actuators that have activation
     dynamics or muscle gains, or for other sources, it is unavailable, with the reason.
 
+- and for a model of frames that estimates the states (`ModelConfig.state_weight`): the same
+  metrics of its estimate of each window's current state ``o_t`` against the recorded one,
+  per state dimension: where the frames locate the robot poorly (a joint too small in the
+  image, hidden from every camera), the actions that depend on it are poorly predicted too.
+
 `save_evaluation` writes the report as ``metrics.json`` and a plot of the predicted and
 recorded actions of one evaluated episode.
 """
@@ -56,12 +61,11 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from invdyn._files import atomic_open
 from invdyn.errors import DataError, InputError, InvdynError
@@ -162,6 +166,9 @@ class EvaluationReport:
         ``"all"`` (the whole dataset, assumed held out) or ``"given"`` (by the caller).
       n_windows: number of evaluated windows.
       example: the predictions along one evaluated episode, for plots.
+      state_names: (n_state,) name of each state dimension.
+      state_estimate: for a model of frames that estimates the states, the accuracy of its
+        estimate of each window's current state; else None.
     """
 
     action_names: tuple[str, ...]
@@ -174,6 +181,8 @@ class EvaluationReport:
     selection: str
     n_windows: int
     example: EpisodePrediction | None = None
+    state_names: tuple[str, ...] = ()
+    state_estimate: Metrics | None = None
 
     @property
     def n_episodes(self) -> int:
@@ -182,7 +191,8 @@ class EvaluationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON types: the model's metrics at the top level, then
-        ``baselines``, ``episodes`` and counts (NaN stays NaN, as JSON's ``NaN``)."""
+        ``baselines``, ``state_estimate`` (for a model that estimates the states),
+        ``episodes`` and counts (NaN stays NaN, as JSON's ``NaN``)."""
         out = self.model.to_dict(self.action_names)
         baselines: dict[str, Any] = {}
         for name, metrics, note in (
@@ -195,6 +205,8 @@ class EvaluationReport:
                 baselines[name] = {"available": True, "method": note}
                 baselines[name] |= metrics.to_dict(self.action_names)
         out["baselines"] = baselines
+        if self.state_estimate is not None:
+            out["state_estimate"] = self.state_estimate.to_dict(self.state_names)
         out |= {
             "action_names": list(self.action_names),
             "selection": self.selection,
@@ -296,6 +308,12 @@ def evaluate_checkpoint(
         predictions["oracle"] = oracle
     results["oracle"] = None if oracle is None else _metrics(oracle, target)
 
+    # the states estimated from frames
+    state_estimate = None
+    if model.state_estimators:
+        current = windows.states[windows.obs_index[:, windows.now]]
+        state_estimate = _metrics(_estimate_states(model, windows), current)
+
     model_metrics = results["model"]
     assert model_metrics is not None
     return EvaluationReport(
@@ -309,6 +327,8 @@ def evaluate_checkpoint(
         selection=selection,
         n_windows=len(windows),
         example=_example(data, eval_idx, windows, target, predictions),
+        state_names=tuple(info.state_names),
+        state_estimate=state_estimate,
     )
 
 
@@ -378,19 +398,40 @@ def _targets(windows: Windows) -> Float:
     return windows.actions[windows.action_index]
 
 
-@torch.no_grad()
 def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
     """(N, n_out, n_action) the model's actions for every window."""
-    out = []
+
+    def actions(batch: dict[str, Any]) -> Float:
+        mean = model.predict_with_uncertainty(batch)[0]
+        return mean.double().cpu().numpy().reshape(len(mean), -1, model.n_action)
+
+    return _by_batch(model, windows, actions)
+
+
+def _estimate_states(model: InverseDynamicsModel, windows: Windows) -> Float:
+    """(N, n_state) the model's estimate of every window's current state from its frames."""
+
+    def current(batch: dict[str, Any]) -> Float:
+        return model.estimate_states(batch)[:, windows.now].double().cpu().numpy()
+
+    return _by_batch(model, windows, current)
+
+
+def _by_batch(
+    model: InverseDynamicsModel, windows: Windows, compute: Callable[[dict[str, Any]], Float]
+) -> Float:
+    """`compute` of the model's evaluation batches of `windows`, concatenated in order."""
     size = eval_batch(model)
-    for start in range(0, len(windows), size):
-        mean, _ = model.predict_with_uncertainty(windows.batch(slice(start, start + size)))
-        out.append(mean.double().cpu().numpy().reshape(len(mean), -1, model.n_action))
-    return np.concatenate(out)
+    return np.concatenate(
+        [
+            compute(windows.batch(slice(start, start + size)))
+            for start in range(0, len(windows), size)
+        ]
+    )
 
 
 def _metrics(prediction: Float, target: Float) -> Metrics:
-    """Metrics of (N, n_out, n_action) predictions, the steps of a chunk pooled."""
+    """Metrics of (N, n_out, n) predictions (or (N, n)), the steps of a chunk pooled."""
     n_action = target.shape[-1]
     prediction = prediction.reshape(-1, n_action)
     target = target.reshape(-1, n_action)

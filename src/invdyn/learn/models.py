@@ -784,6 +784,20 @@ class InverseDynamicsModel(nn.Module):
             mean, std = mean[:, 0], std[:, 0]
         return mean, std
 
+    @torch.no_grad()
+    def estimate_states(self, batch: Mapping[str, Any]) -> Tensor:
+        """(B, W, n_state) the states of each window that the model estimates from its frames
+        (`ModelConfig.state_weight`), the members' mean, in physical units.
+
+        Raises:
+          InputError: the model does not estimate states.
+        """
+        if not self.state_estimators:
+            raise InputError("the model does not estimate states from frames (model.state_weight)")
+        estimates = self._head_outputs(batch)[1]
+        assert estimates is not None
+        return estimates.mean(0) * self._buffer("state_std") + self._buffer("state_mean")
+
     def predict(self, batch: Mapping[str, Any]) -> Tensor:
         """Actions for a batch of windows: (B, n_action), or (B, H, n_action) when chunked."""
         return self.predict_with_uncertainty(batch)[0]
