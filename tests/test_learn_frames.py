@@ -134,7 +134,9 @@ def test_state_and_frames_together(data, tmp_path):
 
 def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     train_data, held = data
-    result = train(train_data, config(15, augment=0, state_weight=1.0), tmp_path, progress=False)
+    result = train(
+        train_data, config(15, augment=0, state_weight=1.0, context=2), tmp_path, progress=False
+    )
     model = load_checkpoint(result.checkpoint).model
     assert len(model.state_estimators) == 1
     windows = select_windows(episode_arrays(held), held, range(len(held)), model.config)
@@ -151,9 +153,13 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     frames_alone = {k: v for k, v in batch.items() if k != OBS_STATE}
     torch.testing.assert_close(model.predict(frames_alone), model.predict(batch))
     assert evaluate(model, held)["r2_mean"] > 0.85
-    # the evaluation reports the estimate of each window's current state
+    # each frame's estimate depends on that frame and the one before only: the windows that
+    # share a frame estimate its state alike
     estimates = model.estimate_states(frames_alone)
-    assert estimates.shape == (200, model.config.window, 2)
+    assert estimates.shape == (200, model.config.window - 1, 2)
+    same_episode = windows.episode[1:200] == windows.episode[:199]
+    torch.testing.assert_close(estimates[1:][same_episode, :-1], estimates[:-1][same_episode, 1:])
+    # the evaluation reports the estimate of each window's next state
     report = evaluate_checkpoint(result.checkpoint, held)
     assert report.state_names == ("x0", "x1")
     assert report.state_estimate is not None and report.state_estimate.r2_mean > 0.95
@@ -161,7 +167,7 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     assert set(per_state) == {"x0", "x1"}
     # in physical units, for every window
     everything = model.estimate_states(windows.batch())[:, windows.now].double().numpy()
-    mae = np.abs(everything - windows.states[windows.obs_index[:, windows.now]]).mean(0)
+    mae = np.abs(everything - windows.states[windows.obs_index[:, windows.now + 1]]).mean(0)
     assert mae == pytest.approx([per_state[name]["mae"] for name in ("x0", "x1")], rel=1e-5)
     no_state = dataclasses.replace(model.stats, state_mean=np.zeros(0), state_std=np.ones(0))
     with pytest.raises(InputError, match="state_weight .* no state"):
@@ -345,6 +351,22 @@ def test_checkpoints_of_the_earlier_frame_encoder_are_refused(trained, tmp_path)
     save_file(renamed, copy / "model.safetensors")
     with pytest.raises(DataError, match="earlier encoder"):
         load_checkpoint(copy)
+
+
+def test_checkpoints_of_the_earlier_state_estimator_are_refused(data, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    result = train(
+        data[0], config(1, state_weight=1.0, context=2), tmp_path / "run", progress=False
+    )
+    weights = load_file(result.checkpoint / "model.safetensors")
+    # the earlier estimator saw the tracks of the whole window at once
+    key = "state_estimators.0.0.weight"
+    width, per_frame = weights[key].shape
+    weights[key] = torch.zeros(width, (result.model.config.window - 1) * per_frame)
+    save_file(weights, result.checkpoint / "model.safetensors")
+    with pytest.raises(DataError, match="state estimator sees the whole window"):
+        load_checkpoint(result.checkpoint)
 
 
 def test_plain_videos_need_a_model_of_frames_alone(data, tmp_path):

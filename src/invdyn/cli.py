@@ -890,7 +890,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     _print_table(header, rows)
     estimate = report.state_estimate
     if estimate is not None:
-        print("the model's estimate of the current state, from its frames:")
+        print("the model's estimate of the next state o_{t+H}, from its frames:")
         rows = [
             [name, f"{r2:.4f}"] for name, r2 in zip(report.state_names, estimate.r2, strict=True)
         ]

@@ -262,6 +262,12 @@ def load_checkpoint(
             f"{path / MODEL_FILE} is a model of frames with the earlier encoder (a window's "
             "frames stacked along the channels), which this version cannot load: train it again"
         )
+    estimator = "state_estimators.0.0.weight"
+    if estimator in weights and weights[estimator].shape != model.state_dict()[estimator].shape:
+        raise DataError(
+            f"{path / MODEL_FILE} is a model of frames whose state estimator sees the whole "
+            "window at once (an earlier version), which this version cannot load: train it again"
+        )
     _parse(path / MODEL_FILE, lambda: model.load_state_dict(weights, strict=True))
     model.to(device).eval()
     checkpoint = Checkpoint(model=model, config=config, metrics=metrics)

@@ -71,10 +71,11 @@ class ModelConfig:
         ``[1 - jitter, 1 + jitter]`` and shift it by up to ``jitter / 2``, at random (0: never).
       mixed_precision: on a CUDA device, encode frames in bfloat16 (autocast; the MLP and
         the loss stay in float32). The CPU always computes in float32.
-      state_weight: with cameras, each member also estimates the window's states
-        (``observation.state``, normalised) from its keypoints and their motion (the tracks
-        the temporal convolution sees) with an MLP of widths `hidden`, feeds the estimate to
-        its head, and adds this weight times the estimate's mean squared error to the loss:
+      state_weight: with cameras, each member also estimates the state (``observation.state``,
+        normalised) of every frame of the window after the first, from that frame's keypoints
+        and their motion since the frame before in every camera (the tracks the temporal
+        convolution sees), with one MLP of widths `hidden` shared by the frames; it feeds the
+        estimates to its head and adds this weight times their mean squared error to the loss:
         the recorded states teach the encoder where the robot is, and the model still needs
         frames alone to predict. 0: no estimate.
     """

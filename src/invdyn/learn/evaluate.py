@@ -47,7 +47,7 @@
     dynamics or muscle gains, or for other sources, it is unavailable, with the reason.
 
 - and for a model of frames that estimates the states (`ModelConfig.state_weight`): the same
-  metrics of its estimate of each window's current state ``o_t`` against the recorded one,
+  metrics of its estimate of each window's next state ``o_{t+H}`` against the recorded one,
   per state dimension: where the frames locate the robot poorly (a joint too small in the
   image, hidden from every camera), the actions that depend on it are poorly predicted too.
 
@@ -168,7 +168,7 @@ class EvaluationReport:
       example: the predictions along one evaluated episode, for plots.
       state_names: (n_state,) name of each state dimension.
       state_estimate: for a model of frames that estimates the states, the accuracy of its
-        estimate of each window's current state; else None.
+        estimate of each window's next state ``o_{t+H}``; else None.
     """
 
     action_names: tuple[str, ...]
@@ -311,8 +311,8 @@ def evaluate_checkpoint(
     # the states estimated from frames
     state_estimate = None
     if model.state_estimators:
-        current = windows.states[windows.obs_index[:, windows.now]]
-        state_estimate = _metrics(_estimate_states(model, windows), current)
+        recorded = windows.states[windows.obs_index[:, windows.now + 1]]
+        state_estimate = _metrics(_estimate_states(model, windows), recorded)
 
     model_metrics = results["model"]
     assert model_metrics is not None
@@ -409,12 +409,14 @@ def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
 
 
 def _estimate_states(model: InverseDynamicsModel, windows: Windows) -> Float:
-    """(N, n_state) the model's estimate of every window's current state from its frames."""
+    """(N, n_state) the model's estimate of every window's next state ``o_{t+H}`` from its
+    frames."""
 
-    def current(batch: dict[str, Any]) -> Float:
+    def next_state(batch: dict[str, Any]) -> Float:
+        # the estimates start at the window's second observation
         return model.estimate_states(batch)[:, windows.now].double().cpu().numpy()
 
-    return _by_batch(model, windows, current)
+    return _by_batch(model, windows, next_state)
 
 
 def _by_batch(

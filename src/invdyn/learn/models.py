@@ -31,9 +31,10 @@ as in Levine et al. 2016 and robomimic), which locates a moving part to a fracti
 A temporal convolution over the window's keypoints and their frame-to-frame motion (in pixels)
 gives the camera's features, which join the normalised state window (unless ``config.state``
 is False) at the input of the member's MLP. With ``config.state_weight``, an MLP also estimates
-the window's states from the keypoint tracks of every camera, trained on the recorded states
-by an auxiliary loss, and its estimate joins the MLP's input too. Frames shared by windows
-are encoded once: the training batches are runs of consecutive windows.
+the state of each frame of the window after the first from that frame's keypoints and their
+motion since the frame before, seen by every camera (one MLP shared by the frames), trained on
+the recorded states by an auxiliary loss, and its estimates join the MLP's input too. Frames
+shared by windows are encoded once: the training batches are runs of consecutive windows.
 """
 
 from __future__ import annotations
@@ -518,7 +519,7 @@ class InverseDynamicsModel(nn.Module):
                     "model.state_weight estimates observation.state from frames, but the "
                     "training data has no state"
                 )
-            n_in += config.window * self.n_state
+            n_in += (config.window - 1) * self.n_state
         if config.head == "regression":
             n_head = dim
         elif config.head == "bins":
@@ -538,10 +539,11 @@ class InverseDynamicsModel(nn.Module):
             )
             for _ in range(config.ensemble if config.camera_names else 0)
         )
-        # per member, the MLP that estimates the window's states from its keypoint tracks
-        n_tracks = (config.window - 1) * len(config.camera_names) * 4 * config.keypoints
+        # per member, the MLP that estimates a frame's state from that frame's keypoint tracks
+        # (every camera's), shared by the frames
+        n_tracks = len(config.camera_names) * 4 * config.keypoints
         self.state_estimators = nn.ModuleList(
-            _mlp(n_tracks, config.hidden, config.window * self.n_state, config.activation)
+            _mlp(n_tracks, config.hidden, self.n_state, config.activation)
             for _ in range(config.ensemble if config.state_weight > 0 else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
@@ -628,7 +630,7 @@ class InverseDynamicsModel(nn.Module):
         return out, window_frames
 
     def _head_outputs(self, batch: Mapping[str, Any]) -> tuple[Tensor, Tensor | None, int]:
-        """(E, B, n_head) head outputs of a batch, the (E, B, W, n_state) normalised states
+        """(E, B, n_head) head outputs of a batch, the (E, B, W - 1, n_state) normalised states
         estimated from its frames (None without `ModelConfig.state_weight`), and its number
         of windows B."""
         obs = self._observations(batch)
@@ -660,8 +662,8 @@ class InverseDynamicsModel(nn.Module):
         """(E, B, n_head) raw head outputs of each ensemble member for (B, W, n_state) state
         windows (None for a model of frames alone) and, with cameras, the (N, 3, h, w) frames
         and (B, W) rows of each window's frames of `_images`; and with
-        `ModelConfig.state_weight`, each member's (E, B, W, n_state) estimate of the
-        normalised state windows (else None)."""
+        `ModelConfig.state_weight`, each member's (E, B, W - 1, n_state) estimate of the
+        normalised states of each window's frames after the first (else None)."""
         state = [self.features(obs)] if obs is not None else []
         outputs, estimates = [], []
         for k, member in enumerate(self.members):
@@ -674,11 +676,12 @@ class InverseDynamicsModel(nn.Module):
                     for name, x in images.items():
                         features, camera_tracks = encoders[name](x, window_frames)
                         encoded.append(features.float())
-                        tracks.append(camera_tracks.float().flatten(1))
+                        tracks.append(camera_tracks.float())
             if self.state_estimators:
-                estimate = self.state_estimators[k](torch.cat(tracks, dim=1))
-                encoded.append(estimate)
-                estimates.append(estimate.unflatten(-1, (self.config.window, self.n_state)))
+                # (B, W - 1, n_state): each frame's state from its own tracks
+                estimate = self.state_estimators[k](torch.cat(tracks, dim=-1))
+                encoded.append(estimate.flatten(1))
+                estimates.append(estimate)
             outputs.append(member(torch.cat([*state, *encoded], dim=1)))
         return torch.stack(outputs), torch.stack(estimates) if estimates else None
 
@@ -761,7 +764,7 @@ class InverseDynamicsModel(nn.Module):
         metrics = {}
         if estimates is not None:
             obs = self._state_windows(batch)
-            states = (obs - self._buffer("state_mean")) / self._buffer("state_std")
+            states = (obs[:, 1:] - self._buffer("state_mean")) / self._buffer("state_std")
             state_mse = (estimates - states).square().mean()
             loss = loss + config.state_weight * state_mse
             metrics["state_mse"] = float(state_mse.detach())
@@ -786,8 +789,9 @@ class InverseDynamicsModel(nn.Module):
 
     @torch.no_grad()
     def estimate_states(self, batch: Mapping[str, Any]) -> Tensor:
-        """(B, W, n_state) the states of each window that the model estimates from its frames
-        (`ModelConfig.state_weight`), the members' mean, in physical units.
+        """(B, W - 1, n_state) the states of each window's observations after the first, as the
+        model estimates them from its frames (`ModelConfig.state_weight`), the members' mean,
+        in physical units.
 
         Raises:
           InputError: the model does not estimate states.
