@@ -217,15 +217,14 @@ def _predict(network: Any, windows: Any) -> Float:
     """(len(windows), action) `network`'s predictions, as float64 numpy."""
     import torch
 
-    from invdyn.learn.train import eval_batch
+    from invdyn.learn.train import eval_batches
 
     network.eval()
-    size = eval_batch(network)
     with torch.no_grad():
         return np.concatenate(
             [
-                network.predict(windows.batch(slice(k, k + size))).double().cpu().numpy()
-                for k in range(0, len(windows), size)
+                network.predict(batch).double().cpu().numpy()
+                for batch in eval_batches(network, windows)
             ]
         )
 

@@ -61,7 +61,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import _fingerprint, eval_batch
+from invdyn.learn.train import _fingerprint, eval_batches
 from invdyn.metrics import MIN_VARIANCE, normalised_mse
 
 METRICS_FILE = "metrics.json"
@@ -405,7 +405,7 @@ def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
         mean = model.predict_with_uncertainty(batch)[0]
         return mean.double().cpu().numpy().reshape(len(mean), -1, model.n_action)
 
-    return _by_batch(model, windows, actions)
+    return np.concatenate([actions(batch) for batch in eval_batches(model, windows)])
 
 
 def _estimate_states(model: InverseDynamicsModel, windows: Windows) -> Float:
@@ -416,20 +416,7 @@ def _estimate_states(model: InverseDynamicsModel, windows: Windows) -> Float:
         # the estimates start at the window's second observation
         return model.estimate_states(batch)[:, windows.now].double().cpu().numpy()
 
-    return _by_batch(model, windows, next_state)
-
-
-def _by_batch(
-    model: InverseDynamicsModel, windows: Windows, compute: Callable[[dict[str, Any]], Float]
-) -> Float:
-    """`compute` of the model's evaluation batches of `windows`, concatenated in order."""
-    size = eval_batch(model)
-    return np.concatenate(
-        [
-            compute(windows.batch(slice(start, start + size)))
-            for start in range(0, len(windows), size)
-        ]
-    )
+    return np.concatenate([next_state(batch) for batch in eval_batches(model, windows)])
 
 
 def _metrics(prediction: Float, target: Float) -> Metrics:

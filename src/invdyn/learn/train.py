@@ -345,15 +345,22 @@ def eval_batch(model: InverseDynamicsModel) -> int:
     return IMAGE_EVAL_BATCH if model.config.camera_names else EVAL_BATCH
 
 
+def eval_batches(
+    model: InverseDynamicsModel, windows: Windows, batch_size: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """The batches of `windows`, in order, `batch_size` windows each (None: `eval_batch`)."""
+    size = batch_size or eval_batch(model)
+    for start in range(0, len(windows), size):
+        yield windows.batch(slice(start, start + size))
+
+
 def _evaluate_windows(
     model: InverseDynamicsModel, windows: Windows, *, batch_size: int | None = None
 ) -> dict[str, float]:
     was_training = model.training
     model.eval()
     means, stds = [], []
-    batch_size = batch_size or eval_batch(model)
-    for start in range(0, len(windows), batch_size):
-        batch = windows.batch(slice(start, start + batch_size))
+    for batch in eval_batches(model, windows, batch_size):
         mean, std = model.predict_with_uncertainty(batch)
         means.append(mean.double().cpu().numpy())
         stds.append(std.double().cpu().numpy())
@@ -390,11 +397,9 @@ def _mean(x: Float, mask: np.ndarray) -> float:
 def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str, float]:
     """`_logged_metrics` on `windows`, averaged over windows."""
     sums = dict.fromkeys(_logged_metrics(model), 0.0)
-    size = eval_batch(model)
-    for start in range(0, len(windows), size):
-        rows = slice(start, start + size)
-        _, metrics = model.loss(windows.batch(rows))
-        n = len(windows.obs_index[rows])
+    for batch in eval_batches(model, windows):
+        _, metrics = model.loss(batch)
+        n = len(batch[ACTION])
         for key in sums:
             sums[key] += metrics[key] * n
     return {k: v / len(windows) for k, v in sums.items()}
