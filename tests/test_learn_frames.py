@@ -121,6 +121,7 @@ def test_checkpoint_and_evaluation_of_a_frame_model(data, trained):
     assert report.linear is not None
     # a model without state_weight estimates no state
     assert report.state_estimate is None and "state_estimate" not in report.to_dict()
+    assert checkpoint.model.infer(batch).states is None
     with pytest.raises(InputError, match="does not estimate states"):
         checkpoint.model.estimate_states(batch)
 
@@ -159,6 +160,11 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
     assert estimates.shape == (200, model.config.window - 1, 2)
     same_episode = windows.episode[1:200] == windows.episode[:199]
     torch.testing.assert_close(estimates[1:][same_episode, :-1], estimates[:-1][same_episode, 1:])
+    # one pass reads the actions and the states alike
+    inference = model.infer(frames_alone)
+    assert inference.states is not None
+    torch.testing.assert_close(inference.states, estimates)
+    torch.testing.assert_close(inference.actions, model.predict(frames_alone))
     # the evaluation reports the estimate of each window's next state
     report = evaluate_checkpoint(result.checkpoint, held)
     assert report.state_names == ("x0", "x1")

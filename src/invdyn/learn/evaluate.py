@@ -293,7 +293,8 @@ def evaluate_checkpoint(
     target = _targets(windows)
 
     # the model
-    predictions = {"model": _predict(model, windows)}
+    model_actions, estimated_states = _infer(model, windows)
+    predictions = {"model": model_actions}
     results: dict[str, Metrics | None] = {"model": _metrics(predictions["model"], target)}
 
     # the linear baseline
@@ -310,9 +311,9 @@ def evaluate_checkpoint(
 
     # the states estimated from frames
     state_estimate = None
-    if model.state_estimators:
+    if estimated_states is not None:
         recorded = windows.states[windows.obs_index[:, windows.now + 1]]
-        state_estimate = _metrics(_estimate_states(model, windows), recorded)
+        state_estimate = _metrics(estimated_states, recorded)
 
     model_metrics = results["model"]
     assert model_metrics is not None
@@ -398,25 +399,19 @@ def _targets(windows: Windows) -> Float:
     return windows.actions[windows.action_index]
 
 
-def _predict(model: InverseDynamicsModel, windows: Windows) -> Float:
-    """(N, n_out, n_action) the model's actions for every window."""
-
-    def actions(batch: dict[str, Any]) -> Float:
-        mean = model.predict_with_uncertainty(batch)[0]
-        return mean.double().cpu().numpy().reshape(len(mean), -1, model.n_action)
-
-    return np.concatenate([actions(batch) for batch in eval_batches(model, windows)])
-
-
-def _estimate_states(model: InverseDynamicsModel, windows: Windows) -> Float:
-    """(N, n_state) the model's estimate of every window's next state ``o_{t+H}`` from its
-    frames."""
-
-    def next_state(batch: dict[str, Any]) -> Float:
-        # the estimates start at the window's second observation
-        return model.estimate_states(batch)[:, windows.now].double().cpu().numpy()
-
-    return np.concatenate([next_state(batch) for batch in eval_batches(model, windows)])
+def _infer(model: InverseDynamicsModel, windows: Windows) -> tuple[Float, Float | None]:
+    """(N, n_out, n_action) the model's actions for every window and, for a model that
+    estimates states from frames, (N, n_state) its estimate of every window's next state
+    ``o_{t+H}`` (else None): one pass over the windows."""
+    actions, states = [], []
+    for batch in eval_batches(model, windows):
+        inference = model.infer(batch)
+        mean = inference.actions.double().cpu().numpy()
+        actions.append(mean.reshape(len(mean), -1, model.n_action))
+        if inference.states is not None:
+            # the estimates start at the window's second observation
+            states.append(inference.states[:, windows.now].double().cpu().numpy())
+    return np.concatenate(actions), np.concatenate(states) if states else None
 
 
 def _metrics(prediction: Float, target: Float) -> Metrics:

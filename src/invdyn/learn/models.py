@@ -43,7 +43,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -489,6 +489,22 @@ def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.
     return nn.Sequential(*layers)
 
 
+class Inference(NamedTuple):
+    """What `InverseDynamicsModel.infer` reads from a batch of B windows, in physical units.
+
+    Attributes:
+      actions: (B, n_action), or (B, H, n_action) when chunked: the members' mean prediction.
+      uncertainty: the members' standard deviation, shaped as ``actions`` (zero for one model).
+      states: (B, W - 1, n_state) the states of each window's observations after the first as
+        estimated from its frames (`ModelConfig.state_weight`), the members' mean; None for a
+        model that does not estimate states.
+    """
+
+    actions: Tensor
+    uncertainty: Tensor
+    states: Tensor | None
+
+
 class InverseDynamicsModel(nn.Module):
     """An MLP inverse dynamics model, or a deep ensemble of them, with normalisation built in.
 
@@ -773,6 +789,21 @@ class InverseDynamicsModel(nn.Module):
         return loss, {"loss": float(loss.detach()), "mse": float(mse)} | metrics
 
     @torch.no_grad()
+    def infer(self, batch: Mapping[str, Any]) -> Inference:
+        """Everything the model reads from a batch of windows in one pass: its actions, their
+        epistemic uncertainty and, with `ModelConfig.state_weight`, its estimate of the states
+        of the window's frames (see `Inference`), in physical units."""
+        out, estimates, _ = self._head_outputs(batch)
+        actions = self._denormalise(self._decode(out))
+        mean = actions.mean(0)
+        std = actions.std(0, unbiased=False)
+        if not self.config.chunk:
+            mean, std = mean[:, 0], std[:, 0]
+        states = None
+        if estimates is not None:
+            states = estimates.mean(0) * self._buffer("state_std") + self._buffer("state_mean")
+        return Inference(actions=mean, uncertainty=std, states=states)
+
     def predict_with_uncertainty(self, batch: Mapping[str, Any]) -> tuple[Tensor, Tensor]:
         """Actions and their epistemic uncertainty for a batch of windows.
 
@@ -780,14 +811,9 @@ class InverseDynamicsModel(nn.Module):
           the mean of the members' predictions and their standard deviation (zero for a single
           model), each (B, n_action), or (B, H, n_action) when chunked, in physical units.
         """
-        actions = self._denormalise(self._decode(self._head_outputs(batch)[0]))
-        mean = actions.mean(0)
-        std = actions.std(0, unbiased=False)
-        if not self.config.chunk:
-            mean, std = mean[:, 0], std[:, 0]
-        return mean, std
+        inference = self.infer(batch)
+        return inference.actions, inference.uncertainty
 
-    @torch.no_grad()
     def estimate_states(self, batch: Mapping[str, Any]) -> Tensor:
         """(B, W - 1, n_state) the states of each window's observations after the first, as the
         model estimates them from its frames (`ModelConfig.state_weight`), the members' mean,
@@ -798,9 +824,9 @@ class InverseDynamicsModel(nn.Module):
         """
         if not self.state_estimators:
             raise InputError("the model does not estimate states from frames (model.state_weight)")
-        estimates = self._head_outputs(batch)[1]
-        assert estimates is not None
-        return estimates.mean(0) * self._buffer("state_std") + self._buffer("state_mean")
+        states = self.infer(batch).states
+        assert states is not None
+        return states
 
     def predict(self, batch: Mapping[str, Any]) -> Tensor:
         """Actions for a batch of windows: (B, n_action), or (B, H, n_action) when chunked."""
