@@ -365,6 +365,40 @@ def test_floating_structure() -> None:
     assert model.total_mass == pytest.approx(mj_model.body_subtreemass[0] - 10.0)
 
 
+def test_fixed_base_welds_the_free_bodies_where_the_file_places_them(tmp_path: Path) -> None:
+    path = tmp_path / "floating.xml"
+    path.write_text(FLOATING)
+    floating = load_mjcf(path)
+    welded = invdyn.io.load(path, floating_base=False)
+    assert not welded.floating_base
+    assert welded.jnt_name == ("hip", "knee", "lid_hinge")
+    # at MuJoCo's qpos0, every frame is where the floating model puts it
+    mj_model = mujoco.MjModel.from_xml_path(str(path))
+    q, _ = from_mujoco_state(floating, mj_model, mj_model.qpos0)
+    for name in ("imu", "camera", "shin", "lid", "box"):
+        expected = invdyn.frame_placement(floating, q, name)
+        actual = invdyn.frame_placement(welded, np.zeros(welded.nq), name)
+        for x, y in zip(actual, expected, strict=True):
+            np.testing.assert_allclose(x, y, atol=1e-12)
+    assert invdyn.io.load(path, floating_base=True).nq == floating.nq
+    anchors = tmp_path / "anchors.xml"
+    anchors.write_text(ANCHORS)
+    with pytest.raises(invdyn.ModelError, match=r"anchors\.xml: no free joint"):
+        invdyn.io.load(anchors, floating_base=True)
+
+
+def test_disabled_gravity_is_no_gravity() -> None:
+    xml = ANCHORS.replace(
+        '<option gravity="0.5 0 -3"/>', '<option><flag gravity="disable"/></option>'
+    )
+    mj_model, model = _compile(xml)
+    np.testing.assert_array_equal(model.gravity, 0.0)
+    data = mujoco.MjData(mj_model)
+    mujoco.mj_forward(mj_model, data)
+    q, _ = from_mujoco_state(model, mj_model, mj_model.qpos0)
+    np.testing.assert_allclose(invdyn.gravity(model, q), data.qfrc_bias, atol=1e-12)
+
+
 def test_unnamed_free_root_is_root_joint() -> None:
     xml = """<mujoco><worldbody><body><freejoint/><geom size="0.1"/>
       <body pos="0 0 0.2"><joint/><geom size="0.1"/></body></body></worldbody></mujoco>"""
@@ -460,6 +494,14 @@ def test_load_dispatches_xml(tmp_path: Path) -> None:
     path.write_text(ANCHORS)
     model = invdyn.io.load(path)
     assert model.jnt_name == ("j1", "j2", "j3")
+    # a URDF saved as .xml is read as URDF, by its root element
+    urdf = tmp_path / "arm.xml"
+    urdf.write_text(Path(invdyn.io.robots.robot_path("double_pendulum")).read_text())
+    as_xml = invdyn.io.load(urdf)
+    assert (
+        as_xml.jnt_name == invdyn.io.load(invdyn.io.robots.robot_path("double_pendulum")).jnt_name
+    )
+    assert as_xml.source == str(urdf)
 
 
 # bad input

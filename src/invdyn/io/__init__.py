@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from xml.etree.ElementTree import ParseError
+
+import defusedxml
+import defusedxml.ElementTree
 
 from invdyn.errors import InputError, ModelError
 from invdyn.model import Model
@@ -19,9 +23,12 @@ def load(
     """Load a robot from a built-in name, a ``.urdf`` file or an MJCF ``.xml`` file.
 
     Args:
-      source: a built-in robot name (see `invdyn.io.robots.available_robots`) or a file path.
+      source: a built-in robot name (see `invdyn.io.robots.available_robots`) or a file path:
+        ``.urdf``, or ``.xml`` for MJCF (and URDF, by its ``<robot>`` root element).
       floating_base: attach the root link to the world by a free-flyer joint. ``None`` keeps the
         built-in robot's default, or the description's own choice for a file (fixed for URDF).
+        An MJCF file declares its own free joints: False welds the bodies they move where the
+        file places them, True requires one (`invdyn.io.mjcf.load_mjcf`).
       strict: raise `ModelError` instead of warning on physically doubtful inertias.
       friction: read joint damping and Coulomb friction from the description into the model;
         otherwise they are zero and the dynamics are those of the ideal rigid-body tree.
@@ -39,11 +46,12 @@ def load(
             path, floating_base=bool(floating_base), strict=strict, friction=friction
         )
     if path.suffix.lower() == ".xml":
-        if floating_base:
-            raise ModelError(
-                f"{path}: MJCF files declare their own free joints; drop floating_base"
+        if _root_tag(path) == "robot":
+            # a URDF saved as .xml
+            return urdf.load_urdf(
+                path, floating_base=bool(floating_base), strict=strict, friction=friction
             )
-        return mjcf.load_mjcf(path, strict=strict, friction=friction)
+        return mjcf.load_mjcf(path, floating_base=floating_base, strict=strict, friction=friction)
     if path.suffix:
         raise ModelError(
             f"{source}: unknown description format {path.suffix!r}, expected .urdf or .xml"
@@ -51,6 +59,17 @@ def load(
     return robots.load_robot(
         str(source), floating_base=floating_base, strict=strict, friction=friction
     )
+
+
+def _root_tag(path: Path) -> str | None:
+    """The tag of an XML file's root element, None when it does not parse (the loader then
+    reports the file's fault)."""
+    try:
+        for _, element in defusedxml.ElementTree.iterparse(path, events=("start",)):
+            return str(element.tag)
+    except (ParseError, defusedxml.DefusedXmlException, OSError):
+        return None
+    return None
 
 
 __all__ = ["load"]

@@ -32,8 +32,9 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   joint's ``actuatorfrcrange``; it is ``+inf`` when nothing bounds it. Velocity limits are
   ``+inf``.
 
-Tendons, equality constraints, contacts, springs, gravity compensation and actuator dynamics are
-not part of a `Model` and are dropped; mocap bodies have no joint and so are welded.
+Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``. Tendons, equality
+constraints, contacts, springs, gravity compensation and actuator dynamics are not part of a
+`Model` and are dropped; mocap bodies have no joint and so are welded.
 """
 
 from __future__ import annotations
@@ -70,12 +71,19 @@ JOINT_TYPES = {
 
 
 def load_mjcf(
-    path: str | os.PathLike[str], *, strict: bool = False, friction: bool = False
+    path: str | os.PathLike[str],
+    *,
+    floating_base: bool | None = None,
+    strict: bool = False,
+    friction: bool = False,
 ) -> Model:
     """Load an MJCF file, compiled by MuJoCo, as a `Model`.
 
     Args:
       path: the ``.xml`` file.
+      floating_base: None keeps the file's joints; False welds every body that a free joint
+        moves to its parent at its pose in the file (MuJoCo's ``qpos0``), as if the free joint
+        were not there; True requires the file to have a free joint.
       strict: raise `ModelError` instead of warning on physically doubtful inertias.
       friction: read joint damping and Coulomb friction (``frictionloss``) into the model.
 
@@ -83,7 +91,8 @@ def load_mjcf(
       The validated model; see the module docstring for how MuJoCo's concepts map onto it.
 
     Raises:
-      ModelError: the file is missing or MuJoCo cannot compile it (MuJoCo's message included).
+      ModelError: the file is missing, MuJoCo cannot compile it (MuJoCo's message included),
+        or `floating_base` is True and it has no free joint.
     """
     path = Path(path)
     if not path.is_file():
@@ -93,10 +102,19 @@ def load_mjcf(
     except ImportError as error:
         raise ImportError(f"{path}: loading MJCF needs mujoco: pip install invdyn[sim]") from error
     try:
-        mj_model = mujoco.MjModel.from_xml_path(str(path))
+        spec = mujoco.MjSpec.from_file(str(path))
+        if floating_base is False:
+            for joint in [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]:
+                spec.delete(joint)
+        mj_model = spec.compile()
     except Exception as error:  # mujoco reports compile errors as ValueError
         message = " ".join(str(error).split())
         raise ModelError(f"{path}: mujoco cannot compile it: {message}") from None
+    if floating_base and not np.any(mj_model.jnt_type == MJ_FREE):
+        raise ModelError(
+            f"{path}: no free joint to float on; an MJCF file declares its own (add "
+            "<freejoint/> to the root body), so pass floating_base=None"
+        )
     return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
 
 
@@ -203,9 +221,19 @@ def from_mujoco(
         frame_body=np.array(frame_body, dtype=np.int64),
         frame_pos=np.array(frame_pos).reshape(-1, 3),
         frame_rot=np.array(frame_rot).reshape(-1, 3, 3),
-        gravity=np.array(mj_model.opt.gravity, dtype=np.float64),
+        gravity=_gravity(mj_model),
         source=source,
     )
+
+
+def _gravity(mj_model: Any) -> Float:
+    """(3,) the gravity the model's dynamics feel: ``opt.gravity``, or zero when its
+    ``<flag gravity="disable"/>`` is set."""
+    import mujoco
+
+    if mj_model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+        return np.zeros(3)
+    return np.array(mj_model.opt.gravity, dtype=np.float64)
 
 
 def body_names(mj_model: Any) -> tuple[str, ...]:
