@@ -5,8 +5,9 @@
   external forces: rnea and its parts, the mass and Coriolis matrices, the regressor,
   kinematics and rnea's derivatives (forward-mode autodiff against the analytic kernel);
   forward dynamics in the force domain (M a), as cond(M) allows.
-* float32 agrees with float64 as float32 allows; any leading batch shape; numpy arrays mixed
-  with tensors take the tensor's dtype.
+* float32 agrees with float64 as float32 allows; tensors of several dtypes promote as torch's
+  operators do; any leading batch shape; numpy arrays mixed with tensors take the tensors'
+  dtype.
 * Differentiable: ``gradcheck`` on rnea and aba of a fixed and a floating-base robot with
   respect to the state and the dynamic parameters; the gradient with respect to the parameters
   is the regressor's (rnea is linear in them); parameters fitted by gradient descent.
@@ -145,6 +146,12 @@ def test_float32_agrees_with_float64(robot):
     mass = invdyn.mass_matrix(robot, *tensors(q, dtype=torch.float32))
     assert mass.dtype == torch.float32
     assert_close(mass.double().numpy(), invdyn.mass_matrix(robot, q), rtol=1e-5, what="M")
+    # float32 and float64 tensors promote to float64, as torch's operators do
+    q32, v64, a64 = tensors(q, dtype=torch.float32)[0], *tensors(v, a)
+    mixed = invdyn.rnea(robot, q32, v64, a64)
+    assert mixed.dtype == torch.float64
+    expected = invdyn.rnea(robot, q32.double().numpy(), v, a)
+    assert_close(mixed.numpy(), expected, rtol=RTOL, what="rnea mixed")
 
 
 def test_leading_shapes_broadcast_and_arrays_mix_with_tensors(robot):
@@ -322,7 +329,7 @@ def test_bad_tensors_get_errors_that_name_them(load_robot):
     with pytest.raises(invdyn.InputError, match="must be real"):
         invdyn.mass_matrix(model, q.to(torch.complex128))
     with pytest.raises(invdyn.InputError, match="float32 or float64, got torch.float16"):
-        invdyn.aba(model, q.half(), v, a)
+        invdyn.aba(model, q.half(), v.half(), a.half())
     with pytest.raises(invdyn.InputError, match=r"overflowed.*: q, v, a are too large"):
         invdyn.rnea(model, q, v * 1e200, a)
     with pytest.raises(invdyn.InputError, match="invdyn.Model"):

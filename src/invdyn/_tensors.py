@@ -2,14 +2,16 @@
 `invdyn.kernels.torch`, and results checked and shaped back.
 
 Imported only when a public function is given a ``torch.Tensor`` (`invdyn._arrays.any_tensor`),
-so that ``import invdyn`` does not import torch. The first tensor argument sets the dtype and
-device (the default floating dtype when it holds integers); other arguments, tensors or arrays,
-are converted to them.
+so that ``import invdyn`` does not import torch. The tensor arguments set the dtype, promoted
+as torch promotes them (float32 and float64 give float64; the default floating dtype when they
+all hold integers), and the first one the device; every argument, tensor or array, is converted
+to them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -117,13 +119,18 @@ def check_finite(prepared: Prepared) -> None:
 
 
 def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple[Any, Any]:
-    first = next(x for x, _ in named.values() if isinstance(x, Tensor))
-    if first.is_complex():
-        raise InputError(f"tensors must be real, got dtype {first.dtype}")
-    dtype = first.dtype if first.is_floating_point() else torch.get_default_dtype()
+    """The call's dtype, the floating dtypes of its tensors promoted as torch promotes them (the
+    default floating dtype when they all hold integers), and the first tensor's device."""
+    tensors = [x for x, _ in named.values() if isinstance(x, Tensor)]
+    for tensor in tensors:
+        if tensor.is_complex():
+            raise InputError(f"tensors must be real, got dtype {tensor.dtype}")
+    floating = [t.dtype for t in tensors if t.is_floating_point()]
+    dtype = functools.reduce(torch.promote_types, floating) if floating else None
+    dtype = dtype or torch.get_default_dtype()
     if dtype not in (torch.float32, torch.float64):
         raise InputError(f"tensors must be float32 or float64, got {dtype}")
-    return dtype, first.device
+    return dtype, tensors[0].device
 
 
 def _as_tensor(name: str, x: Any, core: tuple[int, ...], dtype: Any, device: Any) -> Tensor:
