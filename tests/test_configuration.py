@@ -14,6 +14,7 @@ from invdyn.configuration import (
     integrate,
     mujoco_index,
     neutral,
+    normalize,
     random_configuration,
     to_mujoco_state,
 )
@@ -117,6 +118,23 @@ def test_integrate_matches_pinocchio(scale: float) -> None:
         expected = pin.integrate(pin_model, q, v)
         np.testing.assert_allclose(integrate(model, q, v), expected, atol=1e-12)
         np.testing.assert_allclose(integrate(model, q, v / 4.0, dt=4.0), expected, atol=1e-12)
+
+
+def test_normalize_matches_pinocchio() -> None:
+    model = chain(ALL_TYPES)
+    pin, pin_model = pinocchio_chain(ALL_TYPES)
+    rng = np.random.default_rng(1)
+    q = random_configuration(model, rng=rng, shape=5) * rng.uniform(0.2, 3.0, (5, model.nq))
+    ours = normalize(model, q)
+    for row, expected in zip(ours, q, strict=True):
+        np.testing.assert_allclose(row, pin.normalize(pin_model, expected), atol=1e-14)
+    np.testing.assert_allclose(normalize(model, ours), ours, atol=1e-15)
+    zero = neutral(model)
+    zero[model.jnt_qadr[0] + 3 : model.jnt_qadr[0] + 7] = 0.0
+    assert JointType(model.jnt_type[0]) == J.FREE
+    message = r"the quaternion of joint 'joint0' \(q\[\.\.\., 3:7\]\) has zero norm"
+    with pytest.raises(invdyn.InputError, match=message):
+        normalize(model, zero)
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1.0])

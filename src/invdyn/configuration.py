@@ -5,7 +5,8 @@ The layout follows Pinocchio (see `invdyn.model.JointType`): a CONTINUOUS joint 
 ``(cos θ, sin θ)``, a SPHERICAL joint a quaternion ``[x, y, z, w]`` with the angular velocity in
 its body frame, and a FREE joint ``[x, y, z, qx, qy, qz, qw]`` with ``v = [linear, angular]``
 both in its body frame. `integrate` and `difference` are exact on SO(3) and SE(3), as in
-Pinocchio (``q ⊕ v = q · exp(v)``, velocities on the right, in the body frame).
+Pinocchio (``q ⊕ v = q · exp(v)``, velocities on the right, in the body frame). The dynamics
+take quaternions and ``(cos θ, sin θ)`` pairs as given, of unit norm: `normalize` makes them so.
 
 MuJoCo stores quaternions ``[w, x, y, z]``, a hinge as its angle, and a free joint's velocity as
 ``[linear in the world frame, angular in the body frame]``. `to_mujoco_state` and
@@ -102,6 +103,43 @@ def random_configuration(
             quat = rng.standard_normal(size=(*shape, 4))
             q[..., s : s + 4] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
     return q
+
+
+def normalize(model: Model, q: ArrayLike) -> Float:
+    """`q` with unit quaternions and unit ``(cos θ, sin θ)`` pairs, as Pinocchio's ``normalize``.
+
+    The dynamics and kinematics read quaternions and ``(cos θ, sin θ)`` as they are, without
+    normalising them (as Pinocchio does): a configuration assembled by hand or averaged should
+    pass through here first.
+
+    Args:
+      model: the robot.
+      q: (..., nq) configurations.
+
+    Returns:
+      (..., nq) configurations, other coordinates unchanged.
+
+    Raises:
+      InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
+    """
+    out = check_array("q", q, model.nq).copy()
+    for i, (jtype, qs, _, _) in enumerate(_joints(model)):
+        if jtype == JointType.CONTINUOUS:
+            part, what = slice(qs, qs + 2), "(cos, sin)"
+        elif jtype == JointType.SPHERICAL:
+            part, what = slice(qs, qs + 4), "quaternion"
+        elif jtype == JointType.FREE:
+            part, what = slice(qs + 3, qs + 7), "quaternion"
+        else:
+            continue
+        norm = np.linalg.norm(out[..., part], axis=-1, keepdims=True)
+        if np.any(norm == 0.0):
+            raise InputError(
+                f"q: the {what} of joint {model.jnt_name[i]!r} "
+                f"(q[..., {part.start}:{part.stop}]) has zero norm"
+            )
+        out[..., part] /= norm
+    return out
 
 
 def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Float:
