@@ -445,6 +445,14 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
          "WIDTHxHEIGHT"),
         (["collect", "double_pendulum", "--camera", "back", "--episodes", "1", "--duration",
           "0.1", "--out", "x"], "unknown camera"),
+        # options that would be ignored
+        (["collect", "double_pendulum", "--steps", "5", "--policy", "noisy", "--out", "x"],
+         "--steps, --policy: not options of an invdyn robot (double_pendulum)"),
+        (["collect", "Reacher-v5", "--duration", "1", "--out", "x"],
+         "--duration: not an option of a Gymnasium environment (Reacher-v5)"),
+        (["collect", "Reacher-v5", "--meshes", "--payload", "1", "--out", "x"],
+         "--meshes, --payload: not options of a Gymnasium environment"),
+        (["collect", "Reacher-v5", "--size", "32x32", "--out", "x"], "pass --camera too"),
     ],
 )  # fmt: skip
 def test_collect_and_train_bad_input(

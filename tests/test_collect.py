@@ -10,7 +10,9 @@ Panda; bound 1e-6).
 from __future__ import annotations
 
 import importlib.util
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +23,9 @@ from invdyn.model import Model
 
 pytest.importorskip("mujoco")
 
+from invdyn.io.robots import robot_path
 from invdyn.sim import CollectedEpisode, Collection, collect_gym, collect_robot
+from invdyn.sim.collect import load_robot_source, robot_source
 
 requires_gym = pytest.mark.skipif(
     importlib.util.find_spec("gymnasium") is None, reason="gymnasium is not installed"
@@ -112,6 +116,31 @@ def test_robot_bad_input():
         floating = invdyn.load("pendulum", floating_base=True)
     with pytest.raises(invdyn.InputError, match="fixed-base"):
         collect_robot(floating, episodes=1)
+
+
+def test_the_source_loads_the_robot_that_was_collected(tmp_path):
+    builtin = load_quietly("double_pendulum")
+    assert robot_source(builtin) == "invdyn:double_pendulum"
+    # a copy of the built-in's URDF, its masses doubled, keeps the built-in's robot name
+    text = Path(robot_path("double_pendulum")).read_text()
+    heavier = re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{2 * float(m[1])!r}"', text)
+    assert heavier != text
+    path = tmp_path / "heavier.urdf"
+    path.write_text(heavier)
+    model = load_quietly(str(path))
+    assert model.name == builtin.name
+    collection = collect_robot(model, episodes=1, duration=0.1, control_rate=100.0, seed=0)
+    assert collection.source == f"invdyn:{path.resolve()}"
+    again = load_robot_source(collection.source)
+    np.testing.assert_array_equal(again.body_mass, 2 * builtin.body_mass)
+    # a model changed in memory cannot be loaded again: its source names it, no more
+    changed = model.replace(body_mass=3 * builtin.body_mass)
+    assert robot_source(changed) == f"model:{model.name}"
+    with pytest.raises(invdyn.InputError, match="not an invdyn robot"):
+        load_robot_source(robot_source(changed))
+    path.unlink()
+    with pytest.raises(invdyn.InputError, match="cannot be loaded"):
+        load_robot_source(collection.source)
 
 
 # gymnasium

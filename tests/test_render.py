@@ -325,7 +325,7 @@ def test_bad_input():
         render_collection(collection, cameras=("default", -1), scene=scene)
     with pytest.raises(invdyn.InputError, match="source 'robot:x' is not rendered"):
         render_collection(Collection((episode,), ("a",) * 4, ("b",) * 2, 1.0, "robot:x"))
-    with pytest.raises(invdyn.InputError, match="cannot load the robot"):
+    with pytest.raises(invdyn.InputError, match="cannot be loaded"):
         scene_for("invdyn:nosuchrobot")
 
 

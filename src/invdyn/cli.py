@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,27 @@ DEMO_PAYLOAD = 2.0
 DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
 
+COLLECT_DEFAULTS: dict[str, Any] = {
+    "duration": 5.0,
+    "rate": 100.0,
+    "policy": "random",
+    "size": "64x64",
+}
+"""`invdyn collect`'s defaults of the options that apply to robots, environments or
+cameras alone (an option given where it does not apply is refused)."""
+_ROBOT_OPTIONS = (
+    "duration",
+    "rate",
+    "meshes",
+    "payload",
+    "payload_frame",
+    "mass_error",
+    "damping",
+    "friction",
+    "sensor_noise",
+)
+_GYM_OPTIONS = ("steps", "policy")
+
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
 
@@ -48,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.command
     try:
-        return command(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return command(args)
     except BrokenPipeError:
         # the reader went away (invdyn robots | head): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -59,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("invdyn: interrupted", file=sys.stderr)
         return 130
+
+
+def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
+    """A warning as a line of its own, ``invdyn: warning: <message>``, without the source line
+    Python's default shows."""
+    print(f"invdyn: warning: {message}", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -167,14 +197,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
     collect.add_argument(
-        "--duration", metavar="S", type=float, default=5.0, help="robot episodes: seconds (5)"
+        "--duration",
+        metavar="S",
+        type=float,
+        help=f"robot episodes: seconds ({COLLECT_DEFAULTS['duration']:g})",
     )
     collect.add_argument(
         "--rate",
         metavar="HZ",
         type=float,
-        default=100.0,
-        help="robot episodes: records and control steps per second (100)",
+        help=f"robot episodes: records and control steps per second ({COLLECT_DEFAULTS['rate']:g})",
     )
     collect.add_argument(
         "--steps", metavar="N", type=int, help="gym episodes: steps (default: the env's limit)"
@@ -182,9 +214,8 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument(
         "--policy",
         choices=POLICIES,
-        default="random",
-        help="gym episodes: the policy (default: random; noisy: smooth random actions; "
-        "bounded: noisy, kept off joint limits)",
+        help=f"gym episodes: the policy (default: {COLLECT_DEFAULTS['policy']}; noisy: smooth "
+        "random actions; bounded: noisy, kept off joint limits)",
     )
     collect.add_argument(
         "--camera",
@@ -203,8 +234,8 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument(
         "--size",
         metavar="WxH",
-        default="64x64",
-        help="rendered frame size in pixels, even numbers (default: 64x64)",
+        help="with --camera: rendered frame size in pixels, even numbers (default: "
+        f"{COLLECT_DEFAULTS['size']})",
     )
     _add_plant_arguments(collect, prefix="robot episodes: ")
     collect.add_argument(
@@ -710,9 +741,16 @@ def _collect(args: argparse.Namespace) -> int:
 
     # an occupied --out is refused before the simulation, not after it
     check_target(Path(args.out), overwrite=args.overwrite)
+    gym = _is_gym_id(args.source)
+    _refuse_options(args, _ROBOT_OPTIONS if gym else _GYM_OPTIONS, gym)
+    if args.size is not None and not args.camera:
+        raise InputError("--size is the size of rendered frames: pass --camera too")
+    for name, value in COLLECT_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     progress = not args.no_progress
     size = _frame_size(args.size)
-    robot = None if _is_gym_id(args.source) else _load(args.source, floating_base=False)
+    robot = None if gym else _load(args.source, floating_base=False)
     scene = None
     if args.camera:
         # the cameras checked before the collection, not after
@@ -769,6 +807,16 @@ def _collect(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path}")
     return 0
+
+
+def _refuse_options(args: argparse.Namespace, names: Sequence[str], gym: bool) -> None:
+    """`InputError` naming the options of `names` that were given (not None, False or 0)
+    for a source they do not apply to."""
+    given = ["--" + name.replace("_", "-") for name in names if getattr(args, name)]
+    if given:
+        source = "a Gymnasium environment" if gym else "an invdyn robot"
+        what = "not an option" if len(given) == 1 else "not options"
+        raise InputError(f"{', '.join(given)}: {what} of {source} ({args.source})")
 
 
 def _frame_size(text: str) -> tuple[int, int]:
@@ -939,6 +987,7 @@ def _follow(args: argparse.Namespace) -> int:
         from invdyn.control.tracking import end_effector
         from invdyn.learn.data import read_info, read_metadata
         from invdyn.sim import Plant
+        from invdyn.sim.collect import load_robot_source
 
         source = read_info(args.dataset).source
         options: dict[str, Any] = {"mass_scale": mass_scale, "damping": args.damping}
@@ -949,7 +998,7 @@ def _follow(args: argparse.Namespace) -> int:
         if args.payload is not None:
             if not source.startswith("invdyn:"):
                 raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
-            robot = _load(source.removeprefix("invdyn:"), floating_base=False)
+            robot = load_robot_source(source)
             options.update(payload=args.payload, payload_frame=end_effector(robot))
         plant = Plant(**options)
     checkpoint = _checkpoint_dir(args.checkpoint)
@@ -1072,6 +1121,7 @@ def _ident(args: argparse.Namespace) -> int:
     from invdyn.ident.run import identify_dataset, identify_table, write_results
     from invdyn.ident.signals import Filter
     from invdyn.learn.data import read_dataset
+    from invdyn.sim.collect import load_robot_source
 
     table = Path(args.dataset).is_file()
     name = args.robot
@@ -1084,8 +1134,9 @@ def _ident(args: argparse.Namespace) -> int:
             raise InputError(
                 f"{args.dataset}: its source is {source!r}, not an invdyn robot; pass --robot"
             )
-        name = source.removeprefix("invdyn:")
-    model = _load(name, floating_base=False)
+        model = load_robot_source(source)
+    else:
+        model = _load(name, floating_base=False)
     options: dict[str, Any] = {
         "method": args.method,
         "offset": args.offset,

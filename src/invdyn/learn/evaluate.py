@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from invdyn._files import atomic_open
-from invdyn.errors import DataError, InputError, InvdynError
+from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.data import (
     MUJOCO_STATE,
@@ -523,13 +523,14 @@ def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float
     if not source.startswith("invdyn:"):
         return None, f"the physics of source {source!r} is not known"
     import invdyn
+    from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns
 
-    robot = source.removeprefix("invdyn:")
     try:
-        model = invdyn.load(robot)
-    except (InvdynError, OSError, ValueError) as exc:
-        return None, f"robot {robot!r} of source {source!r} cannot be loaded: {exc}"
+        model = load_robot_source(source)
+    except InputError as exc:
+        return None, str(exc)
+    robot = source.removeprefix("invdyn:")
     state_names = tuple(c for c in csv_columns(model) if c.startswith(("q.", "v.")))
     action_names = tuple(f"tau.{name}" for name in model.joint_names)
     if info.state_names != state_names or info.action_names != action_names:

@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from invdyn._arrays import check_positive, check_real
-from invdyn.errors import DataError, InputError, InvdynError
+from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import load_checkpoint, require_state_model
 from invdyn.learn.data import (
     MUJOCO_STATE,
@@ -460,16 +460,12 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
     import invdyn
     from invdyn.configuration import difference, integrate
+    from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns, rollout
 
     info = data.info
+    model = load_robot_source(info.source)
     robot = info.source.removeprefix("invdyn:")
-    try:
-        model = invdyn.load(robot)
-    except (InvdynError, OSError, ValueError) as exc:
-        raise InputError(
-            f"robot {robot!r} of source {info.source!r} cannot be loaded: {exc}"
-        ) from None
     state_names = tuple(c for c in csv_columns(model) if c.startswith(("q.", "v.")))
     if info.state_names != state_names:
         raise InputError(

@@ -31,7 +31,9 @@ import dataclasses
 import difflib
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any, Literal
 
@@ -160,7 +162,8 @@ class Collection:
       state_names: (n_state) name of each state entry.
       action_names: (n_action) name of each action entry.
       fps: observations per second.
-      source: what produced the data: ``"invdyn:<robot>"`` or ``"gym:<env id>"``.
+      source: what produced the data: ``"invdyn:<robot>"`` (`robot_source`), ``"model:<name>"``
+        or ``"gym:<env id>"``.
       full_state_names: (nq + nv) names of the ``full_state`` entries, ``qpos.<joint>`` and
         ``qvel.<joint>`` with a suffix for joints of several coordinates, or None.
       metadata: how the data was collected (seed, policy, rates), as plain JSON data.
@@ -263,7 +266,7 @@ def collect_robot(
 
     Returns:
       The episodes; states ``(q, v)`` named ``q.<joint>`` and ``v.<joint>`` (``.cos``/``.sin``
-      for continuous joints), actions named ``tau.<joint>``, source ``"invdyn:<model name>"``.
+      for continuous joints), actions named ``tau.<joint>``, source `robot_source`.
 
     Raises:
       InputError: a bad argument, or a joint that is not revolute, prismatic or continuous.
@@ -299,7 +302,7 @@ def collect_robot(
         state_names=state_names,
         action_names=action_names,
         fps=rate,
-        source=f"invdyn:{model.name}",
+        source=robot_source(model),
         full_state_names=_mujoco_state_names(sim),
         metadata={
             "collector": "collect_robot",
@@ -313,6 +316,63 @@ def collect_robot(
             "discarded": discarded,
         },
     )
+
+
+def robot_source(model: Model) -> str:
+    """The source a dataset of `model` records, from which `load_robot_source` loads the same
+    model again.
+
+    Returns:
+      ``"invdyn:<name>"`` for a built-in robot, ``"invdyn:<absolute path>"`` for a robot loaded
+      from a file (by `invdyn.load` with a fixed base, friction off), and ``"model:<name>"`` for
+      a model that neither reproduces (built or changed in memory): later commands then know
+      its name but do not assume its physics.
+    """
+    from invdyn.io import load
+
+    candidates = [model.name]
+    if model.source and Path(model.source).is_file():
+        candidates.append(str(Path(model.source).resolve()))
+    for candidate in candidates:
+        try:
+            with warnings.catch_warnings():
+                # the user saw the description's warnings when loading it
+                warnings.simplefilter("ignore")
+                again = load(candidate, floating_base=False)
+        except (InvdynError, OSError, ValueError):
+            continue
+        if _same_model(again, model):
+            return f"invdyn:{candidate}"
+    return f"model:{model.name}"
+
+
+def load_robot_source(source: str) -> Model:
+    """The robot of a dataset's source ``"invdyn:<name or path>"`` (`robot_source`).
+
+    Raises:
+      InputError: the source is not an invdyn robot, or its robot cannot be loaded.
+    """
+    if not source.startswith("invdyn:"):
+        raise InputError(f"source {source!r} is not an invdyn robot ('invdyn:<robot>')")
+    from invdyn.io import load
+
+    robot = source.removeprefix("invdyn:")
+    try:
+        return load(robot, floating_base=False)
+    except (InvdynError, OSError, ValueError) as exc:
+        raise InputError(f"robot {robot!r} of source {source!r} cannot be loaded: {exc}") from None
+
+
+def _same_model(a: Model, b: Model) -> bool:
+    """Whether two models have the same joints, parameters and frames (names of the robot and
+    of its source aside)."""
+    for field in dataclasses.fields(Model):
+        if field.name in ("name", "source"):
+            continue
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if not (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y):
+            return False
+    return True
 
 
 def collect_gym(

@@ -40,10 +40,9 @@ from invdyn._arrays import check_count, not_a_model
 from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError
-from invdyn.io import load
 from invdyn.kinematics import forward_kinematics
 from invdyn.model import Model
-from invdyn.sim.collect import Collection, _import_gymnasium, _make_env
+from invdyn.sim.collect import Collection, _import_gymnasium, _make_env, load_robot_source
 from invdyn.sim.mujoco_model import _add_joint, _quat, build_mujoco, import_mujoco
 
 if TYPE_CHECKING:
@@ -320,7 +319,7 @@ def scene_for(source: str) -> mujoco.MjModel:
     world.
 
     Args:
-      source: ``"invdyn:<robot>"`` (`robot_scene` of ``invdyn.load(robot)``) or
+      source: ``"invdyn:<robot>"`` (`robot_scene` of its `load_robot_source`) or
         ``"gym:<env id>"`` (the environment's model with cameras), as
         `invdyn.sim.Collection.source` names it.
 
@@ -328,7 +327,7 @@ def scene_for(source: str) -> mujoco.MjModel:
       The compiled ``mujoco.MjModel``, with the cameras of `ROBOT_CAMERAS`.
 
     Raises:
-      InputError: another source, a robot that ``invdyn.load`` cannot find by name (render
+      InputError: another source, a robot that `load_robot_source` cannot load (render
         with ``render_collection(..., scene=robot_scene(model))`` then), an unknown
         environment, or one whose MJCF file compiles to other joints than its model's (render
         with ``scene=env.unwrapped.model`` then).
@@ -339,11 +338,10 @@ def scene_for(source: str) -> mujoco.MjModel:
     kind, _, name = source.partition(":")
     if kind == "invdyn":
         try:
-            model = load(name)
-        except InvdynError as error:
+            model = load_robot_source(source)
+        except InputError as error:
             raise InputError(
-                f"source {source!r}: cannot load the robot ({error}); pass "
-                "scene=robot_scene(model) to render_collection"
+                f"{error}; pass scene=robot_scene(model) to render_collection"
             ) from None
         return robot_scene(model)
     if kind == "gym":
