@@ -23,7 +23,7 @@ from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
 from invdyn.learn.config import Config, ModelConfig, preset  # noqa: E402
 from invdyn.learn.data import Dataset, Episode, read_dataset, write_dataset  # noqa: E402
 from invdyn.learn.evaluate import evaluate_checkpoint  # noqa: E402
-from invdyn.learn.keys import OBS_STATE  # noqa: E402
+from invdyn.learn.keys import OBS_IMAGE_PREFIX, OBS_STATE  # noqa: E402
 from invdyn.learn.label import label_dataset, label_videos, read_labels  # noqa: E402
 from invdyn.learn.models import (  # noqa: E402
     WINDOW_FRAMES,
@@ -317,6 +317,15 @@ def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_p
     encode_video(folder / "clip99.mp4", held.frames("cam", 0), 2 * FPS)
     with pytest.raises(InputError, match="fps"):
         label_videos(trained.checkpoint, folder, tmp_path / "other")
+    # the failed run leaves no work folder behind
+    assert not (tmp_path / "other.videos").exists()
+    # arguments are checked before any video is read
+    height, width = held.info.videos[OBS_IMAGE_PREFIX + "cam"][:2]
+    with pytest.raises(InputError, match=rf"size 8x8: .* trained on frames of {width}x{height}"):
+        label_videos(trained.checkpoint, folder, tmp_path / "other", size=(8, 8))
+    with pytest.raises(InputError, match="batch_size must be an integer >= 1"):
+        label_videos(trained.checkpoint, folder, tmp_path / "other", batch_size=0)
+    assert not (tmp_path / "other.videos").exists()
 
 
 def frame_model(cameras: str, state: bool) -> InverseDynamicsModel:

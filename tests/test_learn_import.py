@@ -48,11 +48,13 @@ def test_videos_and_image_folders_round_trip(tmp_path: Path) -> None:
     expected = [pattern(9, level=2), pattern(14, level=0), pattern(12, level=1)]
     encode_video(source / "clip10.mp4", expected[1], FPS)
     encode_video(source / "clip2.mp4", expected[0], FPS)
-    save_images(source / "pictures", expected[2])
+    # folders at any depth
+    save_images(source / "more" / "pictures", expected[2])
     (source / "notes.txt").write_text("not an episode")
     (source / "empty").mkdir()
 
-    path = import_videos(source, tmp_path / "ds", progress=True)
+    with pytest.warns(UserWarning, match=r"source: skipped 1 file neither video nor image: notes"):
+        path = import_videos(source, tmp_path / "ds", progress=True)
     dataset = read_dataset(path)
     info = dataset.info
     assert (info.fps, info.source, info.tasks) == (FPS, "video", ("",))
@@ -90,7 +92,8 @@ def test_single_sources_fps_and_size(tmp_path: Path) -> None:
 
 
 def test_images_become_rgb(tmp_path: Path) -> None:
-    """Greyscale and RGBA images are converted; the frames keep the grey level."""
+    """Greyscale (8 and 16 bits) and RGBA images are converted; the frames keep the grey
+    level."""
     folder = tmp_path / "mixed"
     folder.mkdir()
     grey = np.full((16, 16), 200, dtype=np.uint8)
@@ -98,9 +101,12 @@ def test_images_become_rgb(tmp_path: Path) -> None:
     rgba = np.zeros((16, 16, 4), dtype=np.uint8)
     rgba[..., :3], rgba[..., 3] = 200, 255
     Image.fromarray(rgba).save(folder / "1.png")
+    # 16-bit greyscale scales to 8 bits (converting it alone clips it to white)
+    Image.fromarray(np.full((16, 16), 200 * 257, dtype=np.uint16)).save(folder / "2.png")
+    assert Image.open(folder / "2.png").mode.startswith("I")
     dataset = read_dataset(import_videos(folder, tmp_path / "ds", fps=FPS))
     frames = dataset.frames("video", 0)
-    assert frames.shape == (2, 16, 16, 3)
+    assert frames.shape == (3, 16, 16, 3)
     assert mean_error(frames, np.full_like(frames, 200)) < 2
 
 
@@ -155,11 +161,11 @@ def bad_sources(tmp_path: Path, case: str) -> tuple[object, dict[str, object]]:
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ("empty folder", r"empty holds no mp4 file and no folder of images"),
+        ("empty folder", r"empty holds no video file .* and no folder of images"),
         ("missing path", r"absent.mp4: no such file or folder"),
-        ("not a video", r"notes.txt is neither an mp4 file nor a folder"),
+        ("not a video", r"notes.txt is neither a video file nor a folder"),
         ("no sources", "sources is empty"),
-        ("images and videos in one folder", "both holds both images and mp4 files"),
+        ("images and videos in one folder", "both holds both images and video files"),
         ("sizes", r"b.mp4 has frames of 64x32, but .*a.mp4 of 48x32: pass size="),
         ("image sizes", r"2.png is 16x16, but .*0.png is 48x32: pass size="),
         ("rates", r"b.mp4 has 25 fps, but .*a.mp4 has 20: videos are not resampled"),

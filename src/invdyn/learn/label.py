@@ -59,6 +59,7 @@ import torch
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from invdyn._arrays import check_count
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
@@ -88,6 +89,7 @@ from invdyn.learn.models import (
     window_starts,
 )
 from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
+from invdyn.learn.video import check_size
 
 IS_LABELLED = "action.is_labelled"
 """(...,) bool: the frame's action is the model's prediction for its own window."""
@@ -156,10 +158,8 @@ def label_dataset(
       DataError: an unreadable checkpoint or dataset.
       FileExistsError: `out_path` exists and `overwrite` is False (or it is not a dataset).
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InputError(f"batch_size must be an integer >= 1, got {batch_size!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError(f"workers must be an integer >= 1, got {workers!r}")
+    batch_size = check_count("batch_size", batch_size)
+    workers = check_count("workers", workers)
     out = Path(out_path)
     check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
@@ -273,7 +273,8 @@ def label_videos(
       sources: a folder, or a list of mp4 files and image folders (see `import_videos`).
       out_path: the labelled dataset to write.
       size: (width, height) to resize the frames to; None for the size of the model's
-        training frames when its checkpoint records it, else to keep them.
+        training frames when its checkpoint records it (any other size is refused then),
+        else to keep them.
       batch_size, progress, overwrite, workers, address: as `label_dataset`.
 
     Raises:
@@ -290,32 +291,42 @@ def label_videos(
             "plain videos give one camera's frames and no state; the model sees "
             f"{'the state and ' if config.state else ''}cameras {list(config.camera_names)}"
         )
+    batch_size = check_count("batch_size", batch_size)
+    workers = check_count("workers", workers)
     spec = checkpoint.spec
     trained = None if spec is None else spec.videos.get(OBS_IMAGE_PREFIX + config.camera_names[0])
-    if size is None and trained is not None:
-        size = (int(trained[1]), int(trained[0]))
+    if trained is not None:
+        trained_size = (int(trained[1]), int(trained[0]))
+        if size is not None and check_size(size) != trained_size:
+            raise InputError(
+                f"size {size[0]}x{size[1]}: the model was trained on frames of "
+                f"{trained_size[0]}x{trained_size[1]}, to which the videos are resized"
+            )
+        size = trained_size
     imported = out.with_name(f"{out.name}.videos")
-    import_videos(
-        sources,
-        imported,
-        camera=config.camera_names[0],
-        fps=None if spec is None else spec.fps,
-        size=size,
-        overwrite=True,
-        progress=progress,
-    )
-    labelled = label_dataset(
-        checkpoint_dir,
-        imported,
-        out,
-        batch_size=batch_size,
-        progress=progress,
-        overwrite=overwrite,
-        workers=workers,
-        address=address,
-    )
-    shutil.rmtree(imported, ignore_errors=True)
-    return labelled
+    try:
+        import_videos(
+            sources,
+            imported,
+            camera=config.camera_names[0],
+            fps=None if spec is None else spec.fps,
+            size=size,
+            overwrite=True,
+            progress=progress,
+        )
+        return label_dataset(
+            checkpoint_dir,
+            imported,
+            out,
+            batch_size=batch_size,
+            progress=progress,
+            overwrite=overwrite,
+            workers=workers,
+            address=address,
+        )
+    finally:
+        # imported again by a resumed run; the labels done so far stay in <out>.partial/
+        shutil.rmtree(imported, ignore_errors=True)
 
 
 def read_labels(path: str | os.PathLike[str]) -> Labels:

@@ -11,8 +11,9 @@ Encoding is H.264 (``libx264``, one of LeRobot's codecs) in ``yuv420p`` with a k
 ``yuv420p`` needs an even width and height.
 
 Plain files become episodes' frames here too (`invdyn.learn.data.import_videos` writes them
-as a dataset): `find_sources` lists mp4 files and folders of images, `read_sources` reads
-them at one size (`resize_frames`, Lanczos) and one frame rate, never resampled in time.
+as a dataset): `find_sources` lists video files (mp4 and the other containers FFmpeg reads)
+and folders of images, at any depth, and `read_sources` reads them at one size (Lanczos, each
+frame as it is decoded) and one frame rate, never resampled in time.
 
 Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow for images
 (a dependency of matplotlib).
@@ -23,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -148,8 +150,15 @@ class _VideoWriter:
             self._container.close()
 
 
-def decode_video(path: str | os.PathLike[str]) -> tuple[Frames, NDArray[np.float64]]:
-    """All frames of an mp4 file's first video stream and their times.
+def decode_video(
+    path: str | os.PathLike[str], *, size: tuple[int, int] | None = None
+) -> tuple[Frames, NDArray[np.float64]]:
+    """All frames of a video file's first video stream and their times.
+
+    Args:
+      path: the video file.
+      size: (width, height) to resize each frame to as it is decoded (Lanczos, as
+        `resize_frames`), so that only frames of that size are held; None to keep them.
 
     Returns:
       (T, H, W, 3) uint8 RGB frames and (T,) presentation times in seconds.
@@ -157,11 +166,16 @@ def decode_video(path: str | os.PathLike[str]) -> tuple[Frames, NDArray[np.float
     Raises:
       DataError: the file is missing, not a video, or cannot be decoded; the message names it.
     """
+    Image, _ = _pil()
 
     def decode(container: Any, stream: Any) -> tuple[list[Frames], list[float]]:
         images, times = [], []
         for frame in container.decode(stream):
-            images.append(frame.to_ndarray(format="rgb24"))
+            if size is None or (frame.width, frame.height) == size:
+                images.append(frame.to_ndarray(format="rgb24"))
+            else:
+                image = frame.to_image().resize(size, Image.Resampling.LANCZOS)
+                images.append(np.asarray(image, dtype=np.uint8))
             times.append(float(frame.pts * frame.time_base))
         return images, times
 
@@ -471,9 +485,9 @@ class VideoFrames:
         return reader
 
 
-# plain files as episodes: mp4 videos and folders of images
+# plain files as episodes: videos and folders of images
 
-VIDEO_SUFFIXES = (".mp4",)
+VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 Source = str | os.PathLike[str]
 
@@ -502,44 +516,75 @@ def check_size(size: Any) -> tuple[int, int]:
 
 
 def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
-    """The episodes among `sources`: mp4 files and folders of images, in order.
+    """The episodes among `sources`: video files and folders of images, in order.
 
-    Each path is an mp4 file (one episode), a folder holding image files (``*.png``,
-    ``*.jpg``, ``*.jpeg``: one episode), or a folder whose mp4 files and sub-folders of images
-    are the episodes. Names sort with their numbers by value (``frame2`` before ``frame10``);
-    hidden entries (``.name``) are skipped.
+    Each path is a video file (`VIDEO_SUFFIXES`: one episode) or a folder: every video file
+    and every folder holding image files (`IMAGE_SUFFIXES`: one episode, its images in name
+    order) at any depth beneath it is an episode. Names sort with their numbers by value
+    (``frame2`` before ``frame10``), a folder's entries in that order; hidden entries
+    (``.name``) are skipped, and other files are skipped with a warning that names them.
 
     Raises:
       InputError: no sources, a path that does not exist or is neither of these, a folder
-        holding neither, or one holding both images and mp4 files; the message names it.
+        with nothing to import beneath it, or one holding both images and video files; the
+        message names it.
     """
     paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if not paths:
-        raise InputError("sources is empty: give a folder, mp4 files or folders of images")
+        raise InputError("sources is empty: give a folder, video files or folders of images")
     found: list[Path] = []
     for entry in paths:
         path = Path(entry)
         if _is_video_file(path):
             found.append(path)
-        elif image_files(path):
-            if any(_is_video_file(p) for p in _entries(path)):
-                raise InputError(
-                    f"{path} holds both images and mp4 files: move the images into a folder "
-                    f"of their own (one per episode)"
-                )
-            found.append(path)
         elif path.is_dir():
-            inside = [p for p in _entries(path) if _is_video_file(p) or image_files(p)]
+            skipped: list[Path] = []
+            inside = _episodes_beneath(path, skipped, set())
             if not inside:
                 raise InputError(
-                    f"{path} holds no mp4 file and no folder of images "
-                    f"({', '.join(IMAGE_SUFFIXES)}): nothing to import"
+                    f"{path} holds no video file ({', '.join(VIDEO_SUFFIXES)}) and no folder "
+                    f"of images ({', '.join(IMAGE_SUFFIXES)}) at any depth: nothing to import"
+                )
+            if skipped:
+                names = ", ".join(str(p.relative_to(path)) for p in skipped[:3])
+                more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+                files = "1 file" if len(skipped) == 1 else f"{len(skipped)} files"
+                warnings.warn(
+                    f"{path}: skipped {files} neither video nor image: {names}{more}",
+                    stacklevel=2,
                 )
             found.extend(inside)
         elif path.exists():
-            raise InputError(f"{path} is neither an mp4 file nor a folder")
+            raise InputError(f"{path} is neither a video file nor a folder")
         else:
             raise InputError(f"{path}: no such file or folder")
+    return found
+
+
+def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> list[Path]:
+    """The episodes of `find_sources` in `folder` and beneath it, the folder first when it
+    holds images; files that are neither videos nor images are added to `skipped`, and
+    folders already in `seen` (reached again through a link) are not entered twice."""
+    real = folder.resolve()
+    if real in seen:
+        return []
+    seen.add(real)
+    entries = _entries(folder)
+    images = [p for p in entries if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    videos = [p for p in entries if _is_video_file(p)]
+    if images and videos:
+        raise InputError(
+            f"{folder} holds both images and video files: move the images into a folder of "
+            f"their own (one per episode)"
+        )
+    found = [folder] if images else []
+    for path in entries:
+        if path.is_dir():
+            found.extend(_episodes_beneath(path, skipped, seen))
+        elif _is_video_file(path):
+            found.append(path)
+        elif path.is_file() and path.suffix.lower() not in IMAGE_SUFFIXES:
+            skipped.append(path)
     return found
 
 
@@ -574,12 +619,12 @@ def read_sources(
 ) -> tuple[list[Frames], float]:
     """The frames of the episode sources of `find_sources`, one size and one frame rate.
 
-    Nothing is resampled in time: every mp4 file must have the frame rate `fps`, or without
-    it that of the first mp4 file; images have no rate of their own and take that one.
+    Nothing is resampled in time: every video file must have the frame rate `fps`, or without
+    it that of the first video file; images have no rate of their own and take that one.
 
     Args:
-      paths: mp4 files and folders of images.
-      fps: frames per second, > 0; None to take it from the mp4 files.
+      paths: video files and folders of images.
+      fps: frames per second, > 0; None to take it from the video files.
       size: (width, height) to resize every frame to (`check_size`), or None to keep them
         (they must then all have one size, even width and height).
       progress: show a progress bar over the sources (tqdm).
@@ -588,30 +633,29 @@ def read_sources(
       (T_i, H, W, 3) uint8 RGB frames of each source, and the frames per second.
 
     Raises:
-      InputError: a bad `fps` or `size`, no `fps` for images only, an mp4 file of another
+      InputError: a bad `fps` or `size`, no `fps` for images only, a video file of another
         rate, frames of another size or an odd one; the message names the file.
       DataError: as `read_video` and `read_images`.
     """
     wanted = None if size is None else check_size(size)
-    # the rate: fps, or the first mp4 file's
+    # the rate: fps, or the first video file's
     if fps is not None:
         rate, where = check_positive("fps", fps), "fps"
     else:
         first = next((p for p in paths if _is_video_file(p)), None)
         if first is None:
-            raise InputError("fps is needed: folders of images have no frame rate, and no mp4")
+            raise InputError("fps is needed: folders of images have no frame rate, and no video")
         rate, where = float(video_info(first)["video.fps"]), f"{first} has"
     frames: list[Frames] = []
     for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
         if _is_video_file(path):
-            images, found = read_video(path)
+            found = float(video_info(path)["video.fps"])
             if abs(found - rate) > 1e-4 * rate:
                 raise InputError(
                     f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
                     f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
                 )
-            if wanted is not None:
-                images = resize_frames(images, wanted)
+            images, _ = read_video(path, size=wanted)
         else:
             images = read_images(image_files(path), size=wanted)
         if frames and images.shape[1:] != frames[0].shape[1:]:
@@ -626,8 +670,15 @@ def read_sources(
     return frames, rate
 
 
-def read_video(path: str | os.PathLike[str]) -> tuple[Frames, float]:
+def read_video(
+    path: str | os.PathLike[str], *, size: tuple[int, int] | None = None
+) -> tuple[Frames, float]:
     """All frames of a video file shot at a constant frame rate, and that rate.
+
+    Args:
+      path: the video file.
+      size: (width, height) to resize each frame to as it is decoded (`decode_video`); None
+        to keep them.
 
     Returns:
       (T, H, W, 3) uint8 RGB frames, and frames per second.
@@ -637,7 +688,7 @@ def read_video(path: str | os.PathLike[str]) -> tuple[Frames, float]:
         not shown at about ``k / fps`` (a variable frame rate, which this does not resample);
         the message names the file.
     """
-    frames, times = decode_video(path)
+    frames, times = decode_video(path, size=size)
     fps = float(video_info(path)["video.fps"])
     late = np.abs(times - times[0] - np.arange(len(times)) / fps)
     if late.max() > 0.5 / fps:
@@ -674,7 +725,7 @@ def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -
     for file in files:
         try:
             with Image.open(file) as opened:
-                image = ImageOps.exif_transpose(opened).convert("RGB")
+                image = _eight_bit(Image, ImageOps.exif_transpose(opened)).convert("RGB")
         except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
             raise DataError(f"image file {file} cannot be read: {exc}") from None
         if wanted is not None and image.size != wanted:
@@ -687,6 +738,17 @@ def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -
             )
         frames.append(frame)
     return np.stack(frames)
+
+
+def _eight_bit(Image: ModuleType, image: Any) -> Any:
+    """`image` with 8 bits per channel: 16-bit greyscale (Pillow's ``I;16`` modes, and ``I``
+    holding 16-bit values) scaled by 1/257, as ``convert`` alone would clip it to white."""
+    if not image.mode.startswith("I"):
+        return image
+    values = np.asarray(image, dtype=np.int64)
+    if values.min() < 0 or values.max() > 65535:
+        raise DataError(f"{image.mode} image holds values outside 16 bits: not a picture")
+    return Image.fromarray(((values * 255 + 32767) // 65535).astype(np.uint8))
 
 
 def resize_frames(frames: Frames, size: tuple[int, int]) -> Frames:
