@@ -375,6 +375,11 @@ def test_bad_config_raises_input_error(make):
         make()
 
 
+def test_cameras_are_named_not_keyed():
+    with pytest.raises(InputError, match=r"names cameras, not their features: 'top' for "):
+        ModelConfig(cameras="front,observation.images.top")
+
+
 def test_bad_episodes_and_batches_raise_input_error(episodes, tmp_path):
     state, action = episode_arrays(episodes[:1])[0]
     bad = [

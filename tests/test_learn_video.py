@@ -93,6 +93,9 @@ def test_dataset_with_a_camera(tmp_path):
         # each frame is its own, not a neighbour's or another episode's
         assert np.abs(decoded[1:].astype(int) - expected[:-1]).mean() > 3 * error.mean()
     np.testing.assert_array_equal(dataset.frames(key, -1), dataset.frames("front", 2))
+    for missing in ("back", "observation.images.back"):
+        with pytest.raises(InputError, match=r"no camera 'back'; its cameras are \['front'\]"):
+            dataset.frames(missing, 0)
     info = json.loads((path / "meta/info.json").read_text())
     feature = info["features"][key]
     assert feature["dtype"] == "video" and feature["shape"] == [32, 48, 3]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from invdyn.errors import InputError
+from invdyn.learn.keys import OBS_IMAGE_PREFIX
 
 HEADS = ("regression", "bins", "mixture")
 LOSSES = ("mse", "l1")
@@ -122,6 +123,16 @@ class ModelConfig:
             all(names) and len(set(names)) == len(names),
             "model.cameras",
             "must name distinct cameras, separated by commas",
+            self.cameras,
+        )
+        prefixed = [name for name in names if name.startswith(OBS_IMAGE_PREFIX)]
+        _check(
+            not prefixed,
+            "model.cameras",
+            f"names cameras, not their features: {prefixed[0].removeprefix(OBS_IMAGE_PREFIX)!r} "
+            f"for {prefixed[0]!r}"
+            if prefixed
+            else "",
             self.cameras,
         )
         _check(self.state or bool(names), "model.state", "is False, so name cameras", self.state)

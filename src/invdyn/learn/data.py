@@ -425,12 +425,13 @@ class Dataset:
 
     def _video_key(self, key: str) -> str:
         """The feature key of video `key` (a feature key or a camera's name), checked."""
-        key = key if key in self._segments else OBS_IMAGE_PREFIX + key
-        if key not in self._segments:
-            raise InputError(
-                f"dataset {self.path} has no video {key!r}; it has {sorted(self._segments)}"
-            )
-        return key
+        if key in self._segments:
+            return key
+        if OBS_IMAGE_PREFIX + key in self._segments:
+            return OBS_IMAGE_PREFIX + key
+        cameras = sorted(k.removeprefix(OBS_IMAGE_PREFIX) for k in self._segments)
+        camera = key.removeprefix(OBS_IMAGE_PREFIX)
+        raise InputError(f"dataset {self.path} has no camera {camera!r}; its cameras are {cameras}")
 
     def arrays(self) -> Arrays:
         """All frames: state, action and episode index, as read-only arrays (state and action
