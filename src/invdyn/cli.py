@@ -349,7 +349,8 @@ def _parser() -> argparse.ArgumentParser:
     label.add_argument(
         "--size",
         metavar="WxH",
-        help="plain videos: resize the frames to this size (that of the training frames)",
+        help="plain videos: resize the frames to this size (default: the size of the model's "
+        "training frames, the only one it takes when its checkpoint records it)",
     )
     label.add_argument("--out", metavar="DIR", type=Path, required=True, help="labelled dataset")
     label.add_argument(
