@@ -562,6 +562,11 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     argv = ["label", str(run_dir), str(test_data), "--out", str(labelled), "--no-progress"]
     status, _, err = run(capsys, *argv)
     assert status == 2 and "--replace" in err, err
+    # a dataset that lost its info.json is not taken for a folder of plain videos
+    broken = tmp_path / "broken"
+    (broken / "meta").mkdir(parents=True)
+    status, _, err = run(capsys, "label", str(run_dir), str(broken), "--out", str(labelled))
+    assert status == 2 and "has meta/ but no meta/info.json" in err, err
     status, _, err = run(capsys, *argv, "--replace")
     assert status == 0, err
     recorded = read_dataset(test_data).arrays().action

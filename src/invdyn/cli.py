@@ -971,6 +971,8 @@ def _label(args: argparse.Namespace) -> int:
             raise InputError("--size is for plain videos; DATA is a dataset")
         path = label_dataset(checkpoint, args.dataset, args.out, replace=args.replace, **options)
     else:
+        if (Path(args.dataset) / "meta").is_dir():
+            raise InputError(f"{args.dataset} has meta/ but no {INFO_PATH}: not a readable dataset")
         if args.replace:
             raise InputError("--replace is for datasets; plain videos have no actions")
         size = None if args.size is None else _frame_size(args.size)

@@ -368,8 +368,8 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
     failure = None
     if function in (aba, aba_derivatives):
         failure = ModelError(
-            f"{model.name}: forward dynamics is undefined: the mass matrix is singular (a joint "
-            "moves a subtree with no mass or inertia), or the arguments are too large"
+            f"{model.name}: forward dynamics is undefined: {_SINGULAR}, or the arguments are "
+            "too large"
         )
     cores = {name: (x, _core(model, name)) for name, x in named.items()}
     kernel = function.__name__
@@ -435,10 +435,13 @@ def _plain_batch(q: object, nq: int, v: object, x: object, nv: int) -> bool:
     )
 
 
+_SINGULAR = (
+    "the mass matrix is singular or not positive definite (a joint moves a subtree with no mass "
+    "or inertia, or an inertia is not physical)"
+)
+
+
 def _check_aba(model: Model, status: int) -> None:
     if status == cpu.SINGULAR:
-        raise ModelError(
-            f"{model.name}: the mass matrix is singular (a joint moves a subtree with no mass or "
-            "inertia), so forward dynamics is undefined"
-        )
+        raise ModelError(f"{model.name}: {_SINGULAR}, so forward dynamics is undefined")
     raise_for_status(status, _ABA_NAMES)
