@@ -21,6 +21,10 @@ One reading differs from Pinocchio's: a revolute or prismatic joint whose ``<lim
 `Model.q_lower` and `Model.q_upper`), as MuJoCo's URDF importer reads it; Pinocchio keeps the
 empty range [0, 0], in which the joint could not move. Files write it so for joints meant to
 turn freely (example-robot-data's ``double_pendulum``, ``quadruped``, ``centauro``'s wheels).
+
+A ``<mimic>`` element is not a constraint here: the mimicking joint is a degree of freedom of
+its own, as in Pinocchio's and MuJoCo's default readings (the Panda's second finger, say).
+Couple it in the controller, or weld it in the description, where the hardware couples it.
 """
 
 from __future__ import annotations
