@@ -23,8 +23,9 @@ empty range [0, 0], in which the joint could not move. Files write it so for joi
 turn freely (example-robot-data's ``double_pendulum``, ``quadruped``, ``centauro``'s wheels).
 
 A ``<mimic>`` element is not a constraint here: the mimicking joint is a degree of freedom of
-its own, as in Pinocchio's and MuJoCo's default readings (the Panda's second finger, say).
-Couple it in the controller, or weld it in the description, where the hardware couples it.
+its own (the Panda's second finger, say), as in Pinocchio's default reading; MuJoCo's URDF
+importer makes it a joint equality constraint instead. Couple it in the controller, or weld it
+in the description, where the hardware couples it.
 """
 
 from __future__ import annotations
