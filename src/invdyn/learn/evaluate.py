@@ -252,7 +252,9 @@ def evaluate_checkpoint(
     info = data.info
     if info.action_names is None:
         raise InputError(f"dataset {data.path} has no actions to evaluate against")
-    if (info.n_state, info.n_action) != (model.n_state, model.n_action):
+    # a model of frames alone reads no state: the dataset may have any, or none
+    reads_state = model.config.state or bool(model.state_estimators)
+    if info.n_action != model.n_action or (reads_state and info.n_state != model.n_state):
         raise InputError(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
@@ -262,7 +264,7 @@ def evaluate_checkpoint(
             info,
             str(data.path),
             actions=True,
-            state=model.config.state,
+            state=reads_state,
             cameras=model.config.camera_names,
         )
     arrays = episode_arrays(data)

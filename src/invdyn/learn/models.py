@@ -86,11 +86,13 @@ def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
         ``"action"``, or ``(state, action)`` pairs.
 
     Returns:
-      one ``((T, n_state), (T, n_action))`` pair of float64 arrays per episode.
+      one ``((T, n_state), (T, n_action))`` pair of float64 arrays per episode; an episode
+      without state (frames and actions alone) has ``n_state = 0``, which only a model of
+      frames alone takes.
 
     Raises:
-      InputError: no episodes, a missing field, wrong shapes, sizes that differ between
-        episodes, or non-finite values.
+      InputError: no episodes, no action, wrong shapes, sizes that differ between episodes,
+        or non-finite values.
     """
     if isinstance(episodes, Mapping | str | bytes):
         raise InputError(f"episodes must be a sequence of episodes, got {type(episodes).__name__}")
@@ -107,11 +109,11 @@ def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
         else:
             state = getattr(episode, "state", None)
             action = getattr(episode, "action", None)
-        if state is None or action is None:
-            missing = " and ".join(
-                name for name, x in ((OBS_STATE, state), (ACTION, action)) if x is None
-            )
-            raise InputError(f"episode {i} has no {missing}; training and evaluation need both")
+        if action is None:
+            raise InputError(f"episode {i} has no {ACTION}; training and evaluation need it")
+        if state is None:
+            # frames and actions alone: a state of no entries, for models of frames alone
+            state = np.zeros((len(action), 0))
         arrays = []
         for name, x in (("state", state), ("action", action)):
             if isinstance(x, Tensor):
@@ -529,6 +531,11 @@ class InverseDynamicsModel(nn.Module):
         dim = self.n_out * self.n_action
         n_in = (config.window + int(config.delta)) * self.n_state if config.state else 0
         n_in += len(config.camera_names) * IMAGE_FEATURES
+        if config.state and self.n_state == 0:
+            raise InputError(
+                "model.state reads observation.state, but the training data has no state: "
+                "set model.state=false for a model of frames alone"
+            )
         if config.state_weight > 0:
             if self.n_state == 0:
                 raise InputError(
