@@ -387,6 +387,14 @@ def test_fixed_base_welds_the_free_bodies_where_the_file_places_them(tmp_path: P
         invdyn.io.load(anchors, floating_base=True)
 
 
+def test_armature_on_a_free_joint_warns() -> None:
+    xml = FLOATING.replace(
+        '<freejoint name="root"/>', '<joint name="root" type="free" armature="0.1"/>'
+    )
+    with pytest.warns(invdyn.ModelWarning, match=r"free joint 'root' has armature .* world frame"):
+        from_mujoco(mujoco.MjModel.from_xml_string(xml))
+
+
 def test_disabled_gravity_is_no_gravity() -> None:
     xml = ANCHORS.replace(
         '<option gravity="0.5 0 -3"/>', '<option><flag gravity="disable"/></option>'

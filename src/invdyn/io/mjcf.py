@@ -30,7 +30,9 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   hinge or slide joint sums the bounds of the actuators that drive it (``|gear| * max|forcerange|``,
   or ``|gear * gain| * max|ctrlrange|`` for a plain motor without a force range), capped by the
   joint's ``actuatorfrcrange``; it is ``+inf`` when nothing bounds it. Velocity limits are
-  ``+inf``.
+  ``+inf``. Armature on a free joint's translations acts on the body-frame acceleration here and
+  on the world-frame one in MuJoCo (the forces differ by ``armature * (ω × v)``): loading such a
+  file warns.
 
 Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``. Tendons, equality
 constraints, contacts, springs, gravity compensation and actuator dynamics are not part of a
@@ -145,6 +147,7 @@ def from_mujoco(
     bodies = body_names(mj_model)
     joints = joint_names(mj_model)
     _check_inertias(mj_model, bodies, where, strict)
+    _check_free_armature(mj_model, joints, where)
 
     tree = _Tree()
     # placement of each mujoco body frame in the invdyn body that carries it (-1: the world)
@@ -448,6 +451,22 @@ def _check_inertias(mj_model: Any, bodies: tuple[str, ...], where: str, strict: 
         if strict:
             raise ModelError(message)
         warnings.warn(message, ModelWarning, stacklevel=3)
+
+
+def _check_free_armature(mj_model: Any, joints: tuple[str, ...], where: str) -> None:
+    """Warn on each free joint with armature on its translations, which MuJoCo applies to the
+    world-frame acceleration and invdyn to the body-frame one (`Model.dof_armature`): their
+    dynamics then differ by ``armature * (ω × v)``."""
+    for j in np.flatnonzero(mj_model.jnt_type == MJ_FREE):
+        start = int(mj_model.jnt_dofadr[j])
+        if np.any(mj_model.dof_armature[start : start + 3] != 0.0):
+            warnings.warn(
+                f"{where}: free joint {joints[j]!r} has armature on its translations, which "
+                "invdyn applies in the body frame and MuJoCo in the world frame: the forces "
+                "differ by armature * (angular velocity x linear velocity)",
+                ModelWarning,
+                stacklevel=3,
+            )
 
 
 def _inertia_problem(mass: float, moments: Float) -> str | None:
