@@ -351,6 +351,10 @@ def test_existing_paths(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError, match="not a dataset"):
         write(other, first, overwrite=True)
     assert (other / "notes.txt").read_text() == "keep me"
+    # nor is a file
+    with pytest.raises(FileExistsError, match=r"notes.txt is a file, not a dataset directory"):
+        write(other / "notes.txt", first, overwrite=True)
+    assert (other / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "empty", "other"]
 
 

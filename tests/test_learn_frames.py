@@ -21,7 +21,13 @@ pytest.importorskip("pyarrow")
 from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
 from invdyn.learn.config import Config, ModelConfig, preset  # noqa: E402
-from invdyn.learn.data import Dataset, Episode, read_dataset, write_dataset  # noqa: E402
+from invdyn.learn.data import (  # noqa: E402
+    Dataset,
+    Episode,
+    read_dataset,
+    read_metadata,
+    write_dataset,
+)
 from invdyn.learn.evaluate import evaluate_checkpoint  # noqa: E402
 from invdyn.learn.keys import OBS_IMAGE_PREFIX, OBS_STATE  # noqa: E402
 from invdyn.learn.label import label_dataset, label_videos, read_labels  # noqa: E402
@@ -264,7 +270,7 @@ def test_frames_that_do_not_match_the_steps_are_refused(data):
     video = train_data.video("cam")
     assert len(video) == len(train_data)
     np.testing.assert_array_equal(video[3], train_data.frames("cam", 3))
-    with pytest.raises(InputError, match="no video"):
+    with pytest.raises(InputError, match=r"no camera 'elsewhere'; its cameras are \['cam'\]"):
         train_data.video("elsewhere")
 
 
@@ -273,7 +279,7 @@ def test_frame_models_need_frames(data, tmp_path):
     bare = [Episode(e.state, e.action, e.timestamp) for e in train_data]
     with pytest.raises(InputError, match="give a dataset with videos"):
         train(bare, config(1), tmp_path / "a", progress=False)
-    with pytest.raises(InputError, match="no video"):
+    with pytest.raises(InputError, match=r"no camera 'side'; its cameras are \['cam'\]"):
         train(train_data, config(1, cameras="side"), tmp_path / "b", progress=False)
     with pytest.raises(InputError, match="model.state"):
         config(1, cameras="")
@@ -330,6 +336,11 @@ def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_p
     out = label_videos(trained.checkpoint, folder, tmp_path / "labelled")
     labelled = read_dataset(out)
     assert labelled.info.state_names == () and len(labelled) == len(held)
+    # which file each episode came from, and the model that labelled them
+    metadata = read_metadata(out)
+    clips = [str(folder / f"clip{i:02d}.mp4") for i in range(len(held))]
+    assert metadata["episode_sources"] == clips
+    assert metadata["labelled_by"] == str(Path(trained.checkpoint).resolve())
     assert not (tmp_path / "labelled.videos").exists()
     # a second pass through H.264 costs little: within 0.05 of the held-out R^2
     r2 = _labelled_r2(out, [e.action for e in held])

@@ -20,7 +20,7 @@ from PIL import Image
 
 from invdyn import DataError, InputError
 from invdyn.learn import keys
-from invdyn.learn.data import import_videos, read_dataset
+from invdyn.learn.data import import_videos, read_dataset, read_metadata
 from invdyn.learn.video import encode_video, find_sources
 from test_learn_video import pattern
 
@@ -75,6 +75,9 @@ def test_videos_and_image_folders_round_trip(tmp_path: Path) -> None:
     assert keys.OBS_STATE not in features and keys.ACTION not in features
     stats = json.loads((path / "meta/stats.json").read_text())
     assert keys.OBS_STATE not in stats and KEY in stats
+    # the metadata names the file or folder of each episode
+    sources = read_metadata(path)["episode_sources"]
+    assert sources == [str(source / name) for name in ("clip2.mp4", "clip10.mp4", "more/pictures")]
 
 
 def test_single_sources_fps_and_size(tmp_path: Path) -> None:

@@ -305,7 +305,7 @@ def test_missing_or_corrupt_video_is_a_data_error(tmp_path):
     dataset = read_dataset(path)
     with pytest.raises(DataError, match=str(video.name)):
         dataset.frames("front", 1)
-    with pytest.raises(InputError, match="no video"):
+    with pytest.raises(InputError, match="no camera 'side'"):
         dataset.frames("side", 0)
     video.unlink()
     with pytest.raises(DataError, match="missing"):

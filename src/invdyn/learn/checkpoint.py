@@ -123,9 +123,10 @@ class DataSpec:
         for name in cameras:
             key = OBS_IMAGE_PREFIX + name
             if key not in info.videos:
+                cameras = sorted(k.removeprefix(OBS_IMAGE_PREFIX) for k in info.videos)
                 raise InputError(
-                    f"{where}: has no video {key!r}, which the model sees; it has "
-                    f"{sorted(info.videos)}"
+                    f"{where}: has no camera {name!r}, which the model sees; its cameras are "
+                    f"{cameras}"
                 )
             trained = self.videos.get(key)
             if trained is not None and tuple(info.videos[key]) != tuple(trained):

@@ -458,6 +458,7 @@ def write_dataset(
     layout: Layout | None = None,
     extra_features: dict[str, FrameFeature] | None = None,
     videos: Mapping[str, Sequence[ArrayLike]] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write episodes as a LeRobot v3 dataset directory, atomically.
 
@@ -485,6 +486,8 @@ def write_dataset(
       videos: camera name -> one (T, H, W, 3) uint8 array of frames per episode (one size per
         camera, an even H and W), written as the mp4 videos of ``observation.images.<camera>``
         (`invdyn.learn.video`); the episodes' timestamps must then be ``k / fps``.
+      metadata: how the data came about (seed, policy, sources), plain JSON data, written into
+        ``meta/info.json`` under `METADATA_KEY` (`read_metadata`); None for none.
 
     Returns:
       The dataset directory.
@@ -515,6 +518,7 @@ def write_dataset(
     actions = _vector_names(episodes, "action", "action_names", action_names)
     extras = _extra_features(extra_features, [len(e) for e in episodes])
     cameras = _video_sources(videos, episodes, rate)
+    described = _plain_json(dict(metadata or {}))
     if states is None and actions is None and not cameras:
         raise InputError(
             "the episodes have neither state nor action, and there are no videos: nothing to store"
@@ -539,6 +543,8 @@ def write_dataset(
                 for key, video in encoded.items()
             },
         )
+        if described:
+            tables[INFO_PATH][METADATA_KEY] = described
         for relative, content in tables.items():
             file = staging / relative
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -838,9 +844,12 @@ def check_target(target: Path, *, overwrite: bool) -> None:
         return
     if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
         return
+    if not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not a dataset directory")
     if not overwrite:
         raise FileExistsError(
-            f"{target} exists and is not empty; pass overwrite=True to replace a dataset"
+            f"{target} exists and is not empty; pass overwrite=True (--overwrite on the command "
+            "line) to replace a dataset"
         )
     if target.is_symlink() or not (target / INFO_PATH).is_file():
         raise FileExistsError(f"{target} is not a dataset (no {INFO_PATH}); refusing to replace it")
@@ -1170,34 +1179,19 @@ def write_collection(
         extras = {MUJOCO_STATE: FrameFeature(values=values, names=full_names)}
     elif any(f is not None for f in full):
         raise InputError("some episodes of the collection have a full_state and others not")
-    metadata = _plain_json(dict(getattr(collection, "metadata", None) or {}))
-    target = Path(path)
-    check_target(target, overwrite=overwrite)
-
-    # the dataset in a staging directory, its info.json completed, then swapped into place
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        write_dataset(
-            staging,
-            episodes,
-            fps=fps,
-            state_names=names[0],
-            action_names=names[1],
-            source=source,
-            layout=layout,
-            extra_features=extras,
-            videos=videos,
-        )
-        info = _read_json(staging, INFO_PATH)
-        info[METADATA_KEY] = metadata
-        _write_json(staging / INFO_PATH, info)
-        _sync_directories(staging)
-        _swap(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+    return write_dataset(
+        path,
+        episodes,
+        fps=fps,
+        state_names=names[0],
+        action_names=names[1],
+        source=source,
+        overwrite=overwrite,
+        layout=layout,
+        extra_features=extras,
+        videos=videos,
+        metadata=getattr(collection, "metadata", None),
+    )
 
 
 def _plain_json(value: Any) -> Any:
@@ -1232,18 +1226,20 @@ def import_videos(
 
     The episodes have neither state nor action (`Episode`), timestamps ``k / fps``, no task,
     and their frames in the video feature ``observation.images.<camera>``; the dataset's
-    source (``robot_type``) is ``"video"``. Frames are not resampled in time: mp4 files must
-    share one frame rate (`invdyn.learn.video.read_sources`). Every frame is held in memory
-    until the dataset is written, atomically, by `write_dataset`.
+    source (``robot_type``) is ``"video"``, and its metadata (`read_metadata`) lists the file
+    or folder of each episode as ``episode_sources``. Frames are not resampled in time: video
+    files must share one frame rate (`invdyn.learn.video.read_sources`). Every frame, at the
+    output size, is held in memory until the dataset is written, atomically, by
+    `write_dataset`.
 
     Args:
-      sources: a folder, or a list of paths: mp4 files (one episode each), folders of images
-        (``*.png``, ``*.jpg``, ``*.jpeg`` by name, one episode each), or folders whose mp4
-        files and sub-folders of images are episodes (`invdyn.learn.video.find_sources`).
+      sources: a folder, or a list of paths: video files (one episode each), or folders in
+        which every video file and every folder of images (``*.png``, ``*.jpg``, ``*.jpeg``
+        by name), at any depth, is an episode (`invdyn.learn.video.find_sources`).
       out: the dataset directory to create.
       camera: the camera's name: letters, digits, '_' or '-'.
-      fps: frames per second, > 0; None to take it from the mp4 files (needed for images
-        alone). Every mp4 file must have this rate.
+      fps: frames per second, > 0; None to take it from the video files (needed for images
+        alone). Every video file must have this rate.
       size: (width, height), both even, to resize every frame to; None to keep the frames as
         they are, which must then all have one size, with an even width and height.
       overwrite: replace an existing dataset at `out`.
@@ -1253,7 +1249,7 @@ def import_videos(
       The dataset directory.
 
     Raises:
-      InputError: bad arguments, nothing to import, images without `fps`, an mp4 file of
+      InputError: bad arguments, nothing to import, images without `fps`, a video file of
         another rate, frames of different sizes without `size`, or of an odd size; the
         message names the file.
       DataError: a video or image file that is corrupt, or a video of a variable frame rate;
@@ -1263,13 +1259,20 @@ def import_videos(
     _check_camera(camera)
     target = Path(out)
     check_target(target, overwrite=overwrite)
-    frames, rate = read_sources(find_sources(sources), fps=fps, size=size, progress=progress)
+    found = find_sources(sources)
+    frames, rate = read_sources(found, fps=fps, size=size, progress=progress)
     episodes = [
         Episode(state=None, action=None, timestamp=np.arange(len(f), dtype=np.float64) / rate)
         for f in frames
     ]
     return write_dataset(
-        target, episodes, fps=rate, source="video", overwrite=overwrite, videos={camera: frames}
+        target,
+        episodes,
+        fps=rate,
+        source="video",
+        overwrite=overwrite,
+        videos={camera: frames},
+        metadata={"importer": "import_videos", "episode_sources": [str(p) for p in found]},
     )
 
 

@@ -20,12 +20,15 @@ the state size (for a model that sees the state), the cameras and their frame si
 of frames), and, when the checkpoint keeps the training data's spec, the state names and fps
 too (its action names then name the labelled actions; otherwise they are ``action.0``,
 ``action.1``, ...). A dataset that already has actions is refused unless ``replace=True``,
-which drops the recorded actions for the predictions. The labelled copy keeps the states, and
-the videos when the model sees frames or the dataset has no state (decoded and encoded again,
-all in memory at once); a state model's labels of a dataset with states leave its videos out.
+which drops the recorded actions for the predictions. The labelled copy keeps the states, the
+dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
+``labelled_by``), and the videos when the model sees frames or the dataset has no state
+(decoded and encoded again, all in memory at once); a state model's labels of a dataset with
+states leave its videos out.
 
-`label_videos` labels plain videos (mp4 files and folders of images, one episode each) with a
-model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`).
+`label_videos` labels plain videos (video files and folders of images, one episode each) with
+a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
+whose metadata names the file of each episode).
 
 Several workers: with ``workers > 1`` (or a Ray ``address``) the units are labelled by Ray
 actors (`invdyn.learn.cluster`), each saving its units as below; the output is the same.
@@ -78,6 +81,7 @@ from invdyn.learn.data import (
     read_dataset,
     read_frame_columns,
     read_info,
+    read_metadata,
     write_dataset,
 )
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX
@@ -243,6 +247,7 @@ def label_dataset(
         overwrite=overwrite,
         extra_features=extras,
         videos={key.removeprefix(OBS_IMAGE_PREFIX): dataset.video(key) for key in carried},
+        metadata=read_metadata(dataset.path) | {"labelled_by": str(Path(checkpoint_dir).resolve())},
     )
     shutil.rmtree(work, ignore_errors=True)
     return out
