@@ -123,10 +123,9 @@ class DataSpec:
         for name in cameras:
             key = OBS_IMAGE_PREFIX + name
             if key not in info.videos:
-                cameras = sorted(k.removeprefix(OBS_IMAGE_PREFIX) for k in info.videos)
                 raise InputError(
                     f"{where}: has no camera {name!r}, which the model sees; its cameras are "
-                    f"{cameras}"
+                    f"{info.cameras}"
                 )
             trained = self.videos.get(key)
             if trained is not None and tuple(info.videos[key]) != tuple(trained):

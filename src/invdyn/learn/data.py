@@ -289,6 +289,11 @@ class DatasetInfo:
         """Size of the action, 0 for action-free data."""
         return 0 if self.action_names is None else len(self.action_names)
 
+    @property
+    def cameras(self) -> list[str]:
+        """The names of the cameras of `videos`, sorted."""
+        return sorted(key.removeprefix(OBS_IMAGE_PREFIX) for key in self.videos)
+
 
 @dataclasses.dataclass(frozen=True)
 class Layout:
@@ -429,9 +434,10 @@ class Dataset:
             return key
         if OBS_IMAGE_PREFIX + key in self._segments:
             return OBS_IMAGE_PREFIX + key
-        cameras = sorted(k.removeprefix(OBS_IMAGE_PREFIX) for k in self._segments)
         camera = key.removeprefix(OBS_IMAGE_PREFIX)
-        raise InputError(f"dataset {self.path} has no camera {camera!r}; its cameras are {cameras}")
+        raise InputError(
+            f"dataset {self.path} has no camera {camera!r}; its cameras are {self.info.cameras}"
+        )
 
     def arrays(self) -> Arrays:
         """All frames: state, action and episode index, as read-only arrays (state and action

@@ -157,8 +157,8 @@ def decode_video(
 
     Args:
       path: the video file.
-      size: (width, height) to resize each frame to as it is decoded (Lanczos, as
-        `resize_frames`), so that only frames of that size are held; None to keep them.
+      size: (width, height) to resize each frame to (Lanczos) as it is decoded, so that only
+        frames of that size are held; None to keep them.
 
     Returns:
       (T, H, W, 3) uint8 RGB frames and (T,) presentation times in seconds.
@@ -166,7 +166,6 @@ def decode_video(
     Raises:
       DataError: the file is missing, not a video, or cannot be decoded; the message names it.
     """
-    Image, _ = _pil()
 
     def decode(container: Any, stream: Any) -> tuple[list[Frames], list[float]]:
         images, times = [], []
@@ -174,8 +173,7 @@ def decode_video(
             if size is None or (frame.width, frame.height) == size:
                 images.append(frame.to_ndarray(format="rgb24"))
             else:
-                image = frame.to_image().resize(size, Image.Resampling.LANCZOS)
-                images.append(np.asarray(image, dtype=np.uint8))
+                images.append(np.asarray(_resized(frame.to_image(), size), dtype=np.uint8))
             times.append(float(frame.pts * frame.time_base))
         return images, times
 
@@ -570,9 +568,8 @@ def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> lis
         return []
     seen.add(real)
     entries = _entries(folder)
-    images = [p for p in entries if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
-    videos = [p for p in entries if _is_video_file(p)]
-    if images and videos:
+    images = any(_is_image_file(p) for p in entries)
+    if images and any(_is_video_file(p) for p in entries):
         raise InputError(
             f"{folder} holds both images and video files: move the images into a folder of "
             f"their own (one per episode)"
@@ -583,14 +580,19 @@ def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> lis
             found.extend(_episodes_beneath(path, skipped, seen))
         elif _is_video_file(path):
             found.append(path)
-        elif path.is_file() and path.suffix.lower() not in IMAGE_SUFFIXES:
+        elif path.is_file() and not _is_image_file(path):
             skipped.append(path)
     return found
 
 
 def image_files(folder: Path) -> list[Path]:
     """The image files of `folder` (`IMAGE_SUFFIXES`, any case) by name, [] for a non-folder."""
-    return [p for p in _entries(folder) if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    return [p for p in _entries(folder) if _is_image_file(p)]
+
+
+def _is_image_file(path: Path) -> bool:
+    """Whether `path` is a file named as an image (`IMAGE_SUFFIXES`, any case)."""
+    return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
 
 
 def _is_video_file(path: Path) -> bool:
@@ -649,13 +651,12 @@ def read_sources(
     frames: list[Frames] = []
     for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
         if _is_video_file(path):
-            found = float(video_info(path)["video.fps"])
+            images, found = read_video(path, size=wanted)
             if abs(found - rate) > 1e-4 * rate:
                 raise InputError(
                     f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
                     f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
                 )
-            images, _ = read_video(path, size=wanted)
         else:
             images = read_images(image_files(path), size=wanted)
         if frames and images.shape[1:] != frames[0].shape[1:]:
@@ -728,9 +729,7 @@ def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -
                 image = _eight_bit(Image, ImageOps.exif_transpose(opened)).convert("RGB")
         except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
             raise DataError(f"image file {file} cannot be read: {exc}") from None
-        if wanted is not None and image.size != wanted:
-            image = image.resize(wanted, Image.Resampling.LANCZOS)
-        frame = np.asarray(image, dtype=np.uint8)
+        frame = np.asarray(image if wanted is None else _resized(image, wanted), dtype=np.uint8)
         if frames and frame.shape != frames[0].shape:
             raise InputError(
                 f"{file} is {_size_text(frame)}, but {files[0]} is {_size_text(frames[0])}: "
@@ -751,19 +750,10 @@ def _eight_bit(Image: ModuleType, image: Any) -> Any:
     return Image.fromarray(((values * 255 + 32767) // 65535).astype(np.uint8))
 
 
-def resize_frames(frames: Frames, size: tuple[int, int]) -> Frames:
-    """(T, H, W, 3) uint8 frames resized (Lanczos) to `size` = (width, height), so (T, height,
-    width, 3); `frames` themselves when they have that size already."""
+def _resized(image: Any, size: tuple[int, int]) -> Any:
+    """A PIL image at `size` = (width, height), resampled with Lanczos where it differs."""
     Image, _ = _pil()
-    width, height = check_size(size)
-    if frames.shape[1:3] == (height, width):
-        return frames
-    return np.stack(
-        [
-            np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.LANCZOS))
-            for frame in frames
-        ]
-    )
+    return image if image.size == size else image.resize(size, Image.Resampling.LANCZOS)
 
 
 def _size_text(frame: NDArray[Any]) -> str:
