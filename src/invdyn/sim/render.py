@@ -73,7 +73,8 @@ MARKER_SCALE = 1.8
 MIN_REACH = 0.1
 # sticks shorter than this (m) are not drawn
 MIN_LENGTH = 1e-6
-# link colours (matplotlib's tab10), the base's colour, and the floor's two checker colours
+# link colours (matplotlib's tab10 less its grey, which a grey floor hides: a gripper's finger
+# in it was lost), the base's colour, and the floor's two checker colours
 PALETTE = (
     (0.12, 0.47, 0.71),
     (1.00, 0.50, 0.05),
@@ -82,7 +83,6 @@ PALETTE = (
     (0.58, 0.40, 0.74),
     (0.55, 0.34, 0.29),
     (0.89, 0.47, 0.76),
-    (0.50, 0.50, 0.50),
     (0.74, 0.74, 0.13),
     (0.09, 0.75, 0.81),
 )
@@ -95,12 +95,13 @@ FLOOR_SQUARES = 4
 # (an arm seldom stretches to a corner of its workspace), and the room left around the figure
 # at the neutral configuration, which is always in view (in a Gymnasium scene, around the
 # robot in every configuration framed); the half-side of the hand camera's view, as a share
-# of the reach
+# of the reach (at 64x64 pixels, Panda's fingers span 3 to 4 pixels across, enough to tell
+# them apart and so the wrist's roll, which its hand's half-turn symmetry hides)
 ELEVATION = 30.0
 FOVY = 45.0
 FRAMED = 0.75
 MARGIN = 1.15
-HAND_SHARE = 0.2
+HAND_SHARE = 0.12
 # diffuse intensity of the headlight and of the directional light (`_add_lights`) in a robot
 # scene, and in a Gymnasium scene without lights (its light floor would glare under the first)
 ROBOT_DIFFUSE = (0.4, 0.6)
