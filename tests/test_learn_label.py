@@ -26,7 +26,13 @@ from invdyn.learn.checkpoint import load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
 from invdyn.learn.data import Episode, read_dataset, read_frame_columns, write_dataset  # noqa: E402
 from invdyn.learn.keys import OBS_STATE  # noqa: E402
-from invdyn.learn.label import ACTION_STD, IS_LABELLED, label_dataset, read_labels  # noqa: E402
+from invdyn.learn.label import (  # noqa: E402
+    ACTION_STD,
+    IS_LABELLED,
+    label_dataset,
+    label_states,
+    read_labels,
+)
 from invdyn.learn.models import episode_arrays, make_windows  # noqa: E402
 from invdyn.learn.train import train  # noqa: E402
 
@@ -184,6 +190,48 @@ def test_single_model_labels_have_no_deviation(chunked, held_out, unlabelled, tm
     # small model learns poorly (measured: R^2 about 0.47, as `evaluate` says)
     truth = np.stack([e.action for e in held_out])
     assert r2(action[:, :98].reshape(-1, 2), truth[:, :98].reshape(-1, 2)) > 0.35
+
+
+def test_states_in_memory_are_labelled_as_a_dataset_of_them(
+    ensemble, chunked, held_out, unlabelled, tmp_path
+):
+    short = np.zeros((1, 4))
+    for n, checkpoint in enumerate((ensemble, chunked)):
+        on_disk = read_labels(label_dataset(checkpoint, unlabelled, tmp_path / f"labelled{n}"))
+        model = load_model(checkpoint)
+        with pytest.warns(UserWarning, match="1 episode"):
+            labels = label_states(model, [*(e.state for e in held_out), short], batch_size=50)
+        assert len(labels) == 5
+        for k, got in enumerate(labels[:4]):
+            rows = slice(100 * k, 100 * (k + 1))
+            np.testing.assert_allclose(got.action, on_disk.action[rows], rtol=1e-5, atol=1e-5)
+            assert np.array_equal(got.is_labelled, on_disk.is_labelled[rows])
+            if on_disk.std is None:
+                assert got.std is None
+            else:
+                np.testing.assert_allclose(got.std, on_disk.std[rows], rtol=1e-4, atol=1e-5)
+        assert labels[4].action.shape == (1, 2) and not labels[4].is_labelled.any()
+
+
+def test_label_states_refuses_bad_states(ensemble, held_out):
+    model = load_model(ensemble)
+    state = held_out[0].state
+    nan = state.copy()
+    nan[3, 1] = np.nan
+    cases = {
+        r"shape \(\.\.\., 4\)": [state[:, :3]],
+        r"states\[1\] must have shape \(T, 4\)": [state, state[0]],
+        "non-finite": [nan],
+        "sequence of": state,
+        "array of numbers": [[["a"] * 4]],
+    }
+    for message, states in cases.items():
+        with pytest.raises(InputError, match=message):
+            label_states(model, states)
+    with pytest.raises(InputError, match="InverseDynamicsModel"):
+        label_states(ensemble, [state])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="batch_size"):
+        label_states(model, [state], batch_size=0)
 
 
 def test_refuses_a_dataset_of_another_spec(ensemble, held_out, tmp_path):

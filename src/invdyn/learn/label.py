@@ -28,7 +28,8 @@ states leave its videos out.
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
-whose metadata names the file of each episode).
+whose metadata names the file of each episode). `label_states` labels episodes of states held
+in memory with a model of the state, as `label_dataset` would, and writes nothing.
 
 Several workers: with ``workers > 1`` (or a Ray ``address``) the units are labelled by Ray
 actors (`invdyn.learn.cluster`), each saving its units as below; the output is the same.
@@ -54,15 +55,16 @@ import json
 import os
 import shutil
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_count
+from invdyn._arrays import as_float_array, check_count
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
@@ -110,7 +112,8 @@ Float32 = NDArray[np.float32]
 
 @dataclasses.dataclass(frozen=True)
 class Labels:
-    """The labels of a labelled dataset (`read_labels`), every frame, episode after episode.
+    """The labels of frames: of a labelled dataset (`read_labels`), every frame, episode
+    after episode, or of one episode (`label_states`).
 
     Attributes:
       action: (N, n_action) the predicted action of each frame.
@@ -332,6 +335,64 @@ def label_videos(
     finally:
         # imported again by a resumed run; the labels done so far stay in <out>.partial/
         shutil.rmtree(imported, ignore_errors=True)
+
+
+def label_states(
+    model: InverseDynamicsModel, states: Sequence[ArrayLike], *, batch_size: int = 4096
+) -> list[Labels]:
+    """The labels of action-free episodes of states held in memory, as `label_dataset` gives
+    them for a dataset's (see the module docstring for the frames that get labels).
+
+    Args:
+      model: a trained model that sees the state and no camera (`invdyn.learn.train.train`'s,
+        or `invdyn.learn.checkpoint.load_model`'s); a model of frames labels datasets
+        (`label_dataset`) or plain videos (`label_videos`).
+      states: (T_i, n_state) the states of each episode, in the training data's units and
+        order, at its rate.
+      batch_size: windows per forward pass, >= 1.
+
+    Returns:
+      one `Labels` per episode: (T_i, n_action) actions, their (T_i, n_action) ensemble
+      deviations (None for a single model) and (T_i,) flags.
+
+    Raises:
+      InputError: `model` is not a model of the state alone, or an episode is not a finite
+        (T, n_state) array of the model's state size.
+    """
+    batch_size = check_count("batch_size", batch_size)
+    if not isinstance(model, InverseDynamicsModel):
+        raise InputError(f"model must be an InverseDynamicsModel, got {type(model).__name__}")
+    if model.config.camera_names or not model.config.state:
+        raise InputError(
+            f"the model sees cameras {list(model.config.camera_names)}; label its frames in a "
+            "dataset (label_dataset) or in videos (label_videos)"
+        )
+    episodes = _episode_states(states, model.n_state)
+    lengths = [len(episode) for episode in episodes]
+    predictions = _predict(model, Inputs(lengths, episodes, {}), batch_size)
+    actions, stds, flags = _fill(model, lengths, [predictions])
+    return [
+        Labels(action, None if stds is None else stds[i], flags[i])
+        for i, action in enumerate(actions)
+    ]
+
+
+def _episode_states(states: Sequence[ArrayLike], n_state: int) -> list[NDArray[np.float64]]:
+    """Each (T_i, n_state) episode of `states` as a float64 array, or `InputError` naming it."""
+    if isinstance(states, np.ndarray | Mapping | str | bytes):
+        raise InputError(
+            f"states must be a sequence of (T, {n_state}) episodes, got {type(states).__name__}"
+        )
+    episodes = []
+    for i, episode in enumerate(states):
+        name = f"states[{i}]"
+        array = as_float_array(name, episode, n_state)
+        if array.ndim != 2:
+            raise InputError(f"{name} must have shape (T, {n_state}), got {array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise InputError(f"{name} has non-finite values")
+        episodes.append(array)
+    return episodes
 
 
 def read_labels(path: str | os.PathLike[str]) -> Labels:
