@@ -530,6 +530,51 @@ def test_collect_renders_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixtu
             np.testing.assert_array_equal(one.frames(camera, k), two.frames(camera, k))
 
 
+def test_collect_run_again_renders_only_what_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection that fails after rendering keeps its shards in <out>.partial; run again,
+    it renders none and writes the same frames, then removes them."""
+    from invdyn.learn import data
+    from invdyn.learn.data import read_dataset
+    from invdyn.sim import render
+
+    argv = [
+        "collect", "double_pendulum", "--episodes", "3", "--duration", "0.1",
+        "--camera", "front", "--no-progress",
+    ]  # fmt: skip
+    fresh = tmp_path / "fresh"
+    assert run(capsys, *argv, "--out", str(fresh))[0] == 0
+    assert not fresh.with_name("fresh.partial").exists()
+
+    out = tmp_path / "data"
+    write = data.write_collection
+
+    def full_disk(*args: object, **kwargs: object) -> Path:
+        for _ in kwargs["videos"]["front"]:  # type: ignore[index]
+            pass  # the frames are all rendered, then the write fails
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(data, "write_collection", full_disk)
+    status, _, err = run(capsys, *argv, "--out", str(out))
+    assert status == 2 and "No space left" in err
+    assert not out.exists() and len(list(tmp_path.joinpath("data.partial").iterdir())) == 1
+
+    def no_drawing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a saved shard was rendered again")
+
+    monkeypatch.setattr(data, "write_collection", write)
+    monkeypatch.setattr(render, "_render_episodes", no_drawing)
+    status, printed, err = run(capsys, *argv, "--out", str(out))
+    assert status == 0, err
+    assert "reusing the episodes rendered into" in printed
+    assert not tmp_path.joinpath("data.partial").exists()
+    for k in range(3):
+        np.testing.assert_array_equal(
+            read_dataset(out).frames("front", k), read_dataset(fresh).frames("front", k)
+        )
+
+
 def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """collect, train, evaluate on other episodes, then label them: the README's workflow on
     tiny data (the double pendulum at 100 Hz)."""

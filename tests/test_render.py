@@ -15,10 +15,18 @@ import pytest
 import invdyn
 from conftest import load_quietly, requires_erd
 from invdyn.model import Model
-from invdyn.sim import CollectedEpisode, Collection, build_mujoco, collect_gym, collect_robot
+from invdyn.sim import (
+    CollectedEpisode,
+    Collection,
+    build_mujoco,
+    collect_gym,
+    collect_robot,
+    render,
+)
 from invdyn.sim.mujoco_model import import_mujoco
 from invdyn.sim.render import (
     HAND_CAMERA,
+    RENDER_SHARD,
     ROBOT_CAMERAS,
     render_collection,
     render_frames,
@@ -137,6 +145,44 @@ def test_render_collection_in_parallel_equals_serial():
             np.testing.assert_array_equal(one[camera], other[camera])
     with pytest.raises(invdyn.InputError, match="workers"):
         render_collection(collection, workers=0)
+
+
+def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
+    """Saved shards are read back, not rendered, while other inputs draw new ones."""
+    model = load_quietly("double_pendulum")
+    collection = collect_robot(
+        model, episodes=RENDER_SHARD + 2, duration=0.05, control_rate=100.0, seed=3
+    )
+    cameras = ("front", "side")
+    plain = list(render_collection(collection, cameras=cameras))
+    cache = tmp_path / "cache"
+    first = list(render_collection(collection, cameras=cameras, cache=cache))
+    files = sorted(cache.iterdir())
+    assert len(files) == 2  # a full shard and a shard of two
+
+    drawn: list[int] = []
+    draw = render._render_episodes
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append(len(args[-1]))
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(render, "_render_episodes", counting)
+    files[0].write_bytes(files[0].read_bytes()[:100])  # a shard killed while being written
+    again = list(render_collection(collection, cameras=cameras, cache=cache))
+    assert sorted(drawn) == [2] or sorted(drawn) == [RENDER_SHARD]
+    for videos in (first, again):
+        assert len(videos) == len(plain)
+        for got, want in zip(videos, plain):
+            assert list(got) == list(cameras)
+            for camera in cameras:
+                np.testing.assert_array_equal(got[camera], want[camera])
+    # another size and other cameras are drawn anew
+    drawn.clear()
+    list(render_collection(collection, cameras=cameras, width=32, cache=cache))
+    list(render_collection(collection, cameras=("side",), cache=cache))
+    assert sorted(drawn) == [2, 2, RENDER_SHARD, RENDER_SHARD]
+    assert len(list(cache.iterdir())) == 6
 
 
 @requires_gym

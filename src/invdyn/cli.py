@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import math
 import os
+import shutil
 import sys
 import time
 import warnings
@@ -188,7 +189,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Simulate SOURCE and write its episodes (observation.state, action, "
         "timestamp) as a LeRobot v3 dataset. SOURCE is an invdyn robot (torque control "
         "tracking random excitations with a noisy controller) or a Gymnasium MuJoCo "
-        "environment id such as HalfCheetah-v5 (random, noisy or scripted policy).",
+        "environment id such as HalfCheetah-v5 (random, noisy or scripted policy). "
+        "Rendered episodes are kept in DIR.partial until the dataset is written, so that "
+        "a killed run, started again, renders only what it lacked.",
     )
     collect.add_argument("source", metavar="SOURCE", help="robot name or path, or a gym env id")
     collect.add_argument("--out", metavar="DIR", type=Path, required=True, help="dataset path")
@@ -784,10 +787,15 @@ def _collect(args: argparse.Namespace) -> int:
             progress=progress,
         )
     videos = None
+    # rendered shards are kept here until the dataset is written: a killed run that is
+    # started again renders only the rest
+    cache = Path(args.out).with_name(Path(args.out).name + ".partial")
     if scene is not None:
         from invdyn.learn.data import stream_videos
         from invdyn.sim.render import render_collection
 
+        if cache.is_dir():
+            print(f"reusing the episodes rendered into {cache} by an earlier run")
         # rendered as they are written, a few episodes held at a time
         rendered = render_collection(
             collection,
@@ -797,9 +805,11 @@ def _collect(args: argparse.Namespace) -> int:
             scene=scene,
             workers=args.workers,
             progress=progress,
+            cache=cache,
         )
         videos = stream_videos(rendered, len(collection.episodes))
     path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
+    shutil.rmtree(cache, ignore_errors=True)
     frames = sum(len(e.state) for e in collection.episodes)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "

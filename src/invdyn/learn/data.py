@@ -803,6 +803,8 @@ class _LazyVideo(Sequence[Any]):
         return self._count
 
     def __getitem__(self, k: int) -> Any:  # type: ignore[override]
+        if not 0 <= k < self._count:  # iteration stops at the end
+            raise IndexError(f"episode {k} of {self._count}")
         return self._source.frames(self._key, k)
 
 

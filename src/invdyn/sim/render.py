@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, not_a_model
+from invdyn._files import atomic_open
 from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError
@@ -63,6 +67,9 @@ HAND_CAMERA = "hand"
 
 RENDER_SHARD = 16
 """Episodes that a process renders with one OpenGL context before handing them over."""
+
+# bump when the files of `render_collection`'s cache change, so that older ones are redrawn
+SHARD_FORMAT = 1
 
 # stick radius as a share of the reach, and its floor (m); joint spheres and leaf markers are
 # larger by these factors; the reach of a robot smaller than MIN_REACH (m) counts as MIN_REACH
@@ -361,12 +368,20 @@ def render_collection(
     scene: mujoco.MjModel | None = None,
     workers: int = 1,
     progress: bool = False,
+    cache: str | os.PathLike[str] | None = None,
 ) -> Iterator[dict[str, Frames]]:
     """Videos of every episode of `collection`, from its ``full_state``, one per camera, each
     episode's rendered as it is read: `RENDER_SHARD` episodes at a time, by `workers`
     processes at most two shards each ahead of the one read, so that few are held
     (`invdyn.learn.data.stream_videos` writes them to a dataset as they come; ``list()``
     holds them all).
+
+    With a `cache` directory, each shard's frames are also saved there (compressed, written
+    atomically) in a file named by a hash of what they are drawn from: the scene, the
+    cameras, the size, the states of its episodes and MuJoCo's version. A shard whose file is
+    there is read rather than rendered, so a killed job that is run again renders only the
+    shards it had not finished; a damaged file is rendered again. The caller removes the
+    directory when it no longer needs it.
 
     Args:
       collection: the episodes, each with a ``full_state``.
@@ -379,6 +394,7 @@ def render_collection(
       workers: processes that render episodes in parallel, each with its own OpenGL context
         (`invdyn._parallel.iter_in_shards`); the frames do not depend on it.
       progress: show a progress bar over episodes.
+      cache: the directory of saved shards (created if missing), or None to save none.
 
     Returns:
       An iterator over the episodes, in order: for each, a dict from camera name
@@ -407,6 +423,9 @@ def render_collection(
     size = check_count("width", width), check_count("height", height)
     workers = check_count("workers", workers)
     draw = functools.partial(_render_episodes, mj_model, ids, size)
+    if cache is not None:
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        draw = functools.partial(_saved_shard, draw, Path(cache), _drawing_key(mj_model, ids, size))
 
     def rendered() -> Iterator[dict[str, Frames]]:
         with tqdm(total=len(videos), disable=not progress, desc="render", unit="ep") as bar:
@@ -434,6 +453,55 @@ def _render_episodes(
             if done is not None:
                 done()
     return rendered
+
+
+def _drawing_key(mj_model: Any, ids: dict[str, int], size: tuple[int, int]) -> str:
+    """What frames depend on besides the states: the compiled scene, the cameras, the size
+    and MuJoCo's version, as text to hash."""
+    mujoco = import_mujoco()
+    scene = np.empty(mujoco.mj_sizeModel(mj_model), dtype=np.uint8)
+    mujoco.mj_saveModel(mj_model, None, scene)
+    digest = hashlib.sha256(scene.tobytes()).hexdigest()
+    return json.dumps([SHARD_FORMAT, mujoco.__version__, digest, ids, size])
+
+
+def _saved_shard(
+    draw: Callable[..., list[dict[str, Frames]]],
+    cache: Path,
+    key: str,
+    episodes: Sequence[Float],
+    done: Callable[[], Any] | None = None,
+) -> list[dict[str, Frames]]:
+    """``draw(episodes, done)``, read from its file in `cache` when there is one, else drawn
+    and saved there; the file is named by a hash of `key` and the episodes' states."""
+    digest = hashlib.sha256(key.encode())
+    for states in episodes:
+        digest.update(repr(states.shape).encode())
+        digest.update(np.ascontiguousarray(states, dtype=np.float64).tobytes())
+    file = cache / f"shard-{digest.hexdigest()[:40]}.npz"
+    frames = _load_shard(file, len(episodes))
+    if frames is None:
+        frames = draw(episodes, done=done)
+        with atomic_open(file, "wb") as out:
+            arrays = [video for episode in frames for video in episode.values()]
+            np.savez_compressed(out, *arrays, cameras=np.array(list(frames[0])))
+    elif done is not None:
+        for _ in frames:
+            done()
+    return frames
+
+
+def _load_shard(file: Path, count: int) -> list[dict[str, Frames]] | None:
+    """The frames of the `count` episodes saved in `file` by `_saved_shard`, or None when it
+    is missing or damaged."""
+    try:
+        with np.load(file, allow_pickle=False) as archive:
+            cameras = [str(name) for name in archive["cameras"]]
+            videos = [archive[f"arr_{i}"] for i in range(count * len(cameras))]
+    except Exception:  # missing, truncated or not an archive of these: drawn again
+        return None
+    per_episode = [videos[k * len(cameras) : (k + 1) * len(cameras)] for k in range(count)]
+    return [dict(zip(cameras, episode)) for episode in per_episode]
 
 
 # Gymnasium scenes
