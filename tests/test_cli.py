@@ -533,7 +533,7 @@ def test_collect_renders_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_collect_run_again_renders_only_what_it_lacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A collection that fails after rendering keeps its shards in <out>.partial; run again,
+    """A collection that fails after rendering keeps its shards in <out>.rendered; run again,
     it renders none and writes the same frames, then removes them."""
     from invdyn.learn import data
     from invdyn.learn.data import read_dataset
@@ -545,7 +545,7 @@ def test_collect_run_again_renders_only_what_it_lacks(
     ]  # fmt: skip
     fresh = tmp_path / "fresh"
     assert run(capsys, *argv, "--out", str(fresh))[0] == 0
-    assert not fresh.with_name("fresh.partial").exists()
+    assert not fresh.with_name("fresh.rendered").exists()
 
     out = tmp_path / "data"
     write = data.write_collection
@@ -558,7 +558,7 @@ def test_collect_run_again_renders_only_what_it_lacks(
     monkeypatch.setattr(data, "write_collection", full_disk)
     status, _, err = run(capsys, *argv, "--out", str(out))
     assert status == 2 and "No space left" in err
-    assert not out.exists() and len(list(tmp_path.joinpath("data.partial").iterdir())) == 1
+    assert not out.exists() and len(list(tmp_path.joinpath("data.rendered").iterdir())) == 1
 
     def no_drawing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a saved shard was rendered again")
@@ -568,7 +568,7 @@ def test_collect_run_again_renders_only_what_it_lacks(
     status, printed, err = run(capsys, *argv, "--out", str(out))
     assert status == 0, err
     assert "reusing the episodes rendered into" in printed
-    assert not tmp_path.joinpath("data.partial").exists()
+    assert not tmp_path.joinpath("data.rendered").exists()
     for k in range(3):
         np.testing.assert_array_equal(
             read_dataset(out).frames("front", k), read_dataset(fresh).frames("front", k)

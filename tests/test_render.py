@@ -183,6 +183,14 @@ def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
     list(render_collection(collection, cameras=("side",), cache=cache))
     assert sorted(drawn) == [2, 2, RENDER_SHARD, RENDER_SHARD]
     assert len(list(cache.iterdir())) == 6
+    # removing the cache leaves what else the directory holds, and then the directory
+    (cache / ".shard-x.npz.tmp").write_bytes(b"killed")
+    (cache / "notes.txt").write_text("mine")
+    render.remove_cache(cache)
+    assert [p.name for p in cache.iterdir()] == ["notes.txt"]
+    (cache / "notes.txt").unlink()
+    render.remove_cache(cache)
+    assert not cache.exists()
 
 
 @requires_gym

@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import math
 import os
-import shutil
 import sys
 import time
 import warnings
@@ -190,7 +189,7 @@ def _parser() -> argparse.ArgumentParser:
         "timestamp) as a LeRobot v3 dataset. SOURCE is an invdyn robot (torque control "
         "tracking random excitations with a noisy controller) or a Gymnasium MuJoCo "
         "environment id such as HalfCheetah-v5 (random, noisy or scripted policy). "
-        "Rendered episodes are kept in DIR.partial until the dataset is written, so that "
+        "Rendered episodes are kept in DIR.rendered until the dataset is written, so that "
         "a killed run, started again, renders only what it lacked.",
     )
     collect.add_argument("source", metavar="SOURCE", help="robot name or path, or a gym env id")
@@ -789,10 +788,10 @@ def _collect(args: argparse.Namespace) -> int:
     videos = None
     # rendered shards are kept here until the dataset is written: a killed run that is
     # started again renders only the rest
-    cache = Path(args.out).with_name(Path(args.out).name + ".partial")
+    cache = Path(args.out).with_name(Path(args.out).name + ".rendered")
     if scene is not None:
         from invdyn.learn.data import stream_videos
-        from invdyn.sim.render import render_collection
+        from invdyn.sim.render import remove_cache, render_collection
 
         if cache.is_dir():
             print(f"reusing the episodes rendered into {cache} by an earlier run")
@@ -809,7 +808,8 @@ def _collect(args: argparse.Namespace) -> int:
         )
         videos = stream_videos(rendered, len(collection.episodes))
     path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
-    shutil.rmtree(cache, ignore_errors=True)
+    if scene is not None:
+        remove_cache(cache)
     frames = sum(len(e.state) for e in collection.episodes)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "

@@ -24,6 +24,7 @@ then.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -68,7 +69,9 @@ HAND_CAMERA = "hand"
 RENDER_SHARD = 16
 """Episodes that a process renders with one OpenGL context before handing them over."""
 
-# bump when the files of `render_collection`'s cache change, so that older ones are redrawn
+# the names of the files of `render_collection`'s cache begin so; bump the format when they
+# change, so that older ones are drawn again
+SHARD_PREFIX = "shard-"
 SHARD_FORMAT = 1
 
 # stick radius as a share of the reach, and its floor (m); joint spheres and leaf markers are
@@ -381,7 +384,7 @@ def render_collection(
     cameras, the size, the states of its episodes and MuJoCo's version. A shard whose file is
     there is read rather than rendered, so a killed job that is run again renders only the
     shards it had not finished; a damaged file is rendered again. The caller removes the
-    directory when it no longer needs it.
+    directory (`remove_cache`) when it no longer needs it.
 
     Args:
       collection: the episodes, each with a ``full_state``.
@@ -455,6 +458,17 @@ def _render_episodes(
     return rendered
 
 
+def remove_cache(cache: str | os.PathLike[str]) -> None:
+    """Delete the files of `render_collection`'s `cache` directory, and the directory once
+    nothing else is left in it."""
+    # the shards, and the temporary files of shards killed while being written
+    for pattern in (f"{SHARD_PREFIX}*.npz", f".{SHARD_PREFIX}*.tmp"):
+        for file in Path(cache).glob(pattern):
+            file.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # missing, or holding other files
+        Path(cache).rmdir()
+
+
 def _drawing_key(mj_model: Any, ids: dict[str, int], size: tuple[int, int]) -> str:
     """What frames depend on besides the states: the compiled scene, the cameras, the size
     and MuJoCo's version, as text to hash."""
@@ -478,7 +492,7 @@ def _saved_shard(
     for states in episodes:
         digest.update(repr(states.shape).encode())
         digest.update(np.ascontiguousarray(states, dtype=np.float64).tobytes())
-    file = cache / f"shard-{digest.hexdigest()[:40]}.npz"
+    file = cache / f"{SHARD_PREFIX}{digest.hexdigest()[:40]}.npz"
     frames = _load_shard(file, len(episodes))
     if frames is None:
         frames = draw(episodes, done=done)
