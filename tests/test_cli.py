@@ -558,6 +558,7 @@ def test_collect_run_again_renders_only_what_it_lacks(
     monkeypatch.setattr(data, "write_collection", full_disk)
     status, _, err = run(capsys, *argv, "--out", str(out))
     assert status == 2 and "No space left" in err
+    assert f"rendered so far stay in {tmp_path / 'data.rendered'}" in err
     assert not out.exists() and len(list(tmp_path.joinpath("data.rendered").iterdir())) == 1
 
     def no_drawing(*args: object, **kwargs: object) -> None:
@@ -567,12 +568,18 @@ def test_collect_run_again_renders_only_what_it_lacks(
     monkeypatch.setattr(render, "_render_episodes", no_drawing)
     status, printed, err = run(capsys, *argv, "--out", str(out))
     assert status == 0, err
-    assert "reusing the episodes rendered into" in printed
+    assert "holds 1 shards rendered by an earlier run" in printed
     assert not tmp_path.joinpath("data.rendered").exists()
     for k in range(3):
         np.testing.assert_array_equal(
             read_dataset(out).frames("front", k), read_dataset(fresh).frames("front", k)
         )
+
+    # a file where the shards would go is refused before anything is simulated
+    tmp_path.joinpath("other.rendered").write_text("mine")
+    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "other"))
+    assert status == 2 and "other.rendered is a file" in err
+    assert tmp_path.joinpath("other.rendered").read_text() == "mine"
 
 
 def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -211,6 +211,7 @@ def test_states_in_memory_are_labelled_as_a_dataset_of_them(
             else:
                 np.testing.assert_allclose(got.std, on_disk.std[rows], rtol=1e-4, atol=1e-5)
         assert labels[4].action.shape == (1, 2) and not labels[4].is_labelled.any()
+    assert label_states(model, []) == []
 
 
 def test_label_states_refuses_bad_states(ensemble, held_out):

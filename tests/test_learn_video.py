@@ -276,6 +276,12 @@ def test_streamed_videos(tmp_path):
     dataset = read_dataset(path)
     assert dataset.frames("top", 1).shape == (12, 16, 24, 3)
     assert np.abs(dataset.frames("front", 1).astype(int) - frames[1]).mean() < 4
+    # a video of the dataset is a sequence of its episodes' frames
+    video = dataset.video("top")
+    assert [len(f) for f in video] == [10, 12]
+    np.testing.assert_array_equal(video[-1], dataset.frames("top", 1))
+    with pytest.raises(IndexError):
+        video[2]
 
     videos = stream_videos(({"front": f} for f in frames), 2)
     with pytest.raises(InputError, match="read once, in order: episode 1 asked after episode -1"):

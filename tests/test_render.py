@@ -148,7 +148,8 @@ def test_render_collection_in_parallel_equals_serial():
 
 
 def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
-    """Saved shards are read back, not rendered, while other inputs draw new ones."""
+    """Saved shards are read back, not rendered; a damaged one is rendered and saved again;
+    other inputs draw new ones; a save that fails warns and the frames go on."""
     model = load_quietly("double_pendulum")
     collection = collect_robot(
         model, episodes=RENDER_SHARD + 2, duration=0.05, control_rate=100.0, seed=3
@@ -157,8 +158,9 @@ def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
     plain = list(render_collection(collection, cameras=cameras))
     cache = tmp_path / "cache"
     first = list(render_collection(collection, cameras=cameras, cache=cache))
-    files = sorted(cache.iterdir())
-    assert len(files) == 2  # a full shard and a shard of two
+    assert render.cached_shards(cache) == 2  # a full shard and a shard of two
+    # the shard of two episodes: their videos and the camera names
+    small = next(f for f in cache.iterdir() if len(np.load(f).files) == 2 * len(cameras) + 1)
 
     drawn: list[int] = []
     draw = render._render_episodes
@@ -168,9 +170,10 @@ def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
         return draw(*args, **kwargs)
 
     monkeypatch.setattr(render, "_render_episodes", counting)
-    files[0].write_bytes(files[0].read_bytes()[:100])  # a shard killed while being written
+    small.write_bytes(small.read_bytes()[:100])  # a shard killed while being written
     again = list(render_collection(collection, cameras=cameras, cache=cache))
-    assert sorted(drawn) == [2] or sorted(drawn) == [RENDER_SHARD]
+    assert drawn == [2]
+    assert len(np.load(small).files) == 2 * len(cameras) + 1  # saved again, whole
     for videos in (first, again):
         assert len(videos) == len(plain)
         for got, want in zip(videos, plain):
@@ -182,7 +185,18 @@ def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
     list(render_collection(collection, cameras=cameras, width=32, cache=cache))
     list(render_collection(collection, cameras=("side",), cache=cache))
     assert sorted(drawn) == [2, 2, RENDER_SHARD, RENDER_SHARD]
-    assert len(list(cache.iterdir())) == 6
+    assert render.cached_shards(cache) == 6
+
+    # a save that fails: a warning, and the frames all the same
+    def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(render, "atomic_open", full_disk)
+    with pytest.warns(UserWarning, match="not saved in .*No space left"):
+        tall = list(render_collection(collection, cameras=cameras, height=48, cache=cache))
+    assert len(tall) == len(plain) and tall[0]["front"].shape[1:] == (48, 64, 3)
+    assert render.cached_shards(cache) == 6
+
     # removing the cache leaves what else the directory holds, and then the directory
     (cache / ".shard-x.npz.tmp").write_bytes(b"killed")
     (cache / "notes.txt").write_text("mine")
@@ -190,7 +204,7 @@ def test_render_collection_cache_renders_each_shard_once(tmp_path, monkeypatch):
     assert [p.name for p in cache.iterdir()] == ["notes.txt"]
     (cache / "notes.txt").unlink()
     render.remove_cache(cache)
-    assert not cache.exists()
+    assert not cache.exists() and render.cached_shards(cache) == 0
 
 
 @requires_gym

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,14 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
         expected = ", ".join(["..."] + [str(n) for n in trailing])
         raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
     return array
+
+
+def hash_arrays(digest: Any, arrays: Iterable[np.ndarray]) -> None:
+    """Feed each array's shape and bytes to the `hashlib` object `digest`: arrays of other
+    shapes, or split otherwise, never hash alike."""
+    for array in arrays:
+        digest.update(str(array.shape).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
 
 
 def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:

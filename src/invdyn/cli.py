@@ -755,8 +755,12 @@ def _collect(args: argparse.Namespace) -> int:
     size = _frame_size(args.size)
     robot = None if gym else _load(args.source, floating_base=False)
     scene = None
+    # rendered shards are kept here until the dataset is written: a killed run that is
+    # started again renders only the rest
+    cache = Path(args.out).absolute().with_name(Path(args.out).absolute().name + ".rendered")
     if args.camera:
-        # the cameras checked before the collection, not after
+        # the cameras and the cache checked before the collection, not after
+        from invdyn.learn.data import check_camera
         from invdyn.sim.render import camera_ids, robot_scene, scene_for
 
         if robot is None:
@@ -764,6 +768,10 @@ def _collect(args: argparse.Namespace) -> int:
         else:
             scene = robot_scene(robot, meshes=args.meshes)
         camera_ids(scene, args.camera)
+        for camera in args.camera:
+            check_camera(camera)
+        if cache.exists() and not cache.is_dir():
+            raise InputError(f"{cache} is a file; collect keeps the rendered episodes there")
     if robot is None:
         collection = collect_gym(
             args.source,
@@ -785,31 +793,10 @@ def _collect(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=progress,
         )
-    videos = None
-    # rendered shards are kept here until the dataset is written: a killed run that is
-    # started again renders only the rest
-    cache = Path(args.out).with_name(Path(args.out).name + ".rendered")
-    if scene is not None:
-        from invdyn.learn.data import stream_videos
-        from invdyn.sim.render import remove_cache, render_collection
-
-        if cache.is_dir():
-            print(f"reusing the episodes rendered into {cache} by an earlier run")
-        # rendered as they are written, a few episodes held at a time
-        rendered = render_collection(
-            collection,
-            cameras=args.camera,
-            width=size[0],
-            height=size[1],
-            scene=scene,
-            workers=args.workers,
-            progress=progress,
-            cache=cache,
-        )
-        videos = stream_videos(rendered, len(collection.episodes))
-    path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
-    if scene is not None:
-        remove_cache(cache)
+    if scene is None:
+        path = write_collection(collection, args.out, overwrite=args.overwrite)
+    else:
+        path = _write_rendered(args, collection, (scene, size), cache)
     frames = sum(len(e.state) for e in collection.episodes)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "
@@ -818,6 +805,47 @@ def _collect(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path}")
     return 0
+
+
+def _write_rendered(
+    args: argparse.Namespace, collection: Any, view: tuple[Any, tuple[int, int]], cache: Path
+) -> Path:
+    """Write `collection` with its episodes rendered as they are written, in the scene and
+    at the (width, height) of `view`, each shard kept in `cache` until the dataset is
+    written."""
+    from invdyn.learn.data import stream_videos, write_collection
+    from invdyn.sim.render import cached_shards, remove_cache, render_collection
+
+    earlier = cached_shards(cache)
+    if earlier:
+        print(
+            f"{cache} holds {earlier} shards rendered by an earlier run: those of the same "
+            "episodes, cameras and size are reused"
+        )
+    scene, (width, height) = view
+    rendered = render_collection(
+        collection,
+        cameras=args.camera,
+        width=width,
+        height=height,
+        scene=scene,
+        workers=args.workers,
+        progress=not args.no_progress,
+        cache=cache,
+    )
+    videos = stream_videos(rendered, len(collection.episodes))
+    try:
+        path = write_collection(collection, args.out, overwrite=args.overwrite, videos=videos)
+    except BaseException:
+        if cached_shards(cache):
+            print(
+                f"invdyn: the episodes rendered so far stay in {cache}; the same command, "
+                "run again, reuses them",
+                file=sys.stderr,
+            )
+        raise
+    remove_cache(cache)
+    return path
 
 
 def _refuse_options(args: argparse.Namespace, names: Sequence[str], gym: bool) -> None:

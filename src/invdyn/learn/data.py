@@ -729,7 +729,7 @@ def _video_sources(
         raise InputError(f"videos must map camera names to frames, got {type(videos).__name__}")
     out: dict[str, Sequence[ArrayLike]] = {}
     for camera, per_episode in videos.items():
-        _check_camera(camera)
+        check_camera(camera)
         if isinstance(per_episode, np.ndarray) or len(per_episode) != len(episodes):
             raise InputError(
                 f"videos[{camera!r}] must hold one frame array per episode ({len(episodes)})"
@@ -803,12 +803,12 @@ class _LazyVideo(Sequence[Any]):
         return self._count
 
     def __getitem__(self, k: int) -> Any:  # type: ignore[override]
-        if not 0 <= k < self._count:  # iteration stops at the end
+        if not -self._count <= k < self._count:  # iteration stops at the end
             raise IndexError(f"episode {k} of {self._count}")
-        return self._source.frames(self._key, k)
+        return self._source.frames(self._key, k % self._count)
 
 
-def _check_camera(camera: object) -> None:
+def check_camera(camera: object) -> None:
     """`InputError` unless `camera` is a name of letters, digits, '_' and '-'."""
     if not isinstance(camera, str) or not re.fullmatch(r"[A-Za-z0-9_\-]+", camera):
         raise InputError(
@@ -1264,7 +1264,7 @@ def import_videos(
         the message names the file.
       FileExistsError: as `write_dataset`.
     """
-    _check_camera(camera)
+    check_camera(camera)
     target = Path(out)
     check_target(target, overwrite=overwrite)
     found = find_sources(sources)

@@ -341,7 +341,8 @@ def label_states(
     model: InverseDynamicsModel, states: Sequence[ArrayLike], *, batch_size: int = 4096
 ) -> list[Labels]:
     """The labels of action-free episodes of states held in memory, as `label_dataset` gives
-    them for a dataset's (see the module docstring for the frames that get labels).
+    them for a dataset's (to float32 rounding: the batches differ; see the module docstring
+    for the frames that get labels).
 
     Args:
       model: a trained model that sees the state and no camera (`invdyn.learn.train.train`'s,
@@ -368,6 +369,8 @@ def label_states(
             "dataset (label_dataset) or in videos (label_videos)"
         )
     episodes = _episode_states(states, model.n_state)
+    if not episodes:
+        return []
     lengths = [len(episode) for episode in episodes]
     predictions = _predict(model, Inputs(lengths, episodes, {}), batch_size)
     actions, stds, flags = _fill(model, lengths, [predictions])
@@ -381,7 +384,8 @@ def _episode_states(states: Sequence[ArrayLike], n_state: int) -> list[NDArray[n
     """Each (T_i, n_state) episode of `states` as a float64 array, or `InputError` naming it."""
     if isinstance(states, np.ndarray | Mapping | str | bytes):
         raise InputError(
-            f"states must be a sequence of (T, {n_state}) episodes, got {type(states).__name__}"
+            f"states must be a sequence of (T, {n_state}) episodes, got {type(states).__name__} "
+            "(one episode: [states])"
         )
     episodes = []
     for i, episode in enumerate(states):

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from invdyn._arrays import hash_arrays
 from invdyn.errors import InputError
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
@@ -490,10 +491,7 @@ def _same_run(stored: Any, identity: dict[str, Any]) -> bool:
 def _fingerprint(arrays: Sequence[tuple[Float, Float]]) -> str:
     """A hash of the episodes, so that a run resumes only on the data it started with."""
     digest = hashlib.sha256()
-    for state, action in arrays:
-        for a in (state, action):
-            digest.update(str(a.shape).encode())
-            digest.update(np.ascontiguousarray(a).tobytes())
+    hash_arrays(digest, (a for pair in arrays for a in pair))
     return digest.hexdigest()
 
 

@@ -31,6 +31,8 @@ import hashlib
 import json
 import math
 import os
+import warnings
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -40,7 +42,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_count, not_a_model
+from invdyn import __version__
+from invdyn._arrays import check_count, hash_arrays, not_a_model
 from invdyn._files import atomic_open
 from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
@@ -428,7 +431,9 @@ def render_collection(
     draw = functools.partial(_render_episodes, mj_model, ids, size)
     if cache is not None:
         Path(cache).mkdir(parents=True, exist_ok=True)
-        draw = functools.partial(_saved_shard, draw, Path(cache), _drawing_key(mj_model, ids, size))
+        key = _drawing_key(mj_model, ids, size)
+        shape = (list(ids), size[1], size[0])
+        draw = functools.partial(_saved_shard, draw, Path(cache), key, shape)
 
     def rendered() -> Iterator[dict[str, Frames]]:
         with tqdm(total=len(videos), disable=not progress, desc="render", unit="ep") as bar:
@@ -458,64 +463,84 @@ def _render_episodes(
     return rendered
 
 
+def cached_shards(cache: str | os.PathLike[str]) -> int:
+    """How many shards `render_collection` saved in the directory `cache` (0 if missing)."""
+    return len(list(Path(cache).glob(f"{SHARD_PREFIX}*.npz")))
+
+
 def remove_cache(cache: str | os.PathLike[str]) -> None:
     """Delete the files of `render_collection`'s `cache` directory, and the directory once
-    nothing else is left in it."""
+    nothing else is left in it; files that cannot be deleted are left."""
     # the shards, and the temporary files of shards killed while being written
     for pattern in (f"{SHARD_PREFIX}*.npz", f".{SHARD_PREFIX}*.tmp"):
         for file in Path(cache).glob(pattern):
-            file.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                file.unlink()
     with contextlib.suppress(OSError):  # missing, or holding other files
         Path(cache).rmdir()
 
 
 def _drawing_key(mj_model: Any, ids: dict[str, int], size: tuple[int, int]) -> str:
-    """What frames depend on besides the states: the compiled scene, the cameras, the size
-    and MuJoCo's version, as text to hash."""
+    """What frames depend on besides the states, as text to hash: the compiled scene, the
+    cameras, the size, the OpenGL backend and the versions of MuJoCo and invdyn."""
     mujoco = import_mujoco()
     scene = np.empty(mujoco.mj_sizeModel(mj_model), dtype=np.uint8)
     mujoco.mj_saveModel(mj_model, None, scene)
     digest = hashlib.sha256(scene.tobytes()).hexdigest()
-    return json.dumps([SHARD_FORMAT, mujoco.__version__, digest, ids, size])
+    versions = [SHARD_FORMAT, mujoco.__version__, __version__, os.environ.get("MUJOCO_GL")]
+    return json.dumps([*versions, digest, ids, size])
 
 
 def _saved_shard(
     draw: Callable[..., list[dict[str, Frames]]],
     cache: Path,
     key: str,
+    shape: tuple[list[str], int, int],
     episodes: Sequence[Float],
     done: Callable[[], Any] | None = None,
 ) -> list[dict[str, Frames]]:
     """``draw(episodes, done)``, read from its file in `cache` when there is one, else drawn
-    and saved there; the file is named by a hash of `key` and the episodes' states."""
+    and saved there (a save that fails warns, and the frames go on); the file is named by a
+    hash of `key` and the episodes' states, and holds frames of `shape`: (cameras, height,
+    width)."""
     digest = hashlib.sha256(key.encode())
-    for states in episodes:
-        digest.update(repr(states.shape).encode())
-        digest.update(np.ascontiguousarray(states, dtype=np.float64).tobytes())
+    hash_arrays(digest, episodes)
     file = cache / f"{SHARD_PREFIX}{digest.hexdigest()[:40]}.npz"
-    frames = _load_shard(file, len(episodes))
-    if frames is None:
-        frames = draw(episodes, done=done)
+    frames = _load_shard(file, episodes, shape)
+    if frames is not None:
+        if done is not None:
+            for _ in frames:
+                done()
+        return frames
+    frames = draw(episodes, done=done)
+    try:
         with atomic_open(file, "wb") as out:
             arrays = [video for episode in frames for video in episode.values()]
             np.savez_compressed(out, *arrays, cameras=np.array(list(frames[0])))
-    elif done is not None:
-        for _ in frames:
-            done()
+    except OSError as error:
+        warnings.warn(f"rendered episodes not saved in {cache}: {error}", stacklevel=2)
     return frames
 
 
-def _load_shard(file: Path, count: int) -> list[dict[str, Frames]] | None:
-    """The frames of the `count` episodes saved in `file` by `_saved_shard`, or None when it
-    is missing or damaged."""
+def _load_shard(
+    file: Path, episodes: Sequence[Float], shape: tuple[list[str], int, int]
+) -> list[dict[str, Frames]] | None:
+    """The frames of `episodes` saved in `file` by `_saved_shard`, or None unless it holds
+    them: a frame per state, of the (cameras, height, width) of `shape`."""
+    cameras, height, width = shape
+    shapes = [(len(states), height, width, 3) for states in episodes for _ in cameras]
     try:
         with np.load(file, allow_pickle=False) as archive:
-            cameras = [str(name) for name in archive["cameras"]]
-            videos = [archive[f"arr_{i}"] for i in range(count * len(cameras))]
-    except Exception:  # missing, truncated or not an archive of these: drawn again
+            names = [str(name) for name in archive["cameras"]]
+            videos = [archive[f"arr_{i}"] for i in range(len(shapes))]
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):  # drawn again
         return None
-    per_episode = [videos[k * len(cameras) : (k + 1) * len(cameras)] for k in range(count)]
-    return [dict(zip(cameras, episode)) for episode in per_episode]
+    if names != cameras or any(
+        v.shape != want or v.dtype != np.uint8 for v, want in zip(videos, shapes)
+    ):
+        return None
+    n = len(cameras)
+    return [dict(zip(cameras, videos[k * n : (k + 1) * n])) for k in range(len(episodes))]
 
 
 # Gymnasium scenes
