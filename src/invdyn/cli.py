@@ -757,7 +757,8 @@ def _collect(args: argparse.Namespace) -> int:
     scene = None
     # rendered shards are kept here until the dataset is written: a killed run that is
     # started again renders only the rest
-    cache = Path(args.out).absolute().with_name(Path(args.out).absolute().name + ".rendered")
+    out = Path(args.out).absolute()
+    cache = out.with_name(out.name + ".rendered")
     if args.camera:
         # the cameras and the cache checked before the collection, not after
         from invdyn.learn.data import check_camera

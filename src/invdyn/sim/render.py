@@ -383,11 +383,12 @@ def render_collection(
     holds them all).
 
     With a `cache` directory, each shard's frames are also saved there (compressed, written
-    atomically) in a file named by a hash of what they are drawn from: the scene, the
-    cameras, the size, the states of its episodes and MuJoCo's version. A shard whose file is
-    there is read rather than rendered, so a killed job that is run again renders only the
-    shards it had not finished; a damaged file is rendered again. The caller removes the
-    directory (`remove_cache`) when it no longer needs it.
+    atomically) in a file named by a hash of what they are drawn from (`_drawing_key`: the
+    scene, the cameras, the size, the OpenGL backend and the versions of MuJoCo and invdyn;
+    and the states of its episodes). A shard whose file is there is read rather than
+    rendered, so a killed job that is run again renders only the shards it had not finished;
+    a damaged file is rendered again. The caller removes the directory (`remove_cache`) when
+    it no longer needs it.
 
     Args:
       collection: the episodes, each with a ``full_state``.
