@@ -64,7 +64,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import as_float_array, check_count
+from invdyn._arrays import as_float_array, check_count, hash_arrays
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
@@ -602,8 +602,7 @@ def _inputs_fingerprint(dataset: Dataset, config: ModelConfig) -> str:
     for episode in dataset:
         digest.update(f"{len(episode)};".encode())
         if config.state and episode.state is not None:
-            digest.update(f"{episode.state.shape}{episode.state.dtype}".encode())
-            digest.update(np.ascontiguousarray(episode.state).tobytes())
+            hash_arrays(digest, [episode.state])
     root = Path(dataset.path)
     keys = {OBS_IMAGE_PREFIX + name for name in config.camera_names}
     for file in sorted(root.rglob("*.mp4")):
