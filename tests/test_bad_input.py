@@ -356,6 +356,7 @@ def test_inertial_parameters_needs_a_model():
         ({"body_mass": np.ones(3)}, r"body_mass has shape \(3,\), expected \(2,\)"),
         ({"dof_damping": np.array([0.1, np.inf])}, "dof_damping holds a non-finite value"),
         ({"dof_friction": np.ones(1)}, r"dof_friction has shape \(1,\)"),
+        ({"dof_actuated": [True]}, r"dof_actuated has shape \(1,\), expected \(2,\)"),
         ({"body_parent": np.array([-1, 1])}, "parents must come before their children"),
         ({"jnt_type": np.array([0, 9])}, "unknown type 9"),
         ({"jnt_axis": np.array([[0, 1, 0], [0, 2, 0]])}, "axis is not a unit vector"),

@@ -188,6 +188,36 @@ def test_track_rejects_bad_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert status == 2 and joint in err and "limit" in err, err
 
 
+CART_POLE = """
+<mujoco model="cart_pole">
+  <worldbody>
+    <body name="cart"><joint name="slider" type="slide" axis="1 0 0" range="-1 1"/>
+      <geom type="box" size="0.2 0.1 0.05" mass="1"/>
+      <body name="pole"><joint name="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.6" size="0.02" mass="0.2"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="slider" gear="10" ctrlrange="-1 1"/></actuator>
+</mujoco>
+"""
+
+
+def test_underactuated_mjcf_is_shown_and_not_tracked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mujoco")
+    path = tmp_path / "cart_pole.xml"
+    path.write_text(CART_POLE)
+    status, out, err = run(capsys, "info", str(path))
+    assert status == 0, err
+    joints = out.split("joints")[1].split("masses")[0]
+    assert [line.split()[-1] for line in joints.splitlines()[2:4]] == ["10", "passive"], joints
+    status, _, err = run(capsys, "track", str(path), "--out", str(tmp_path / "run"))
+    assert status == 2 and "'cart_pole' is underactuated: no actuator drives hinge" in err, err
+    assert not (tmp_path / "run").exists()
+
+
 @requires_erd
 def test_info_panda(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "info", "panda")

@@ -242,3 +242,15 @@ def test_bad_state_raises_input_error(law: str, planar: Model) -> None:
         controller(np.nan, zero, zero)
     # lists are fine
     assert controller(0.5, [0.0, 0.0], [0.0, 0.0]).shape == (2,)
+
+
+@pytest.mark.parametrize("law", sorted(CONTROLLERS))
+def test_underactuated_models_are_refused(law: str, planar: Model) -> None:
+    trajectory = quintic(planar, [0.0, 0.0], [1.0, 1.0], 1.0)
+    passive_elbow = planar.replace(dof_actuated=[True, False])
+    with pytest.raises(invdyn.InputError, match="'planar_2r' is underactuated: .* drives joint2,"):
+        CONTROLLERS[law](passive_elbow, trajectory, Gains(kp=1.0, kd=1.0))
+    # marked actuated again, it is the nominal robot
+    idealised = passive_elbow.replace(dof_actuated=None)
+    tau = CONTROLLERS[law](idealised, trajectory, Gains(kp=1.0, kd=1.0))(0.5, [0.1, 0.2], [0, 0])
+    assert tau.shape == (2,) and np.all(np.isfinite(tau))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from pathlib import Path
 from typing import Any
@@ -444,6 +445,82 @@ def test_effort_limits() -> None:
     # 100 * 1 capped by the joint's actuatorfrcrange
     assert model.dof_effort_limit[6] == 7.0
     assert np.all(np.isinf(np.delete(model.dof_effort_limit, 6)))
+
+
+def test_actuated_coordinates() -> None:
+    # MULTI drives hip_x alone, FLOATING its hip alone; without actuators every one counts
+    for xml, driven in ((MULTI, [3]), (FLOATING, [6])):
+        _, model = _compile(xml)
+        expected = np.zeros(model.nv, dtype=bool)
+        expected[driven] = True
+        np.testing.assert_array_equal(model.dof_actuated, expected)
+    plain = ANCHORS.replace("<actuator>", "<actuator><!--").replace("</actuator>", "--></actuator>")
+    assert _compile(plain)[1].dof_actuated.all()
+
+
+CHAIN = """
+<mujoco model="chain">
+  <worldbody>
+    <body name="a"><joint name="a" axis="0 1 0"/><geom size="0.1"/>
+      <body name="b" pos="0.3 0 0"><joint name="b" axis="0 1 0"/><geom size="0.1"/>
+        <body name="c" pos="0.3 0 0"><joint name="c" axis="0 1 0"/><geom size="0.1"/>
+          <site name="tip" pos="0.3 0 0"/>
+        </body>
+      </body>
+    </body>
+    <body name="other" pos="0 2 0"><joint name="d" axis="1 0 0"/><geom size="0.1"/>
+      <body name="more" pos="0 0 0.3"><joint name="e" axis="1 0 0"/><geom size="0.1"/></body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="coupled"><joint joint="d" coef="1"/><joint joint="e" coef="-1"/></fixed>
+  </tendon>
+  <actuator>{}</actuator>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize(
+    ("actuator", "driven"),
+    [
+        ('<motor joint="b"/>', ["b"]),
+        ('<motor site="tip" gear="1 0 0 0 0 0"/>', ["a", "b", "c"]),
+        ('<motor tendon="coupled"/>', ["d", "e"]),
+        ('<position joint="c" kp="5"/><motor tendon="coupled"/>', ["c", "d", "e"]),
+    ],
+)
+def test_every_transmission_reaches_its_coordinates(actuator: str, driven: list[str]) -> None:
+    _, model = _compile(CHAIN.format(actuator))
+    reached = [name for name, on in zip(model.dof_names, model.dof_actuated) if on]
+    assert reached == driven
+
+
+def _gymnasium_assets() -> list[Path]:
+    spec = importlib.util.find_spec("gymnasium")
+    if spec is None or spec.origin is None:
+        return []
+    return sorted((Path(spec.origin).parent / "envs" / "mujoco" / "assets").glob("*.xml"))
+
+
+@pytest.mark.parametrize("path", _gymnasium_assets(), ids=lambda path: path.stem)
+def test_actuated_coordinates_are_those_mujocos_actuators_push(
+    path: Path, rng: np.random.Generator
+) -> None:
+    # MuJoCo's actuator forces at random states and controls reach exactly the actuated dofs
+    mj_model = mujoco.MjModel.from_xml_path(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = from_mujoco(mj_model)
+    data = mujoco.MjData(mj_model)
+    pushed = np.zeros(mj_model.nv, dtype=bool)
+    for _ in range(3):
+        data.qpos[:] = _random_qpos(mj_model, rng)
+        data.ctrl[:] = rng.uniform(0.5, 1.0, mj_model.nu) * rng.choice([-1, 1], mj_model.nu)
+        data.act[:] = rng.uniform(0.5, 1.0, mj_model.na)
+        mujoco.mj_forward(mj_model, data)
+        pushed |= data.qfrc_actuator != 0.0
+    np.testing.assert_array_equal(model.dof_actuated, pushed)
+    assert not model.dof_actuated.all()
 
 
 def test_actuator_armature_and_damping_reach_the_joints() -> None:

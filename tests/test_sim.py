@@ -333,6 +333,20 @@ def test_torque_limits_default_to_the_model():
     np.testing.assert_array_equal(torque_limits(model, Plant(torque_limit=3.0)), 3.0)
 
 
+def test_passive_coordinates_get_no_force():
+    # a double pendulum whose elbow no actuator drives: the plant holds that force at zero
+    model = _load("double_pendulum").replace(dof_actuated=[True, False])
+    np.testing.assert_array_equal(torque_limits(model, Plant())[1], 0.0)
+    np.testing.assert_array_equal(torque_limits(model, Plant(torque_limit=3.0)), [3.0, 0.0])
+    push_both = rollout(model, lambda t, q, v: np.array([0.5, 2.0]), q0=[0.3, 0.1], duration=0.2)
+    push_shoulder = rollout(
+        model, lambda t, q, v: np.array([0.5, 0.0]), q0=[0.3, 0.1], duration=0.2
+    )
+    np.testing.assert_array_equal(push_both.tau_command[:, 1], 2.0)
+    np.testing.assert_array_equal(push_both.tau_applied[:, 1], 0.0)
+    np.testing.assert_array_equal(push_both.q, push_shoulder.q)
+
+
 # rollouts
 
 

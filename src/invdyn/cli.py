@@ -1323,7 +1323,9 @@ def _info(args: argparse.Namespace) -> int:
                 _TYPE_NAMES[jtype],
                 position,
                 _limits(model.dof_velocity_limit[vs : vs + nv]),
-                _limits(model.dof_effort_limit[vs : vs + nv]),
+                _limits(model.dof_effort_limit[vs : vs + nv])
+                if model.dof_actuated[vs : vs + nv].any()
+                else "passive",
             ]
         )
     _print_table(["joint", "type", "position", "velocity", "effort"], rows)

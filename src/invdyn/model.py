@@ -88,6 +88,9 @@ _DOF_FIELDS = (
 _FRAME_FIELDS = {"frame_body": (), "frame_pos": (3,), "frame_rot": (3, 3)}
 _NAME_FIELDS = ("body_name", "jnt_name", "frame_name")
 _INT_FIELDS = ("body_parent", "jnt_type", "frame_body")
+_BOOL_FIELDS = ("dof_actuated",)
+# the array fields that are not float64
+_FIELD_DTYPES = {**dict.fromkeys(_INT_FIELDS, np.int64), **dict.fromkeys(_BOOL_FIELDS, np.bool_)}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -119,6 +122,9 @@ class Model:
       frame_rot: (nframe, 3, 3) frame orientations in their body frame.
       gravity: (3,) gravity in the world frame.
       source: the file the model was loaded from, or a built-in name.
+      dof_actuated: (nv,) whether an actuator can exert a force on each velocity coordinate;
+        None (the default) for every one. An MJCF file that declares actuators leaves the
+        coordinates no actuator reaches passive (a pendulum's hinge, a hopper's root slides).
     """
 
     name: str
@@ -145,16 +151,21 @@ class Model:
     frame_rot: Float
     gravity: Float = dataclasses.field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     source: str = ""
+    # None on construction stands for every coordinate; __post_init__ stores the array
+    dof_actuated: NDArray[np.bool_] = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.dof_actuated is None:
+            every = np.ones(np.shape(self.dof_effort_limit), dtype=bool)
+            object.__setattr__(self, "dof_actuated", every)
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if field.name in _NAME_FIELDS:
                 object.__setattr__(self, field.name, tuple(str(n) for n in value))
             elif field.name not in ("name", "source"):
-                dtype = np.int64 if field.name in _INT_FIELDS else np.float64
+                dtype = _FIELD_DTYPES.get(field.name, np.float64)
                 try:
-                    array = np.array(value, dtype=dtype)
+                    array: np.ndarray = np.array(value, dtype=dtype)
                 except (TypeError, ValueError) as exc:
                     raise ModelError(f"model {self.name!r}: field {field.name}: {exc}") from None
                 object.__setattr__(self, field.name, _readonly(array))
@@ -227,7 +238,10 @@ class Model:
         return float(self.body_mass.sum())
 
     def replace(self, **changes: Any) -> Model:
-        """A copy with some fields replaced, validated again."""
+        """A copy with some fields replaced, validated again; a model actuated on every
+        coordinate stays so when the changes resize the coordinates."""
+        if "dof_actuated" not in changes and self.dof_actuated.all():
+            changes["dof_actuated"] = None
         return dataclasses.replace(self, **changes)
 
     def frame_id(self, name: str) -> int:
@@ -281,7 +295,8 @@ def _validate(model: Model) -> None:
             )
     nq = int(sum(JOINT_NQ[JointType(t)] for t in model.jnt_type))
     nv = int(sum(JOINT_NV[JointType(t)] for t in model.jnt_type))
-    for name, size in [("q_lower", nq), ("q_upper", nq)] + [(f, nv) for f in _DOF_FIELDS]:
+    sized = [("q_lower", nq), ("q_upper", nq)] + [(f, nv) for f in (*_DOF_FIELDS, *_BOOL_FIELDS)]
+    for name, size in sized:
         shape = getattr(model, name).shape
         if shape != (size,):
             raise ModelError(f"{where}: {name} has shape {shape}, expected {(size,)}")

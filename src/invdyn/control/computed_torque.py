@@ -136,6 +136,7 @@ class JointController:
             raise not_a_model(model)
         if not isinstance(gains, Gains):
             raise InputError(f"gains must be invdyn.control.Gains, got {type(gains).__name__}")
+        _check_actuated(model)
         _check_trajectory(model, trajectory)
         set_field = object.__setattr__
         set_field(self, "model", model)
@@ -330,6 +331,19 @@ CONTROLLERS: Mapping[str, ControllerFactory] = MappingProxyType(
     }
 )
 """Controller constructors by name, for the command line."""
+
+
+def _check_actuated(model: Model) -> None:
+    """`InputError` unless an actuator drives every coordinate of `model`: a joint-space law puts
+    a force on each, which an underactuated robot cannot exert."""
+    passive = [name for name, on in zip(model.dof_names, model.dof_actuated, strict=True) if not on]
+    if passive:
+        raise InputError(
+            f"{model.name!r} is underactuated: no actuator drives {', '.join(passive)}, and a "
+            "joint-space tracking law needs a force on every coordinate; track its actuated "
+            "joints with a controller of its own, or, for an idealised study, mark every "
+            "coordinate actuated with model.replace(dof_actuated=None)"
+        )
 
 
 def _check_trajectory(model: Model, trajectory: Trajectory) -> None:

@@ -33,6 +33,9 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   ``+inf``. Armature on a free joint's translations acts on the body-frame acceleration here and
   on the world-frame one in MuJoCo (the forces differ by ``armature * (ω × v)``): loading such a
   file warns.
+* **Actuation.** ``dof_actuated`` marks the coordinates that some actuator's transmission
+  reaches (joint, tendon, site ...); a coordinate none reaches is passive (a pendulum's hinge, a
+  hopper's root slides). A file without actuators leaves every coordinate actuated.
 
 Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``. Tendons, equality
 constraints, contacts, springs, gravity compensation and actuator dynamics are not part of a
@@ -60,6 +63,8 @@ Float = NDArray[np.float64]
 MJ_FREE, MJ_BALL, MJ_SLIDE, MJ_HINGE = 0, 1, 2, 3
 _TRN_JOINT, _TRN_JOINTINPARENT = 0, 1
 _GAIN_FIXED, _BIAS_NONE, _DYN_NONE = 0, 0, 0
+# random configurations, besides qpos0, at which the actuators' moment arms are read
+ACTUATION_DRAWS = 2
 
 # the name mujoco gives a model whose <mujoco> element has none
 _DEFAULT_MODEL_NAME = "MuJoCo Model"
@@ -226,6 +231,7 @@ def from_mujoco(
         frame_rot=np.array(frame_rot).reshape(-1, 3, 3),
         gravity=_gravity(mj_model),
         source=source,
+        dof_actuated=_actuated_dofs(mj_model)[dofs],
     )
 
 
@@ -387,6 +393,34 @@ def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
         if int(mj_model.jnt_type[j]) in (MJ_HINGE, MJ_SLIDE):
             driven.append((a, int(mj_model.jnt_dofadr[j]), float(mj_model.actuator_gear[a, 0])))
     return driven
+
+
+def _actuated_dofs(mj_model: Any) -> NDArray[np.bool_]:
+    """(mujoco nv,) whether the transmission of some actuator reaches each dof (a joint's own
+    dofs, a tendon's joints, a site's kinematic chain); every dof when the model declares no
+    actuator at all.
+
+    A dof counts as reached where an actuator's moment arm on it is non-zero at ``qpos0`` or at
+    one of `ACTUATION_DRAWS` seeded random configurations: one configuration alone may be
+    singular (a site force along a straight arm has no moment about its hinges).
+    """
+    import mujoco
+
+    if mj_model.nu == 0:
+        return np.ones(mj_model.nv, dtype=bool)
+    data = mujoco.MjData(mj_model)
+    rng = np.random.default_rng(0)
+    reached = np.zeros(mj_model.nv, dtype=bool)
+    for draw in range(1 + ACTUATION_DRAWS):
+        if draw:
+            data.qpos[:] = mj_model.qpos0 + rng.uniform(-1.0, 1.0, mj_model.nq)
+            mujoco.mj_normalizeQuat(mj_model, data.qpos)
+        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_tendon):
+            stage(mj_model, data)
+        mujoco.mj_transmission(mj_model, data)
+        for start, count in zip(data.moment_rowadr, data.moment_rownnz, strict=True):
+            reached[data.moment_colind[start : start + count]] = True
+    return reached
 
 
 def _actuator_dof_sum(mj_model: Any, attribute: str) -> Float:

@@ -86,7 +86,8 @@ class Plant:
       friction: (nv,) Coulomb friction (MuJoCo ``frictionloss``) added to the model's
         ``dof_friction``, N m, >= 0.
       torque_limit: (nv,) bound on the magnitude of the applied joint forces, > 0 or inf;
-        None takes the model's ``dof_effort_limit`` (no bound where that is infinite).
+        None takes the model's ``dof_effort_limit`` (no bound where that is infinite). A
+        coordinate that no actuator drives (``Model.dof_actuated``) gets no force either way.
       sensor_noise: standard deviation of the Gaussian noise on the measured ``q`` (rad, or m
         for lengths; drawn in the tangent space, so quaternions stay unit) and on the measured
         ``v`` (rad/s or m/s): one number for both or a pair ``(q_std, v_std)``, stored as the
@@ -278,20 +279,23 @@ def dof_values(model: Model, name: str, value: ArrayLike) -> Float:
 
 
 def torque_limits(model: Model, plant: Plant) -> Float:
-    """(nv,) bound on the applied joint forces: the plant's, else the model's effort limits.
+    """(nv,) bound on the applied joint forces: the plant's, else the model's effort limits,
+    and zero on the coordinates that no actuator drives (``Model.dof_actuated``).
 
     Args:
       model: the robot.
       plant: the plant.
 
     Returns:
-      (nv,) positive bounds, inf where unbounded (a model's effort limit of zero or below
-      counts as unknown, as URDFs write ``effort="0"`` for an unspecified one).
+      (nv,) non-negative bounds, inf where unbounded (a model's effort limit of zero or below
+      counts as unknown, as URDFs write ``effort="0"`` for an unspecified one), zero where passive.
     """
     if plant.torque_limit is None:
         limit = np.array(model.dof_effort_limit, dtype=np.float64)
-        return np.where(limit > 0.0, limit, np.inf)
-    return dof_values(model, "torque_limit", plant.torque_limit)
+        limit = np.where(limit > 0.0, limit, np.inf)
+    else:
+        limit = dof_values(model, "torque_limit", plant.torque_limit)
+    return np.where(model.dof_actuated, limit, 0.0)
 
 
 # validation of the fields, each error naming the field and what it expects
