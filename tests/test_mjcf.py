@@ -460,6 +460,7 @@ def test_actuated_coordinates() -> None:
 
 CHAIN = """
 <mujoco model="chain">
+  <option {option}/>
   <worldbody>
     <body name="a"><joint name="a" axis="0 1 0"/><geom size="0.1"/>
       <body name="b" pos="0.3 0 0"><joint name="b" axis="0 1 0"/><geom size="0.1"/>
@@ -475,24 +476,52 @@ CHAIN = """
   <tendon>
     <fixed name="coupled"><joint joint="d" coef="1"/><joint joint="e" coef="-1"/></fixed>
   </tendon>
-  <actuator>{}</actuator>
+  <actuator>{actuator}</actuator>
 </mujoco>
 """
 
 
 @pytest.mark.parametrize(
-    ("actuator", "driven"),
+    ("actuator", "option", "driven"),
     [
-        ('<motor joint="b"/>', ["b"]),
-        ('<motor site="tip" gear="1 0 0 0 0 0"/>', ["a", "b", "c"]),
-        ('<motor tendon="coupled"/>', ["d", "e"]),
-        ('<position joint="c" kp="5"/><motor tendon="coupled"/>', ["c", "d", "e"]),
+        ('<motor joint="b"/>', "", ["b"]),
+        # along the tip's link: no moment about c, nor about a and b while the arm is straight
+        ('<motor site="tip" gear="1 0 0 0 0 0"/>', "", ["a", "b"]),
+        ('<motor site="tip" gear="0 0 1 0 0 0"/>', "", ["a", "b", "c"]),
+        ('<motor tendon="coupled"/>', "", ["d", "e"]),
+        ('<position joint="c" kp="5"/><motor tendon="coupled"/>', "", ["c", "d", "e"]),
+        ('<motor joint="b" group="3"/><motor joint="c"/>', 'actuatorgroupdisable="3"', ["c"]),
+        ('<motor joint="b" gear="0"/><motor joint="c"/>', "", ["c"]),
+        # adhesion acts through contacts, on no coordinate: as if there were no actuator
+        ('<adhesion body="c" ctrlrange="0 1"/>', "", ["a", "b", "c", "d", "e"]),
     ],
 )
-def test_every_transmission_reaches_its_coordinates(actuator: str, driven: list[str]) -> None:
-    _, model = _compile(CHAIN.format(actuator))
-    reached = [name for name, on in zip(model.dof_names, model.dof_actuated) if on]
-    assert reached == driven
+def test_every_transmission_reaches_its_coordinates(
+    actuator: str, option: str, driven: list[str]
+) -> None:
+    _, model = _compile(CHAIN.format(actuator=actuator, option=option))
+    assert list(model.dof_names[i] for i in np.flatnonzero(model.dof_actuated)) == driven
+    assert model.passive_dofs == tuple(n for n in model.dof_names if n not in driven)
+
+
+def test_a_spatial_tendon_from_a_floating_body_leaves_the_root_passive() -> None:
+    xml = """
+    <mujoco>
+      <worldbody>
+        <body name="torso"><freejoint name="root"/><geom size="0.1"/><site name="s0"/>
+          <body name="leg" pos="0.3 0 0"><joint name="hip" axis="0 1 0"/><geom size="0.1"/>
+            <site name="s1" pos="0.2 0 0.1"/>
+          </body>
+        </body>
+      </worldbody>
+      <tendon><spatial name="muscle"><site site="s0"/><site site="s1"/></spatial></tendon>
+      <actuator><motor tendon="muscle"/></actuator>
+    </mujoco>
+    """
+    _, model = _compile(xml)
+    assert model.passive_dofs == tuple(
+        f"root.{axis}" for axis in ("vx", "vy", "vz", "wx", "wy", "wz")
+    )
 
 
 def _gymnasium_assets() -> list[Path]:

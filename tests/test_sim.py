@@ -406,8 +406,9 @@ def test_gravity_compensation_holds_panda_still():
 
 @requires_erd
 def test_gravity_compensation_holds_floating_talos_still():
-    """The base's six forces are turned into the world frame: a floating robot hovers."""
-    model = _load("talos", True)
+    """The base's six forces are turned into the world frame: a floating robot hovers (its
+    base marked actuated, as a URDF's floating base is passive)."""
+    model = _load("talos", True).replace(dof_actuated=None)
     q0 = configuration.neutral(model)
     q0[3:7] = [0.1, -0.2, 0.3, 0.9] / np.linalg.norm([0.1, -0.2, 0.3, 0.9])
     run = rollout(model, _hold(model), q0=q0, duration=0.2, control_rate=250.0)

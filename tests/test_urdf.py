@@ -546,6 +546,11 @@ def test_fixed_base_root_is_the_world_and_floating_base_adds_root_joint() -> Non
     np.testing.assert_array_equal(floating.q_upper[:7], np.full(7, np.inf))
     np.testing.assert_array_equal(floating.dof_velocity_limit[:6], np.full(6, np.inf))
     np.testing.assert_array_equal(floating.frame_body, [0, 1])
+    # the joints are driven, the base is not
+    assert fixed.passive_dofs == ()
+    assert floating.passive_dofs == tuple(
+        f"root_joint.{a}" for a in ("vx", "vy", "vz", "wx", "wy", "wz")
+    )
 
 
 def test_joint_types_limits_and_dynamics() -> None:

@@ -124,7 +124,8 @@ class Model:
       source: the file the model was loaded from, or a built-in name.
       dof_actuated: (nv,) whether an actuator can exert a force on each velocity coordinate;
         None (the default) for every one. An MJCF file that declares actuators leaves the
-        coordinates no actuator reaches passive (a pendulum's hinge, a hopper's root slides).
+        coordinates no actuator reaches passive (a pendulum's hinge, a hopper's root slides);
+        a URDF's joints are all driven and the floating base it is loaded with is passive.
     """
 
     name: str
@@ -226,6 +227,11 @@ class Model:
             suffixes = _DOF_SUFFIXES.get(JointType(jtype))
             names += [f"{name}.{s}" for s in suffixes] if suffixes else [name]
         return tuple(names)
+
+    @property
+    def passive_dofs(self) -> tuple[str, ...]:
+        """Names (`dof_names`) of the coordinates that no actuator drives."""
+        return tuple(n for n, on in zip(self.dof_names, self.dof_actuated, strict=True) if not on)
 
     @property
     def floating_base(self) -> bool:

@@ -336,10 +336,10 @@ CONTROLLERS: Mapping[str, ControllerFactory] = MappingProxyType(
 def _check_actuated(model: Model) -> None:
     """`InputError` unless an actuator drives every coordinate of `model`: a joint-space law puts
     a force on each, which an underactuated robot cannot exert."""
-    passive = [name for name, on in zip(model.dof_names, model.dof_actuated, strict=True) if not on]
-    if passive:
+    if model.passive_dofs:
         raise InputError(
-            f"{model.name!r} is underactuated: no actuator drives {', '.join(passive)}, and a "
+            f"{model.name!r} is underactuated: no actuator drives "
+            f"{', '.join(model.passive_dofs)}, and a "
             "joint-space tracking law needs a force on every coordinate; track its actuated "
             "joints with a controller of its own, or, for an idealised study, mark every "
             "coordinate actuated with model.replace(dof_actuated=None)"

@@ -412,7 +412,7 @@ def contact_inverse_dynamics(
       (nv,) joint forces (zero on the base) and (nc, 3) contact forces in world axes.
 
     Raises:
-      InputError: a fixed-base robot, bad contacts or states.
+      InputError: a fixed-base robot, a joint that no actuator drives, bad contacts or states.
       InvdynError: no forces in the pyramids produce the motion (the QP is infeasible).
     """
     _check_floating_base(model)
@@ -546,6 +546,12 @@ def _check_floating_base(model: Model) -> None:
         raise InputError(
             f"{model.name}: whole-body control needs a floating base (load it with "
             "floating_base=True)"
+        )
+    passive = [name for name in model.passive_dofs if name not in model.dof_names[:BASE_DOFS]]
+    if passive:
+        raise InputError(
+            f"{model.name}: whole-body control drives every joint but the floating base, and no "
+            f"actuator drives {', '.join(passive)}"
         )
 
 

@@ -61,10 +61,12 @@ Float = NDArray[np.float64]
 
 # mujoco enum values (mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn), read without importing mujoco
 MJ_FREE, MJ_BALL, MJ_SLIDE, MJ_HINGE = 0, 1, 2, 3
-_TRN_JOINT, _TRN_JOINTINPARENT = 0, 1
+_TRN_JOINT, _TRN_JOINTINPARENT, _TRN_BODY = 0, 1, 5
 _GAIN_FIXED, _BIAS_NONE, _DYN_NONE = 0, 0, 0
-# random configurations, besides qpos0, at which the actuators' moment arms are read
+# random configurations, besides qpos0, at which the actuators' moment arms are read, and the
+# share of an arm's largest entry below which an entry is rounding (a moment that is zero)
 ACTUATION_DRAWS = 2
+ACTUATION_TOLERANCE = 1e-9
 
 # the name mujoco gives a model whose <mujoco> element has none
 _DEFAULT_MODEL_NAME = "MuJoCo Model"
@@ -396,17 +398,21 @@ def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
 
 
 def _actuated_dofs(mj_model: Any) -> NDArray[np.bool_]:
-    """(mujoco nv,) whether the transmission of some actuator reaches each dof (a joint's own
-    dofs, a tendon's joints, a site's kinematic chain); every dof when the model declares no
-    actuator at all.
+    """(mujoco nv,) whether the transmission of some enabled actuator reaches each dof (a
+    joint's own dofs, a tendon's joints, a site's kinematic chain); every dof when the model
+    declares no such actuator. Adhesion actuators (body transmissions) act through contacts and
+    drive no dof; actuators of a group that ``opt.disableactuator`` turns off do nothing.
 
-    A dof counts as reached where an actuator's moment arm on it is non-zero at ``qpos0`` or at
-    one of `ACTUATION_DRAWS` seeded random configurations: one configuration alone may be
-    singular (a site force along a straight arm has no moment about its hinges).
+    A dof counts as reached where an actuator's moment arm on it exceeds `ACTUATION_TOLERANCE`
+    of the arm's largest entry, at ``qpos0`` or at one of `ACTUATION_DRAWS` seeded random
+    configurations: one configuration alone may be singular (a site force along a straight
+    arm has no moment about its hinges).
     """
     import mujoco
 
-    if mj_model.nu == 0:
+    disabled = (int(mj_model.opt.disableactuator) >> np.asarray(mj_model.actuator_group)) & 1
+    drivers = (np.asarray(mj_model.actuator_trntype) != _TRN_BODY) & (disabled == 0)
+    if not drivers.any():
         return np.ones(mj_model.nv, dtype=bool)
     data = mujoco.MjData(mj_model)
     rng = np.random.default_rng(0)
@@ -418,8 +424,11 @@ def _actuated_dofs(mj_model: Any) -> NDArray[np.bool_]:
         for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_tendon):
             stage(mj_model, data)
         mujoco.mj_transmission(mj_model, data)
-        for start, count in zip(data.moment_rowadr, data.moment_rownnz, strict=True):
-            reached[data.moment_colind[start : start + count]] = True
+        for a in np.flatnonzero(drivers):
+            span = slice(data.moment_rowadr[a], data.moment_rowadr[a] + data.moment_rownnz[a])
+            arm = np.abs(data.actuator_moment[span])
+            if arm.size:
+                reached[data.moment_colind[span][arm > ACTUATION_TOLERANCE * arm.max()]] = True
     return reached
 
 

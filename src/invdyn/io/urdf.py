@@ -595,6 +595,10 @@ def _assemble(
         frame_rot=np.array([f.rot for f in frames], dtype=np.float64).reshape(-1, 3, 3),
         gravity=np.array([0.0, 0.0, -9.81]),
         source=source,
+        # a URDF describes no actuators: its joints are driven, the floating base is not
+        dof_actuated=np.concatenate(
+            [np.zeros(0, dtype=bool), *(np.full(JOINT_NV[t], t != JointType.FREE) for t in types)]
+        ),
     )
 
 
