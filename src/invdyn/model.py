@@ -164,6 +164,11 @@ class Model:
             if field.name in _NAME_FIELDS:
                 object.__setattr__(self, field.name, tuple(str(n) for n in value))
             elif field.name not in ("name", "source"):
+                if field.name in _BOOL_FIELDS and not _holds_flags(value):
+                    raise ModelError(
+                        f"model {self.name!r}: field {field.name} must hold booleans (or 0 and "
+                        f"1), got {value!r}"
+                    )
                 dtype = _FIELD_DTYPES.get(field.name, np.float64)
                 try:
                     array: np.ndarray = np.array(value, dtype=dtype)
@@ -270,6 +275,17 @@ class Model:
         from invdyn.kernels.cpu import pack_model
 
         return pack_model(self)
+
+
+def _holds_flags(value: Any) -> bool:
+    """Whether `value` is an array of booleans, or of the integers 0 and 1 (or empty)."""
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged
+        return False
+    if array.size == 0 or array.dtype == np.bool_:
+        return True
+    return array.dtype.kind in "iu" and bool(np.isin(array, (0, 1)).all())
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:

@@ -35,7 +35,8 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   file warns.
 * **Actuation.** ``dof_actuated`` marks the coordinates that some actuator's transmission
   reaches (joint, tendon, site ...); a coordinate none reaches is passive (a pendulum's hinge, a
-  hopper's root slides). A file without actuators leaves every coordinate actuated.
+  hopper's root slides). Adhesion actuators and those of disabled groups reach none; a file
+  without any other actuator leaves every coordinate actuated.
 
 Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``. Tendons, equality
 constraints, contacts, springs, gravity compensation and actuator dynamics are not part of a
