@@ -321,6 +321,19 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 2 and "exists" in err, err
     status, _, err = run(capsys, *argv, "--set", "train.num_threads=1")
     assert status == 0, err
+    # a run that starts from this one's model: on other episodes of the robot, not another's
+    for robot, seed in (("double_pendulum", "1"), ("pendulum", "0")):
+        status, _, err = run(
+            capsys, "collect", robot, "--episodes", "2", "--duration", "1", "--seed", seed,
+            "--out", str(tmp_path / robot), "--no-progress",
+        )  # fmt: skip
+        assert status == 0, err
+    tuned = ["--out", str(tmp_path / "tuned"), "--preset", "small", "--no-progress"]
+    tuned += ["--set", "train.num_threads=1", "--set", f"train.init={run_dir}"]
+    status, out, err = run(capsys, "train", str(tmp_path / "double_pendulum"), *tuned)
+    assert status == 0 and "r2_mean" in out, err
+    status, _, err = run(capsys, "train", str(tmp_path / "pendulum"), *tuned, "--restart")
+    assert status == 2 and "training from train.init" in err and "state names" in err, err
 
 
 @requires_erd

@@ -300,6 +300,65 @@ def test_resume_of_a_run_saved_before_new_config_fields(episodes, tmp_path):
     assert train(episodes, config, tmp_path, progress=False).resumed_from == 1
 
 
+def with_train(config: Config, **train_fields: object) -> Config:
+    return dataclasses.replace(config, train=dataclasses.replace(config.train, **train_fields))
+
+
+def test_a_run_starts_from_the_checkpoint_of_train_init(episodes, held_out, tmp_path):
+    first = train(episodes[:12], small(epochs=4), tmp_path / "first", progress=False)
+    # a learning rate too small to move the weights: the run returns the init's model,
+    # normalisation included (not that of its own episodes)
+    still = with_train(small(epochs=1, horizon=1), lr=1e-12, init=str(tmp_path / "first"))
+    kept = train(episodes[12:], still, tmp_path / "kept", progress=False)
+    for key, value in first.model.state_dict().items():
+        torch.testing.assert_close(kept.model.state_dict()[key], value, rtol=0, atol=1e-9)
+    for name, value in dataclasses.asdict(first.model.stats).items():
+        np.testing.assert_array_equal(getattr(kept.model.stats, name), value)
+    # fine-tuning on the other episodes beats the same training from a fresh start
+    tuned = with_train(small(epochs=2), init=str(first.checkpoint))
+    fine = train(episodes[12:], tuned, tmp_path / "tuned", progress=False)
+    fresh = train(episodes[12:], small(epochs=2), tmp_path / "fresh", progress=False)
+    before = evaluate(first.model, held_out)["r2_mean"]
+    after, scratch = (evaluate(r.model, held_out)["r2_mean"] for r in (fine, fresh))
+    assert after > max(before, scratch), (before, after, scratch)
+    assert load_checkpoint(fine.checkpoint).config.train.init == str(first.checkpoint)
+
+
+def test_a_killed_fine_tuning_run_resumes_from_its_own_checkpoint(episodes, tmp_path):
+    train(episodes, small(epochs=1), tmp_path / "first", progress=False)
+    config = with_train(small(epochs=3), init=str(tmp_path / "first"), checkpoint_every=1)
+    reference = train(episodes, config, tmp_path / "straight", progress=False)
+
+    def stop_after_two(epoch: int, entry: dict[str, float]) -> None:
+        if epoch == 2:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(episodes, config, tmp_path / "broken", progress=False, callback=stop_after_two)
+    resumed = train(episodes, config, tmp_path / "broken", progress=False)
+    assert resumed.resumed_from == 2
+    assert resumed.history == reference.history
+    # another starting point is another run
+    other = with_train(config, init=str(tmp_path / "straight"))
+    with pytest.raises(InputError, match="another configuration or dataset"):
+        train(episodes, other, tmp_path / "broken", progress=False)
+
+
+def test_train_init_must_fit_the_run(episodes, tmp_path):
+    train(episodes, small(epochs=1), tmp_path / "first", progress=False)
+    init = str(tmp_path / "first")
+    with pytest.raises(DataError, match="does not exist"):
+        train(episodes, with_train(small(), init=str(tmp_path / "none")), tmp_path / "a")
+    with pytest.raises(InputError, match=r"train.init .*model.horizon, model.hidden"):
+        other = small(horizon=2, hidden=(8,))
+        train(episodes, with_train(other, init=init), tmp_path / "b", progress=False)
+    wider = [Episode(np.hstack([e.state, e.state[:, :1]]), e.action) for e in episodes]
+    with pytest.raises(InputError, match="takes 4 state and 2 action entries.* 5 and 2"):
+        train(wider, with_train(small(), init=init), tmp_path / "c", progress=False)
+    with pytest.raises(InputError, match="train.init must be a str"):
+        TrainConfig(init=3)  # type: ignore[arg-type]
+
+
 def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
     result = train(episodes, small(epochs=1), tmp_path / "run", progress=False)
     with pytest.raises(DataError, match="does not exist"):

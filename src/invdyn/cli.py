@@ -256,7 +256,9 @@ def _parser() -> argparse.ArgumentParser:
         "train",
         help="train an inverse dynamics model on a dataset",
         description="Train an inverse dynamics model on a LeRobot v3 dataset; the run "
-        "directory holds the checkpoint and resumes where a killed run stopped.",
+        "directory holds the checkpoint and resumes where a killed run stopped. "
+        "--set train.init=RUN starts from the model of another run (fine-tuning: on more "
+        "episodes, on data of another instance of the robot).",
     )
     train.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
     train.add_argument("--out", metavar="DIR", type=Path, required=True, help="run directory")
@@ -1274,8 +1276,9 @@ def _mass_scale(mass_error: float) -> float:
 
 def _checkpoint_dir(path: str) -> Path:
     """A checkpoint directory, or the one inside a run directory of `invdyn train`."""
-    inner = Path(path) / "checkpoint"
-    return inner if inner.is_dir() else Path(path)
+    from invdyn.learn.checkpoint import checkpoint_in
+
+    return checkpoint_in(path)
 
 
 def _is_gym_id(source: str) -> bool:

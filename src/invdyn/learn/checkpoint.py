@@ -46,6 +46,8 @@ METRICS_FILE = "metrics.json"
 OPTIMIZER_FILE = "optimizer.safetensors"
 TRAIN_STATE_FILE = "train_state.json"
 SPEC_FILE = "spec.json"
+# the checkpoint's directory inside a run directory of `invdyn.learn.train.train`
+RUN_CHECKPOINT = "checkpoint"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -294,6 +296,12 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
         raise InputError(
             f"{task} takes models of the state; this one sees the cameras {list(cameras)}"
         )
+
+
+def checkpoint_in(path: str | os.PathLike[str]) -> Path:
+    """The checkpoint directory `path`, or the one inside `path` if it is a run directory."""
+    inner = Path(path) / RUN_CHECKPOINT
+    return inner if inner.is_dir() else Path(path)
 
 
 def load_model(

@@ -201,6 +201,11 @@ class TrainConfig:
         up to a minute of compiling: an epoch of the two-camera Panda model then takes 0.73
         to 0.85 of the time on 2 CPU cores (`benchmarks/training.py`). No effect on models
         of the state.
+      init: a checkpoint, or a run directory of `invdyn.learn.train.train` holding one, whose
+        weights and normalisation start the run (fine-tuning, for example on more episodes or
+        on data of another instance of the robot); its model configuration must be this
+        one's and its data spec fit the training data's. ``""``: a fresh initialisation from
+        `seed`. The optimiser and the learning-rate schedule start afresh.
     """
 
     epochs: int = 100
@@ -215,6 +220,7 @@ class TrainConfig:
     checkpoint_every: int = 10
     num_threads: int = 0
     compile: bool = False
+    init: str = ""
 
     def __post_init__(self) -> None:
         _check_types(self)

@@ -35,7 +35,13 @@ from tqdm.auto import tqdm
 from invdyn._arrays import hash_arrays
 from invdyn.errors import InputError
 from invdyn.learn import distributed
-from invdyn.learn.checkpoint import DataSpec, load_checkpoint, save_checkpoint
+from invdyn.learn.checkpoint import (
+    RUN_CHECKPOINT,
+    DataSpec,
+    checkpoint_in,
+    load_checkpoint,
+    save_checkpoint,
+)
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
@@ -49,7 +55,6 @@ from invdyn.learn.models import (
     window_inputs,
 )
 
-CHECKPOINT_DIR = "checkpoint"
 # windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
 IMAGE_EVAL_BATCH = 256
@@ -162,7 +167,7 @@ def train(
     if device.type == "cuda":
         # deterministic cuBLAS needs a fixed workspace, set before its first use in the process
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    ckpt_dir = Path(out_dir) / CHECKPOINT_DIR
+    ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
 
     # a previous run in out_dir: check it is this run, return it if finished
@@ -192,6 +197,9 @@ def train(
             model = previous.model
             history: list[dict[str, float]] = list(previous.metrics.get("history", []))
             start = int((previous.train_state or {})["epoch"])
+        elif tc.init:
+            model = _initial_model(tc.init, config, episodes, train_w)
+            history, start = [], 0
         else:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(tc.seed)
@@ -430,6 +438,41 @@ class _DeviceWindows:
         action = self.actions[self.action_index[rows]]
         inputs = window_inputs(self.obs_index[rows], self.states, self.images)
         return inputs | {ACTION: action if self.chunk else action[:, 0]}
+
+
+def _initial_model(
+    init: str, config: Config, episodes: Iterable[Any], windows: Windows
+) -> InverseDynamicsModel:
+    """The model of the checkpoint `init` (`TrainConfig.init`) that a run starts from,
+    checked against the run: the same model configuration, a data spec that fits the
+    training dataset's, and the same numbers of state and action entries as its `windows`."""
+    from invdyn.learn.data import DatasetInfo
+
+    where = f"train.init {init}"
+    start = load_checkpoint(checkpoint_in(init))
+    differ = [
+        f"model.{field.name}"
+        for field in dataclasses.fields(config.model)
+        if getattr(config.model, field.name) != getattr(start.config.model, field.name)
+    ]
+    if differ:
+        raise InputError(
+            f"{where}: its model differs from this run's in {', '.join(differ)}; "
+            "a run starting from it must set them as it does"
+        )
+    info = getattr(episodes, "info", None)
+    if start.spec is not None and isinstance(info, DatasetInfo):
+        data = str(getattr(episodes, "path", "the training data"))
+        start.spec.check(
+            info, f"{data} (training from {where})", actions=True, cameras=config.model.camera_names
+        )
+    shapes = (windows.states.shape[1], windows.actions.shape[1])
+    if shapes != (start.model.n_state, start.model.n_action):
+        raise InputError(
+            f"{where}: its model takes {start.model.n_state} state and {start.model.n_action} "
+            f"action entries, the training data has {shapes[0]} and {shapes[1]}"
+        )
+    return start.model
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:
