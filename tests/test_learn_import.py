@@ -94,6 +94,40 @@ def test_single_sources_fps_and_size(tmp_path: Path) -> None:
     np.testing.assert_allclose(read_dataset(path).episode(0).timestamp, np.arange(11) / 2.5)
 
 
+def test_sources_are_decoded_one_at_a_time(tmp_path: Path) -> None:
+    """The sources stream into the dataset: the frames of one are held at a time, so that
+    importing many videos takes the memory of the largest, not of all."""
+    import tracemalloc
+
+    (tmp_path / "clips").mkdir()
+    for k in range(12):
+        encode_video(tmp_path / "clips" / f"{k:02d}.mp4", pattern(30, 64, 96, level=k % 3), FPS)
+    total = 12 * 30 * 64 * 96 * 3
+    tracemalloc.start()
+    try:
+        import_videos(tmp_path / "clips", tmp_path / "ds")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * total, (peak, total)
+    dataset = read_dataset(tmp_path / "ds")
+    assert [len(e) for e in dataset] == [30] * 12
+    for k in range(12):
+        assert mean_error(dataset.frames("video", k), pattern(30, 64, 96, level=k % 3)) < 5
+
+
+def test_a_video_of_other_packets_than_frames_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """The frames are counted from the packets before decoding; a file that decodes to
+    another count is refused, naming it, and nothing is written."""
+    import invdyn.learn.video
+
+    video = encode_video(tmp_path / "a.mp4", pattern(10), FPS)
+    monkeypatch.setattr(invdyn.learn.video, "_packets", lambda path: 11)
+    with pytest.raises(DataError, match=r"a.mp4 decodes to 10 frames, but holds 11 packets"):
+        import_videos(video, tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+
+
 def test_images_become_rgb(tmp_path: Path) -> None:
     """Greyscale (8 and 16 bits) and RGBA images are converted; the frames keep the grey
     level."""

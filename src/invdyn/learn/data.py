@@ -85,7 +85,8 @@ from invdyn.learn.video import (
     find_sources,
     frame_histogram,
     histogram_statistics,
-    read_sources,
+    iter_sources,
+    scan_sources,
     video_info,
 )
 
@@ -1236,9 +1237,10 @@ def import_videos(
     and their frames in the video feature ``observation.images.<camera>``; the dataset's
     source (``robot_type``) is ``"video"``, and its metadata (`read_metadata`) lists the file
     or folder of each episode as ``episode_sources``. Frames are not resampled in time: video
-    files must share one frame rate (`invdyn.learn.video.read_sources`). Every frame, at the
-    output size, is held in memory until the dataset is written, atomically, by
-    `write_dataset`.
+    files must share one frame rate (`invdyn.learn.video.scan_sources`). The sources are
+    counted first, without decoding, then decoded one at a time into the videos (only one
+    source's frames, at the output size, are held), and the dataset is written atomically
+    by `write_dataset`.
 
     Args:
       sources: a folder, or a list of paths: video files (one episode each), or folders in
@@ -1268,18 +1270,20 @@ def import_videos(
     target = Path(out)
     check_target(target, overwrite=overwrite)
     found = find_sources(sources)
-    frames, rate = read_sources(found, fps=fps, size=size, progress=progress)
+    lengths, rate = scan_sources(found, fps=fps)
     episodes = [
-        Episode(state=None, action=None, timestamp=np.arange(len(f), dtype=np.float64) / rate)
-        for f in frames
+        Episode(state=None, action=None, timestamp=np.arange(n, dtype=np.float64) / rate)
+        for n in lengths
     ]
+    frames = iter_sources(found, size=size, progress=progress)
+    videos = stream_videos(({camera: f} for f in frames), len(found))
     return write_dataset(
         target,
         episodes,
         fps=rate,
         source="video",
         overwrite=overwrite,
-        videos={camera: frames},
+        videos=videos,
         metadata={"importer": "import_videos", "episode_sources": [str(p) for p in found]},
     )
 

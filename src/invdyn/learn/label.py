@@ -23,7 +23,7 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 which drops the recorded actions for the predictions. The labelled copy keeps the states, the
 dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
 ``labelled_by``), and the videos when the model sees frames or the dataset has no state
-(decoded and encoded again, all in memory at once); a state model's labels of a dataset with
+(decoded and encoded again, an episode at a time); a state model's labels of a dataset with
 states leave its videos out.
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with

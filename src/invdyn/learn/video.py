@@ -12,8 +12,9 @@ Encoding is H.264 (``libx264``, one of LeRobot's codecs) in ``yuv420p`` with a k
 
 Plain files become episodes' frames here too (`invdyn.learn.data.import_videos` writes them
 as a dataset): `find_sources` lists video files (mp4 and the other containers FFmpeg reads)
-and folders of images, at any depth, and `read_sources` reads them at one size (Lanczos, each
-frame as it is decoded) and one frame rate, never resampled in time.
+and folders of images, at any depth, `scan_sources` counts their frames without decoding them,
+and `iter_sources` reads them, one at a time, at one size (Lanczos, each frame as it is
+decoded) and one frame rate, never resampled in time.
 
 Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow for images
 (a dependency of matplotlib).
@@ -25,7 +26,7 @@ import dataclasses
 import os
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
@@ -612,14 +613,10 @@ def _entries(folder: Path) -> list[Path]:
     return sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=key)
 
 
-def read_sources(
-    paths: Sequence[Path],
-    *,
-    fps: float | None = None,
-    size: tuple[int, int] | None = None,
-    progress: bool = False,
-) -> tuple[list[Frames], float]:
-    """The frames of the episode sources of `find_sources`, one size and one frame rate.
+def scan_sources(paths: Sequence[Path], *, fps: float | None = None) -> tuple[list[int], float]:
+    """The number of frames of each episode source of `find_sources`, and their one frame
+    rate, read without decoding a frame: a video file's packets (one per frame), a folder's
+    images.
 
     Nothing is resampled in time: every video file must have the frame rate `fps`, or without
     it that of the first video file; images have no rate of their own and take that one.
@@ -627,48 +624,89 @@ def read_sources(
     Args:
       paths: video files and folders of images.
       fps: frames per second, > 0; None to take it from the video files.
+
+    Raises:
+      InputError: a bad `fps`, no `fps` for images only, or a video file of another rate;
+        the message names the file.
+      DataError: a video file that is missing, corrupt or holds no frames; the message
+        names it.
+    """
+    videos = [p for p in paths if _is_video_file(p)]
+    rates = {p: float(video_info(p)["video.fps"]) for p in videos}
+    if fps is not None:
+        rate, where = check_positive("fps", fps), "fps"
+    elif videos:
+        rate, where = rates[videos[0]], f"{videos[0]} has"
+    else:
+        raise InputError("fps is needed: folders of images have no frame rate, and no video")
+    for path, found in rates.items():
+        if abs(found - rate) > 1e-4 * rate:
+            raise InputError(
+                f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
+                f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
+            )
+    return [_packets(p) if p in rates else len(image_files(p)) for p in paths], rate
+
+
+def iter_sources(
+    paths: Sequence[Path], *, size: tuple[int, int] | None = None, progress: bool = False
+) -> Iterator[Frames]:
+    """The frames of the episode sources that `scan_sources` passed, one source at a time
+    (only its frames are held), at one size.
+
+    Args:
+      paths: video files and folders of images, as given to `scan_sources`.
       size: (width, height) to resize every frame to (`check_size`), or None to keep them
         (they must then all have one size, even width and height).
       progress: show a progress bar over the sources (tqdm).
 
-    Returns:
-      (T_i, H, W, 3) uint8 RGB frames of each source, and the frames per second.
+    Yields:
+      (T_i, H, W, 3) uint8 RGB frames of each source, T_i as `scan_sources` counted.
 
     Raises:
-      InputError: a bad `fps` or `size`, no `fps` for images only, a video file of another
-        rate, frames of another size or an odd one; the message names the file.
-      DataError: as `read_video` and `read_images`.
+      InputError: a bad `size`, frames of another size or an odd one; the message names the
+        file.
+      DataError: as `read_video` and `read_images`, or a video file that decodes to another
+        number of frames than it has packets.
     """
     wanted = None if size is None else check_size(size)
-    # the rate: fps, or the first video file's
-    if fps is not None:
-        rate, where = check_positive("fps", fps), "fps"
-    else:
-        first = next((p for p in paths if _is_video_file(p)), None)
-        if first is None:
-            raise InputError("fps is needed: folders of images have no frame rate, and no video")
-        rate, where = float(video_info(first)["video.fps"]), f"{first} has"
-    frames: list[Frames] = []
+    # the first source's frame, whose size the others must have
+    first: Frames | None = None
     for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
         if _is_video_file(path):
-            images, found = read_video(path, size=wanted)
-            if abs(found - rate) > 1e-4 * rate:
-                raise InputError(
-                    f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
-                    f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
+            images, _ = read_video(path, size=wanted)
+            packets = _packets(path)
+            if len(images) != packets:
+                raise DataError(
+                    f"video file {path} decodes to {len(images)} frames, but holds {packets} "
+                    "packets: re-encode it (ffmpeg -i in.mp4 out.mp4)"
                 )
         else:
             images = read_images(image_files(path), size=wanted)
-        if frames and images.shape[1:] != frames[0].shape[1:]:
+        if first is not None and images.shape[1:] != first.shape:
             raise InputError(
                 f"{path} has frames of {_size_text(images[0])}, but {paths[0]} of "
-                f"{_size_text(frames[0][0])}: pass size=(width, height) to resize them"
+                f"{_size_text(first)}: pass size=(width, height) to resize them"
             )
         try:
-            frames.append(check_frames(str(path), images))
+            checked = check_frames(str(path), images)
         except InputError as error:
             raise InputError(f"{error}; pass size=(width, height) to resize them") from None
-    return frames, rate
+        first = checked[0].copy() if first is None else first
+        yield checked
+
+
+def _packets(path: Path) -> int:
+    """The number of frames of a video file's first video stream, counted from its packets
+    (demuxed, not decoded); `DataError` naming the file if it cannot be read or holds none."""
+
+    def count(container: Any, stream: Any) -> int:
+        return sum(1 for packet in container.demux(stream) if packet.size > 0)
+
+    packets = _with_video(path, count)
+    if packets == 0:
+        raise DataError(f"video file {path} holds no frames")
+    return packets
 
 
 def read_video(
