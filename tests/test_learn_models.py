@@ -241,6 +241,17 @@ class Interrupt(Exception):
     pass
 
 
+def train_killed_after(epoch: int, episodes: list[Episode], config: Config, out) -> None:
+    """Train into `out` and stop, as a kill would, once `epoch` epochs are done."""
+
+    def stop(done: int, entry: dict[str, float]) -> None:
+        if done == epoch:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(episodes, config, out, progress=False, callback=stop)
+
+
 def test_resume_after_interruption_is_bitwise_identical(episodes, tmp_path):
     config = small(epochs=5)
     config = dataclasses.replace(
@@ -248,12 +259,7 @@ def test_resume_after_interruption_is_bitwise_identical(episodes, tmp_path):
     )
     reference = train(episodes, config, tmp_path / "straight", progress=False)
 
-    def stop_after_three(epoch: int, entry: dict[str, float]) -> None:
-        if epoch == 3:
-            raise Interrupt
-
-    with pytest.raises(Interrupt):
-        train(episodes, config, tmp_path / "broken", progress=False, callback=stop_after_three)
+    train_killed_after(3, episodes, config, tmp_path / "broken")
     # killed after epoch 3: the last checkpoint is epoch 2's, and the run replays epoch 3
     assert load_checkpoint(tmp_path / "broken" / "checkpoint").train_state["epoch"] == 2
     resumed = train(episodes, config, tmp_path / "broken", progress=False)
@@ -285,12 +291,7 @@ def test_resume_of_a_run_saved_before_new_config_fields(episodes, tmp_path):
     base = small(epochs=2)
     config = dataclasses.replace(base, train=dataclasses.replace(base.train, checkpoint_every=1))
 
-    def stop_after_one(epoch: int, entry: dict[str, float]) -> None:
-        if epoch == 1:
-            raise Interrupt
-
-    with pytest.raises(Interrupt):
-        train(episodes, config, tmp_path, progress=False, callback=stop_after_one)
+    train_killed_after(1, episodes, config, tmp_path)
     # a version without model.future and model.jitter stored the identity without them
     state_file = tmp_path / "checkpoint" / "train_state.json"
     state = json.loads(state_file.read_text())
@@ -329,12 +330,7 @@ def test_a_killed_fine_tuning_run_resumes_from_its_own_checkpoint(episodes, tmp_
     config = with_train(small(epochs=3), init=str(tmp_path / "first"), checkpoint_every=1)
     reference = train(episodes, config, tmp_path / "straight", progress=False)
 
-    def stop_after_two(epoch: int, entry: dict[str, float]) -> None:
-        if epoch == 2:
-            raise Interrupt
-
-    with pytest.raises(Interrupt):
-        train(episodes, config, tmp_path / "broken", progress=False, callback=stop_after_two)
+    train_killed_after(2, episodes, config, tmp_path / "broken")
     resumed = train(episodes, config, tmp_path / "broken", progress=False)
     assert resumed.resumed_from == 2
     assert resumed.history == reference.history
