@@ -122,10 +122,13 @@ def test_a_video_of_other_packets_than_frames_is_refused(tmp_path: Path, monkeyp
     import invdyn.learn.video
 
     video = encode_video(tmp_path / "a.mp4", pattern(10), FPS)
-    monkeypatch.setattr(invdyn.learn.video, "_packets", lambda path: 11)
-    with pytest.raises(DataError, match=r"a.mp4 decodes to 10 frames, but holds 11 packets"):
-        import_videos(video, tmp_path / "ds")
-    assert not (tmp_path / "ds").exists()
+    for packets, decoded in ((11, "10"), (9, "more")):
+        monkeypatch.setattr(invdyn.learn.video, "_packets", lambda path, n=packets: n)
+        with pytest.raises(
+            DataError, match=f"a.mp4 decodes to {decoded} frames, but holds {packets} packets"
+        ):
+            import_videos(video, tmp_path / "ds")
+        assert not (tmp_path / "ds").exists()
 
 
 def test_images_become_rgb(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,41 @@ def test_encode_decode_round_trip(tmp_path):
     np.testing.assert_allclose(times, np.arange(30) / FPS, atol=1e-9)
     # lossy, but close: measured mean absolute error 1.3 of 255
     assert np.abs(decoded.astype(int) - frames).mean() < 4
+
+
+def raw_h264(path, frames: np.ndarray):
+    """`frames` as a raw H.264 stream (no container, so no presentation times)."""
+    av = pytest.importorskip("av")
+    with av.open(str(path), "w", format="h264") as container:
+        stream = container.add_stream("libx264", rate=int(FPS))
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = "yuv420p"
+        for image in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+        container.mux(stream.encode())
+    return path
+
+
+def test_decode_refuses_raw_streams_and_changes_of_size(tmp_path):
+    av = pytest.importorskip("av")
+    raw = raw_h264(tmp_path / "a.h264", pattern(5))
+    with pytest.raises(DataError, match=r"a.h264 has no presentation times"):
+        decode_video(raw)
+    # a stream of 5 frames at 48x32 then 5 at 32x16, each packet given its time, in Matroska
+    other = raw_h264(tmp_path / "b.h264", pattern(5, 16, 32))
+    (tmp_path / "ab.h264").write_bytes(raw.read_bytes() + other.read_bytes())
+    with (
+        av.open(str(tmp_path / "ab.h264")) as source,
+        av.open(str(tmp_path / "ab.mkv"), "w") as out,
+    ):
+        stream = out.add_stream_from_template(source.streams.video[0])
+        stream.time_base = Fraction(1, int(FPS))
+        packets = [p for p in source.demux(source.streams.video[0]) if p.size > 0]
+        for k, packet in enumerate(packets):
+            packet.stream, packet.pts, packet.dts = stream, k, k
+            out.mux(packet)
+    with pytest.raises(DataError, match=r"ab.mkv changes frame size at frame 5"):
+        decode_video(tmp_path / "ab.mkv")
 
 
 def test_dataset_with_a_camera(tmp_path):

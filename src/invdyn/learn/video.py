@@ -165,23 +165,44 @@ def decode_video(
       (T, H, W, 3) uint8 RGB frames and (T,) presentation times in seconds.
 
     Raises:
-      DataError: the file is missing, not a video, or cannot be decoded; the message names it.
+      DataError: the file is missing, not a video, cannot be decoded, holds no frames, changes
+        frame size, has no presentation times, or decodes to another number of frames than it
+        has packets (one each); the message names it.
     """
 
-    def decode(container: Any, stream: Any) -> tuple[list[Frames], list[float]]:
-        images, times = [], []
-        for frame in container.decode(stream):
+    # one array, filled as the frames are decoded: as many frames as the file has packets
+    count = _packets(Path(path))
+
+    def decode(container: Any, stream: Any) -> tuple[Frames, NDArray[np.float64]]:
+        context = stream.codec_context
+        width, height = size or (context.width, context.height)
+        images = np.empty((count, height, width, 3), dtype=np.uint8)
+        times = np.empty(count)
+        k = 0
+        for k, frame in enumerate(container.decode(stream), start=1):
+            if k > count:
+                break
             if size is None or (frame.width, frame.height) == size:
-                images.append(frame.to_ndarray(format="rgb24"))
+                image = frame.to_ndarray(format="rgb24")
             else:
-                images.append(np.asarray(_resized(frame.to_image(), size), dtype=np.uint8))
-            times.append(float(frame.pts * frame.time_base))
+                image = np.asarray(_resized(frame.to_image(), size), dtype=np.uint8)
+            if image.shape != images.shape[1:]:
+                raise DataError(f"video file {path} changes frame size at frame {k - 1}")
+            if frame.pts is None:
+                raise DataError(
+                    f"video file {path} has no presentation times (a raw stream?): put it in a "
+                    "container (ffmpeg -i in.h264 -c copy out.mp4)"
+                )
+            images[k - 1], times[k - 1] = image, float(frame.pts * frame.time_base)
+        if k != count:
+            more = "more" if k > count else k
+            raise DataError(
+                f"video file {path} decodes to {more} frames, but holds {count} packets: "
+                "re-encode it (ffmpeg -i in.mp4 out.mp4)"
+            )
         return images, times
 
-    images, times = _with_video(Path(path), decode)
-    if not images:
-        raise DataError(f"video file {path} holds no frames")
-    return np.stack(images), np.array(times)
+    return _with_video(Path(path), decode)
 
 
 def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -666,8 +687,7 @@ def iter_sources(
     Raises:
       InputError: a bad `size`, frames of another size or an odd one; the message names the
         file.
-      DataError: as `read_video` and `read_images`, or a video file that decodes to another
-        number of frames than it has packets.
+      DataError: as `read_video` and `read_images`.
     """
     wanted = None if size is None else check_size(size)
     # the first source's frame, whose size the others must have
@@ -675,12 +695,6 @@ def iter_sources(
     for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
         if _is_video_file(path):
             images, _ = read_video(path, size=wanted)
-            packets = _packets(path)
-            if len(images) != packets:
-                raise DataError(
-                    f"video file {path} decodes to {len(images)} frames, but holds {packets} "
-                    "packets: re-encode it (ffmpeg -i in.mp4 out.mp4)"
-                )
         else:
             images = read_images(image_files(path), size=wanted)
         if first is not None and images.shape[1:] != first.shape:
