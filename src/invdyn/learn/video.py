@@ -170,13 +170,12 @@ def decode_video(
         has packets (one each); the message names it.
     """
 
-    # one array, filled as the frames are decoded: as many frames as the file has packets
+    # one array, made at the first frame and filled as they are decoded: as many frames as
+    # the file has packets
     count = _packets(Path(path))
 
     def decode(container: Any, stream: Any) -> tuple[Frames, NDArray[np.float64]]:
-        context = stream.codec_context
-        width, height = size or (context.width, context.height)
-        images = np.empty((count, height, width, 3), dtype=np.uint8)
+        images = np.empty((0, 0, 0, 3), dtype=np.uint8)
         times = np.empty(count)
         k = 0
         for k, frame in enumerate(container.decode(stream), start=1):
@@ -186,7 +185,9 @@ def decode_video(
                 image = frame.to_ndarray(format="rgb24")
             else:
                 image = np.asarray(_resized(frame.to_image(), size), dtype=np.uint8)
-            if image.shape != images.shape[1:]:
+            if k == 1:
+                images = np.empty((count, *image.shape), dtype=np.uint8)
+            elif image.shape != images.shape[1:]:
                 raise DataError(f"video file {path} changes frame size at frame {k - 1}")
             if frame.pts is None:
                 raise DataError(
