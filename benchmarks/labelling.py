@@ -51,7 +51,7 @@ def frame_model(device: torch.device) -> InverseDynamicsModel:
 
 def labelling_rate(model: InverseDynamicsModel, frames: np.ndarray, repeats: int) -> float:
     """Median frames labelled per second over `repeats` runs of `_predict` on `frames`."""
-    inputs = Inputs([len(frames)], None, {OBS_IMAGE_PREFIX + CAMERA: [frames]})
+    inputs = Inputs([len(frames)], None, {OBS_IMAGE_PREFIX + CAMERA: frames})
     device = next(model.parameters()).device
     _predict(model, inputs, 4096)  # warm-up: kernels, allocator
     times = []
