@@ -333,6 +333,39 @@ def test_streamed_videos(tmp_path):
         stream_videos([], 0)
 
 
+def test_a_datasets_videos_are_copied_at_its_frame_rate(tmp_path):
+    """A dataset's video written into a dataset of the same episodes keeps its mp4 files, byte
+    for byte, in their chunks and files; at another fps its frames are encoded again."""
+    layout = Layout(chunks_size=2, video_file_size_mb=1e-6)  # a file per episode, 2 chunks
+    path, _ = write(tmp_path / "d", [10, 12, 8], layout=layout)
+    source = read_dataset(path)
+    copy = write_dataset(
+        tmp_path / "copy", list(source), fps=FPS, state_names=["a", "b"], action_names=["u"],
+        videos={"front": source.video("front")},
+    )  # fmt: skip
+    files = sorted(f.relative_to(path) for f in path.rglob("*.mp4"))
+    assert len(files) == 3 and files == sorted(f.relative_to(copy) for f in copy.rglob("*.mp4"))
+    assert all((path / f).read_bytes() == (copy / f).read_bytes() for f in files)
+    copied = read_dataset(copy)
+    assert copied.info.videos == source.info.videos
+    for k in range(3):
+        np.testing.assert_array_equal(copied.frames("front", k), source.frames("front", k))
+    # the statistics are those of the frames in the files
+    stats = copied.stats["observation.images.front"]
+    pixels = np.concatenate([copied.frames("front", k) for k in range(3)]).reshape(-1, 3) / 255
+    np.testing.assert_allclose(stats["mean"].ravel(), pixels.mean(0))
+    np.testing.assert_allclose(stats["max"].ravel(), pixels.max(0))
+
+    slower = [Episode(e.state, e.action, np.arange(len(e)) / (FPS / 2)) for e in source]
+    again = write_dataset(
+        tmp_path / "again", slower, fps=FPS / 2, state_names=["a", "b"], action_names=["u"],
+        videos={"front": source.video("front")},
+    )  # fmt: skip
+    assert len(list(again.rglob("*.mp4"))) == 1  # encoded anew, in one file
+    decoded = read_dataset(again).frames("front", 1)
+    assert np.abs(decoded.astype(int) - source.frames("front", 1)).mean() < 2
+
+
 def test_video_needs_timestamps_at_the_frame_rate(tmp_path):
     late = [Episode(np.zeros((5, 1)), None, 0.5 + np.arange(5) / FPS)]
     with pytest.raises(InputError, match="timestamps must be k / fps"):

@@ -421,13 +421,14 @@ class Dataset:
 
     def video(self, key: str) -> Sequence[Frames]:
         """Video feature `key`'s frames of each episode, each decoded when indexed (as
-        `frames`): ``dataset.video(key)[i]`` is ``dataset.frames(key, i)``, and
-        `write_dataset`, given it, re-encodes an episode at a time.
+        `frames`): ``dataset.video(key)[i]`` is ``dataset.frames(key, i)``. `write_dataset`,
+        given it for episodes at this dataset's fps, copies its mp4 files as they are (and
+        decodes them once for the statistics); at another fps it encodes the frames again.
 
         Raises:
           InputError: no such video feature.
         """
-        return _LazyVideo(self, self._video_key(key), len(self))
+        return _DatasetVideo(self, self._video_key(key), len(self))
 
     def _video_key(self, key: str) -> str:
         """The feature key of video `key` (a feature key or a camera's name), checked."""
@@ -684,24 +685,18 @@ def _encode_videos(
 ) -> dict[str, _Video]:
     """Encode each camera's frames (`_video_sources`) into the videos of the dataset at
     `root`, episode after episode, checking them: each episode's frames are read once and held
-    only while they are encoded, so lazily made frames (rendered, say) stream to the files."""
+    only while they are encoded, so lazily made frames (rendered, say) stream to the files. A
+    dataset's video at this fps (`Dataset.video`) has its files copied instead (`_VideoCopy`)."""
     sizes: dict[str, tuple[int, int]] = {}
     histograms: dict[str, list[Int]] = {key: [] for key in cameras}
     segments: dict[str, list[VideoSegment]] = {key: [] for key in cameras}
     with contextlib.ExitStack() as stack:
         writers = {
-            key: stack.enter_context(
-                CameraWriter(
-                    root,
-                    VIDEO_PATH,
-                    key,
-                    fps,
-                    chunks_size=layout.chunks_size,
-                    file_size_mb=layout.video_file_size_mb,
-                )
-            )
-            for key in cameras
+            key: _video_writer(root, key, per_episode, fps, layout)
+            for key, per_episode in cameras.items()
         }
+        for writer in writers.values():
+            stack.enter_context(writer)
         for k, length in enumerate(lengths):
             for key, per_episode in cameras.items():
                 name = f"videos[{key.removeprefix(OBS_IMAGE_PREFIX)!r}][{k}]"
@@ -717,6 +712,23 @@ def _encode_videos(
                 segments[key].append(writers[key].add(frames))
                 histograms[key].append(frame_histogram(frames))
     return {key: _Video(sizes[key], lengths, histograms[key], segments[key]) for key in cameras}
+
+
+def _video_writer(
+    root: Path, key: str, per_episode: Sequence[ArrayLike], fps: float, layout: Layout
+) -> CameraWriter | _VideoCopy:
+    """What writes feature `key`'s videos into the dataset at `root`: a copier of a dataset's
+    files at this fps, else an encoder."""
+    if isinstance(per_episode, _DatasetVideo) and per_episode.fps == fps:
+        return _VideoCopy(root, VIDEO_PATH, key, per_episode)
+    return CameraWriter(
+        root,
+        VIDEO_PATH,
+        key,
+        fps,
+        chunks_size=layout.chunks_size,
+        file_size_mb=layout.video_file_size_mb,
+    )
 
 
 def _video_sources(
@@ -807,6 +819,55 @@ class _LazyVideo(Sequence[Any]):
         if not -self._count <= k < self._count:  # iteration stops at the end
             raise IndexError(f"episode {k} of {self._count}")
         return self._source.frames(self._key, k % self._count)
+
+
+class _DatasetVideo(_LazyVideo):
+    """A dataset's video feature, episode by episode (`Dataset.video`): its files can be
+    copied into a dataset of the same episodes at the same fps (`_VideoCopy`)."""
+
+    def __init__(self, dataset: Dataset, key: str, count: int) -> None:
+        super().__init__(dataset, key, count)
+        self.fps = dataset.info.fps
+        self._dataset, self._key = dataset, key
+
+    def segment(self, k: int) -> VideoSegment:
+        """Where episode `k`'s frames lie in the dataset's files."""
+        return self._dataset._segments[self._key][k]
+
+    def file(self, segment: VideoSegment) -> Path:
+        """The dataset's mp4 file that holds `segment`."""
+        return self._dataset._videos.path(self._key, segment)
+
+
+class _VideoCopy:
+    """One camera's mp4 files of a dataset being written, copied from those of `video`, which
+    holds the same episodes in the same order: `add` takes an episode's frames (read from
+    `video`, for their checks and statistics) and gives its segment there, and closing copies
+    the files that the segments lie in. A `CameraWriter` that writes nothing."""
+
+    def __init__(self, root: Path, template: str, key: str, video: _DatasetVideo) -> None:
+        self._root, self._template, self._key, self._video = root, template, key, video
+        self._segments: list[VideoSegment] = []
+
+    def add(self, frames: Frames) -> VideoSegment:
+        """The segment of the next episode, whose (T, H, W, 3) frames are `frames`."""
+        segment = self._video.segment(len(self._segments))
+        self._segments.append(segment)
+        return segment
+
+    def __enter__(self) -> _VideoCopy:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *exc: object) -> None:
+        if error is not None:
+            return
+        files = {(s.chunk_index, s.file_index): s for s in self._segments}
+        for (chunk, index), segment in sorted(files.items()):
+            target = self._root / self._template.format(
+                video_key=self._key, chunk_index=chunk, file_index=index
+            )
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self._video.file(segment), target)
 
 
 def check_camera(camera: object) -> None:

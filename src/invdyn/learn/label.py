@@ -23,8 +23,8 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 which drops the recorded actions for the predictions. The labelled copy keeps the states, the
 dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
 ``labelled_by``), and the videos when the model sees frames or the dataset has no state
-(decoded and encoded again, an episode at a time); a state model's labels of a dataset with
-states leave its videos out.
+(their mp4 files copied as they are); a state model's labels of a dataset with states leave
+its videos out.
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
