@@ -335,13 +335,22 @@ def rnea(t: Tree, q: Tensor, v: Tensor, a: Tensor, f_ext: Tensor | None, params:
     return tau + _joint_terms(t, params, v, a)
 
 
-def forward_kinematics(t: Tree, q: Tensor) -> tuple[Tensor, Tensor]:
-    """World placements of every body: (B, nbody, 3, 3) rotations and (B, nbody, 3) origins."""
+def forward_kinematics(t: Tree, q: Tensor, *, from_roots: bool = False) -> tuple[Tensor, Tensor]:
+    """World placements of every body: (B, nbody, 3, 3) rotations and (B, nbody, 3) origins.
+
+    With `from_roots`, each tree's placements are taken in the frame of its root body instead:
+    what does not depend on where a tree is (the mass and Coriolis matrices) then does not
+    read its root joint, as the CPU kernels' recursions do not, so that a root quaternion off
+    unit norm (as float32 rounding or a gradient step leaves it) changes nothing.
+    """
     rotations: list[Tensor] = []
     origins: list[Tensor] = []
     for i, (rot, pos) in enumerate(joint_placements(t, q)):
         parent = t.parent[i]
-        if parent < 0:
+        if parent < 0 and from_roots:
+            rotations.append(torch.eye(3, dtype=q.dtype, device=q.device).expand_as(rot))
+            origins.append(torch.zeros_like(pos))
+        elif parent < 0:
             rotations.append(rot)
             origins.append(pos)
         else:
@@ -369,7 +378,7 @@ def _world_inertias(t: Tree, params: Tensor, rotations: Tensor, origins: Tensor)
 
 def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
     """(B, nv, nv) joint-space inertia matrix M = sum_i J_i^T I_i J_i + diag(armature)."""
-    rotations, origins = forward_kinematics(t, q)
+    rotations, origins = forward_kinematics(t, q, from_roots=True)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
     # J_i: the world columns of the dofs that move body i, zero elsewhere
@@ -382,7 +391,7 @@ def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
 def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     """(B, nv, nv) Coriolis matrix C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), world
     coordinates, as the CPU kernel factorises it (M_dot - 2 C skew)."""
-    rotations, origins = forward_kinematics(t, q)
+    rotations, origins = forward_kinematics(t, q, from_roots=True)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
     # body velocities in world coordinates: v_i = J_i v
