@@ -507,6 +507,16 @@ def test_load_non_path(source):
         invdyn.load(source)
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [("floating_base", "no", "True, False or None"), ("strict", 1, "True or False"),
+     ("friction", None, "True or False")],
+)  # fmt: skip
+def test_load_options_must_be_booleans(option, value, allowed):
+    with pytest.raises(invdyn.InputError, match=f"{option} must be {allowed}, got {value!r}"):
+        invdyn.load("pendulum", **{option: value})
+
+
 def test_errors_are_value_errors():
     assert issubclass(invdyn.InputError, ValueError) and issubclass(invdyn.ModelError, ValueError)
     assert issubclass(invdyn.InputError, invdyn.InvdynError)

@@ -77,3 +77,33 @@ def test_a_free_body_keeps_its_momentum(load_robot):
     a = invdyn.aba(model, q, v, np.zeros((NSTATES, model.nv)))
     rate = invdyn.centroidal_momentum_rate(model, q, v, a)
     assert_close(rate, np.zeros_like(rate), rtol=1e-9, what="momentum rate of a free body")
+
+
+def test_a_robot_without_mass_has_no_centre_of_mass(tmp_path):
+    urdf = tmp_path / "massless.urdf"
+    urdf.write_text(
+        '<robot name="massless"><link name="base"/><link name="arm"/>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>'
+    )
+    with pytest.warns(invdyn.ModelWarning):
+        model = invdyn.load(urdf)
+    q = np.zeros((2, model.nq))
+    for function in (
+        invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
+    ):  # fmt: skip
+        with pytest.raises(invdyn.ModelError, match="massless: the moving bodies have no mass"):
+            function(model, q)
+    with pytest.raises(invdyn.ModelError, match="no mass"):
+        invdyn.centroidal_momentum_rate(model, q, np.zeros((2, 1)), np.zeros((2, 1)))
+
+
+def test_tensors_are_refused_by_name(load_robot):
+    torch = pytest.importorskip("torch")
+    model = load_robot("panda")
+    q = torch.zeros(model.nq, dtype=torch.float64, requires_grad=True)
+    for function in (
+        invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
+    ):  # fmt: skip
+        with pytest.raises(invdyn.InputError, match="q: torch tensors are not accepted here"):
+            function(model, q)

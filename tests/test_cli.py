@@ -213,9 +213,37 @@ def test_underactuated_mjcf_is_shown_and_not_tracked(
     assert status == 0, err
     joints = out.split("joints")[1].split("masses")[0]
     assert [line.split()[-1] for line in joints.splitlines()[2:4]] == ["10", "passive"], joints
-    status, _, err = run(capsys, "track", str(path), "--out", str(tmp_path / "run"))
-    assert status == 2 and "'cart_pole' is underactuated: no actuator drives hinge" in err, err
-    assert not (tmp_path / "run").exists()
+    for command in (["track", str(path)], ["demo", "--robot", str(path)]):
+        status, out, err = run(capsys, *command, "--out", str(tmp_path / "run"))
+        assert status == 2 and "'cart_pole' is underactuated: no actuator drives hinge" in err, err
+        assert not out and not (tmp_path / "run").exists()
+
+
+def test_a_robot_without_moving_joints_is_not_tracked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bolted.urdf"
+    path.write_text(
+        '<robot name="bolted"><link name="base"/><link name="plate"><inertial><mass value="1"/>'
+        '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="bolt" type="fixed"><parent link="base"/><child link="plate"/></joint>'
+        "</robot>"
+    )
+    for command in (["track", str(path)], ["demo", "--robot", str(path)]):
+        status, out, err = run(capsys, *command, "--out", str(tmp_path / "run"))
+        assert status == 2 and "bolted has no moving joints: there is nothing to track" in err
+        assert not out and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("command", [["demo"], ["track", "pendulum"], ["wbc", "solo12"]])
+def test_an_out_that_is_a_file_is_refused_first(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    status, out, err = run(capsys, *command, "--out", str(taken))
+    assert status == 2 and f"--out {taken}: exists and is not a directory" in err, err
+    assert not out and taken.read_text() == "mine"
 
 
 @requires_erd

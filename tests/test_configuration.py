@@ -202,6 +202,16 @@ def test_random_configuration_shapes_and_seeds() -> None:
     np.testing.assert_array_equal(
         random_configuration(model, rng=7, shape=3), random_configuration(model, rng=7, shape=3)
     )
+    assert random_configuration(model, shape=0).shape == (0, model.nq)
+    for shape in (-1, (2, -3), 2.5, "3", True, None):
+        with pytest.raises(
+            invdyn.InputError, match="shape must be an integer >= 0 or a tuple of them"
+        ):
+            random_configuration(model, shape=shape)
+    with pytest.raises(
+        invdyn.InputError, match="rng must be a numpy Generator, a seed or None, got 'x'"
+    ):
+        random_configuration(model, rng="x")
 
 
 def test_random_configuration_is_valid() -> None:

@@ -382,6 +382,13 @@ def test_fixed_base_welds_the_free_bodies_where_the_file_places_them(tmp_path: P
         for x, y in zip(actual, expected, strict=True):
             np.testing.assert_allclose(x, y, atol=1e-12)
     assert invdyn.io.load(path, floating_base=True).nq == floating.nq
+    # a keyframe's qpos counts the free joints, so the welded model drops the keyframes
+    keyed = tmp_path / "keyed.xml"
+    qpos = " ".join(map(str, mj_model.qpos0))
+    keyed.write_text(
+        FLOATING.replace("</mujoco>", f'<keyframe><key qpos="{qpos}"/></keyframe></mujoco>')
+    )
+    assert invdyn.io.load(keyed, floating_base=False).jnt_name == welded.jnt_name
     anchors = tmp_path / "anchors.xml"
     anchors.write_text(ANCHORS)
     with pytest.raises(invdyn.ModelError, match=r"anchors\.xml: no free joint"):

@@ -7,8 +7,8 @@ mass ``G``, in world axes, ordered [angular; linear] like every spatial vector o
 angular velocity ``omega_i``) contributes ``I_i omega_i + m_i (c_i - G) x c_dot_i`` and
 ``m_i c_dot_i`` (Orin, Goswami and Lee 2013). Its rate adds, per body,
 ``I_i alpha_i + omega_i x I_i omega_i + m_i (c_i - G) x c_ddot_i`` and ``m_i c_ddot_i``, from
-the bodies' motions (`invdyn.kinematics.body_motions`). Functions take numpy arrays with any
-leading batch dimensions.
+the bodies' motions (`invdyn.kinematics.body_motions`). Functions take numpy arrays (not torch
+tensors) with any leading batch dimensions, and need a robot with mass.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from invdyn._arrays import as_float_array
+from invdyn.errors import ModelError
 from invdyn.kinematics import (
     body_motions,
     forward_kinematics,
@@ -37,7 +39,7 @@ def center_of_mass(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, q)
+    rotations, origins = forward_kinematics(model, as_float_array("q", q, model.nq))
     return _center(model, body_centers(model, rotations, origins))
 
 
@@ -48,7 +50,7 @@ def center_of_mass_jacobian(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    return centroidal_momentum_matrix(model, q)[..., 3:, :] / model.total_mass
+    return centroidal_momentum_matrix(model, q)[..., 3:, :] / _total_mass(model)
 
 
 def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
@@ -59,7 +61,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, q)
+    rotations, origins = forward_kinematics(model, as_float_array("q", q, model.nq))
     centers = body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
     # each body's angular and centre-of-mass velocity columns: (..., nbody, nv, 3)
@@ -107,7 +109,16 @@ def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
 
 def _center(model: Model, centers: Array) -> Array:
     """(..., 3) the mass-weighted mean of (..., nbody, 3) body centres."""
-    return np.einsum("b,...bi->...i", model.body_mass, centers) / model.total_mass
+    return np.einsum("b,...bi->...i", model.body_mass, centers) / _total_mass(model)
+
+
+def _total_mass(model: Model) -> float:
+    """The robot's mass, or `ModelError` when it has none (no centre of mass then)."""
+    if not model.total_mass > 0:
+        raise ModelError(
+            f"{model.name}: the moving bodies have no mass, so there is no centre of mass"
+        )
+    return float(model.total_mass)
 
 
 def _world_inertias(model: Model, rotations: Array) -> Array:

@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         help="computed-torque control against PD in MuJoCo: tables and plots",
         description="Track a minimum-jerk move across the workspace in MuJoCo with PD, PD + "
         "gravity compensation, computed torque and feedforward control, on the exact model and "
-        f"with a {DEMO_PAYLOAD:g} kg unmodelled payload and {100 * DEMO_MASS_ERROR:g} %% mass "
+        f"with a {DEMO_PAYLOAD:g} kg unmodelled payload and {100 * DEMO_MASS_ERROR:g} % mass "
         "error; print the errors and write plots, CSV logs and metrics. Uses the Panda when "
         f"example-robot-data is installed and the {DEMO_FALLBACK} otherwise; nothing is "
         "downloaded.",
@@ -544,6 +544,7 @@ def _demo(args: argparse.Namespace) -> int:
     from invdyn.sim import Plant
 
     _positive_option("--duration", args.duration)
+    _output_directory(args.out)
     name = args.robot
     if name is None:
         name = DEMO_ROBOT
@@ -554,6 +555,7 @@ def _demo(args: argparse.Namespace) -> int:
                 f"(pip install example-robot-data for the {DEMO_ROBOT})"
             )
     model = _load(name)
+    _check_trackable(model)
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
@@ -589,12 +591,14 @@ def _track(args: argparse.Namespace) -> int:
     from invdyn.control.tracking import workspace_motion
 
     controllers = _controller_names(args.controller)
+    _output_directory(args.out)
     model = _load(args.robot, floating_base=False if args.fixed_base else None)
     if model.floating_base:
         raise InputError(
             f"{model.name} has a floating base, which joint-space tracking cannot drive; "
             "pass --fixed-base to bolt its root link to the world"
         )
+    _check_trackable(model)
     if args.trajectory == "minimum_jerk":
         _positive_option("--duration", args.duration)
         trajectory = workspace_motion(model, duration=args.duration)
@@ -717,6 +721,23 @@ def _controller_names(spec: str) -> tuple[str, ...]:
             f"{', '.join(CONTROLLERS)}, a comma-separated list of them, or 'all'"
         )
     return names
+
+
+def _output_directory(path: str | os.PathLike[str] | None) -> None:
+    """`InputError` when --out names something other than a directory: the results go into
+    one (made when absent)."""
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise InputError(f"--out {path}: exists and is not a directory")
+
+
+def _check_trackable(model: Model) -> None:
+    """`InputError` unless joint-space tracking can drive `model`: it has moving joints and an
+    actuator on each."""
+    from invdyn.control.computed_torque import check_actuated
+
+    if model.nv == 0:
+        raise InputError(f"{model.name} has no moving joints: there is nothing to track")
+    check_actuated(model)
 
 
 def _positive_option(option: str, value: float) -> None:
@@ -939,6 +960,7 @@ def _wbc(args: argparse.Namespace) -> int:
     from invdyn.control.balance import Scenario, run_balance
     from invdyn.viz.plots import plot_balance, save_figure
 
+    _output_directory(args.out)
     model = _load(args.robot, floating_base=True)
     scenario = Scenario(
         name=args.scenario, duration=args.duration, amplitude=args.amplitude, push=args.push
@@ -965,6 +987,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from invdyn.ident.run import IDENTIFICATION
     from invdyn.learn.evaluate import evaluate_checkpoint, save_evaluation
 
+    _output_directory(args.out)
     if (Path(args.checkpoint) / IDENTIFICATION).is_file():
         return _evaluate_identification(args)
     checkpoint = _checkpoint_dir(args.checkpoint)
@@ -1167,6 +1190,7 @@ def _ident(args: argparse.Namespace) -> int:
     from invdyn.learn.data import read_dataset
     from invdyn.sim.collect import load_robot_source
 
+    _output_directory(args.out)
     table = Path(args.dataset).is_file()
     name = args.robot
     if table and name is None:

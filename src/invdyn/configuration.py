@@ -89,8 +89,11 @@ def random_configuration(
     Returns:
       (*shape, nq) configurations.
     """
-    rng = np.random.default_rng(rng)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    try:
+        rng = np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise InputError(f"rng must be a numpy Generator, a seed or None, got {rng!r}") from None
+    shape = _sample_shape(shape)
     lower, upper = _sampling_bounds(model)
     q = lower + (upper - lower) * rng.uniform(size=(*shape, model.nq))
     # manifold coordinates: uniform rotations, uniform angles
@@ -103,6 +106,16 @@ def random_configuration(
             quat = rng.standard_normal(size=(*shape, 4))
             q[..., s : s + 4] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
     return q
+
+
+def _sample_shape(shape: object) -> tuple[int, ...]:
+    """`shape` (an integer or a sequence of them, each >= 0) as a tuple, or `InputError`."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    if isinstance(dims, (list, tuple)) and all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims
+    ):
+        return tuple(int(n) for n in dims)
+    raise InputError(f"shape must be an integer >= 0 or a tuple of them, got {shape!r}")
 
 
 def normalize(model: Model, q: ArrayLike) -> Float:

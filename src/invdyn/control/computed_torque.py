@@ -136,7 +136,7 @@ class JointController:
             raise not_a_model(model)
         if not isinstance(gains, Gains):
             raise InputError(f"gains must be invdyn.control.Gains, got {type(gains).__name__}")
-        _check_actuated(model)
+        check_actuated(model)
         _check_trajectory(model, trajectory)
         set_field = object.__setattr__
         set_field(self, "model", model)
@@ -333,7 +333,7 @@ CONTROLLERS: Mapping[str, ControllerFactory] = MappingProxyType(
 """Controller constructors by name, for the command line."""
 
 
-def _check_actuated(model: Model) -> None:
+def check_actuated(model: Model) -> None:
     """`InputError` unless an actuator drives every coordinate of `model`: a joint-space law puts
     a force on each, which an underactuated robot cannot exert."""
     if model.passive_dofs:

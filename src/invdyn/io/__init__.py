@@ -40,6 +40,14 @@ def load(
 
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"source must be a robot name or a file path, got {type(source).__name__}")
+    for name, flag in (
+        ("floating_base", floating_base),
+        ("strict", strict),
+        ("friction", friction),
+    ):
+        if not (isinstance(flag, bool) or (flag is None and name == "floating_base")):
+            allowed = "True, False or None" if name == "floating_base" else "True or False"
+            raise InputError(f"{name} must be {allowed}, got {flag!r}")
     path = Path(source)
     if path.suffix.lower() == ".urdf":
         return urdf.load_urdf(

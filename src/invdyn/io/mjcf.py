@@ -93,7 +93,8 @@ def load_mjcf(
       path: the ``.xml`` file.
       floating_base: None keeps the file's joints; False welds every body that a free joint
         moves to its parent at its pose in the file (MuJoCo's ``qpos0``), as if the free joint
-        were not there; True requires the file to have a free joint.
+        were not there (and drops the file's keyframes, whose ``qpos`` counts it); True
+        requires the file to have a free joint.
       strict: raise `ModelError` instead of warning on physically doubtful inertias.
       friction: read joint damping and Coulomb friction (``frictionloss``) into the model.
 
@@ -116,6 +117,9 @@ def load_mjcf(
         if floating_base is False:
             for joint in [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]:
                 spec.delete(joint)
+            # keyframes give qpos of the joints as written: of another size without them
+            for key in list(spec.keys):
+                spec.delete(key)
         mj_model = spec.compile()
     except Exception as error:  # mujoco reports compile errors as ValueError
         message = " ".join(str(error).split())
