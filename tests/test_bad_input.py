@@ -284,8 +284,8 @@ def test_f_ext_values(function, bad, pendulum2):
         ("nope", "has no frame named 'nope'"),
         ("", "has no frame named ''"),
         ("TIP", "has no frame named 'TIP'"),
-        (4, "^frame must be a frame name or an index below 4"),
-        (-5, "^frame must be a frame name or an index below 4"),
+        (4, "^frame must be a frame name or an index from -4 to 3"),
+        (-5, "^frame must be a frame name or an index from -4 to 3"),
         (1.0, "^frame must be"),
         (None, "^frame must be"),
         (["tip"], "^frame must be"),
@@ -487,10 +487,11 @@ def test_load_malformed_file(text, suffix, tmp_path: Path):
         invdyn.load(path)
 
 
-def test_load_directory(tmp_path: Path):
-    path = tmp_path / "robot.urdf"
+@pytest.mark.parametrize("suffix", [".urdf", ".xml"])
+def test_load_directory(suffix, tmp_path: Path):
+    path = tmp_path / f"robot{suffix}"
     path.mkdir()
-    with pytest.raises(invdyn.ModelError, match="robot.urdf"):
+    with pytest.raises(invdyn.ModelError, match=rf"robot\{suffix}: .*directory"):
         invdyn.load(path)
 
 

@@ -426,6 +426,8 @@ def _frame_index(model: Model, frame: str | int) -> int:
     is_index = isinstance(frame, (int, np.integer)) and not isinstance(frame, (bool, np.bool_))
     if is_index and -len(model.frame_name) <= frame < len(model.frame_name):
         return int(frame) % len(model.frame_name)
+    count = len(model.frame_name)
     raise InputError(
-        f"frame must be a frame name or an index below {len(model.frame_name)}, got {frame!r}"
+        f"frame must be a frame name or an index from {-count} to {count - 1} (negative ones "
+        f"count from the end), got {frame!r}"
     )

@@ -107,7 +107,9 @@ def load_mjcf(
     """
     path = Path(path)
     if not path.is_file():
-        raise ModelError(f"{path}: no such MJCF file")
+        raise ModelError(
+            f"{path}: {'a directory' if path.is_dir() else 'no such file'}, not an MJCF file"
+        )
     try:
         import mujoco
     except ImportError as error:
