@@ -325,6 +325,21 @@ def test_console_entry_point_prints_no_traceback() -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A scheduler's SIGTERM unwinds the command (its clean-ups run) and exits 143, quietly."""
+    pytest.importorskip("mujoco")
+    command = [sys.executable, "-m", "invdyn.cli", "demo", "--robot", "pendulum"]
+    options = ["--duration", "100000", "--out", str(tmp_path), "--no-progress"]
+    with subprocess.Popen(
+        [*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None and process.stdout.readline().startswith("pendulum")
+        process.terminate()
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "invdyn: terminated" and "Traceback" not in err
+
+
 def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """collect writes a LeRobot v3 dataset that train reads; a second train resumes it."""
     dataset, run_dir = tmp_path / "data", tmp_path / "run"

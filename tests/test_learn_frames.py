@@ -24,6 +24,7 @@ from invdyn.learn.config import Config, ModelConfig, preset  # noqa: E402
 from invdyn.learn.data import (  # noqa: E402
     Dataset,
     Episode,
+    import_videos,
     read_dataset,
     read_metadata,
     write_dataset,
@@ -346,7 +347,7 @@ def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_p
     clips = [str(folder / f"clip{i:02d}.mp4") for i in range(len(held))]
     assert metadata["episode_sources"] == clips
     assert metadata["labelled_by"] == str(Path(trained.checkpoint).resolve())
-    assert not (tmp_path / "labelled.videos").exists()
+    assert not (tmp_path / ".labelled.videos").exists()
     # the import's pass through H.264 costs little: within 0.05 of the held-out R^2
     r2 = _labelled_r2(out, [e.action for e in held])
     assert r2 > evaluate(trained.model, held)["r2_mean"] - 0.05
@@ -354,14 +355,44 @@ def test_labelling_plain_videos_recovers_the_hidden_actions(data, trained, tmp_p
     with pytest.raises(InputError, match="fps"):
         label_videos(trained.checkpoint, folder, tmp_path / "other")
     # the failed run leaves no work folder behind
-    assert not (tmp_path / "other.videos").exists()
+    assert not (tmp_path / ".other.videos").exists()
     # arguments are checked before any video is read
     height, width = held.info.videos[OBS_IMAGE_PREFIX + "cam"][:2]
     with pytest.raises(InputError, match=rf"size 8x8: .* trained on frames of {width}x{height}"):
         label_videos(trained.checkpoint, folder, tmp_path / "other", size=(8, 8))
     with pytest.raises(InputError, match="batch_size must be an integer >= 1"):
         label_videos(trained.checkpoint, folder, tmp_path / "other", batch_size=0)
-    assert not (tmp_path / "other.videos").exists()
+    assert not (tmp_path / ".other.videos").exists()
+
+
+def test_labelling_videos_touches_nothing_of_the_users(data, trained, tmp_path):
+    """The work folder of the import is hidden next to the output: sources named like it are
+    read and kept, a dataset of the user's in its place is refused and kept, and a folder
+    that a killed run left there is replaced, then removed."""
+    _, held = data
+    folder = tmp_path / "clips.videos"  # the visible name that a work folder once had
+    folder.mkdir()
+    encode_video(folder / "clip.mp4", held.frames("cam", 0), FPS)
+    label_videos(trained.checkpoint, folder, tmp_path / "clips")
+    assert [p.name for p in folder.iterdir()] == ["clip.mp4"]
+    assert not (tmp_path / ".clips.videos").exists()
+
+    theirs = write_dataset(
+        tmp_path / ".mine.videos", [Episode(np.zeros((3, 1)), None, np.arange(3) / FPS)],
+        fps=FPS, state_names=["x"],
+    )  # fmt: skip
+    with pytest.raises(InputError, match=r"\.mine\.videos is in the way"):
+        label_videos(trained.checkpoint, folder, tmp_path / "mine")
+    assert read_dataset(theirs).info.total_frames == 3
+    with pytest.raises(InputError, match="is inside the work folder"):
+        label_videos(trained.checkpoint, theirs, tmp_path / "mine")
+
+    left = import_videos(folder, tmp_path / ".again.videos", camera="cam")
+    (left / "stale").write_text("from a killed run")
+    label_videos(trained.checkpoint, folder, tmp_path / "again")
+    assert not left.exists() and read_dataset(tmp_path / "again").info.total_frames == len(
+        held.frames("cam", 0)
+    )
 
 
 def frame_model(cameras: str, state: bool) -> InverseDynamicsModel:

@@ -11,7 +11,9 @@ import argparse
 import dataclasses
 import math
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -65,14 +67,28 @@ _GYM_OPTIONS = ("steps", "policy")
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's stop, ``kill``), raised where the command is, so that it unwinds
+    as on Ctrl-C: temporary files removed, resumable work kept."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``invdyn`` command line and return its exit status."""
     args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.command
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return command(args)
+    except _Terminated:
+        print("invdyn: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # the reader went away (invdyn robots | head): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -83,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("invdyn: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
 
 def _show_warning(message: Warning | str, *_: object, **__: object) -> None:

@@ -536,6 +536,8 @@ def write_dataset(
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        # mkdtemp makes the directory private; give it the usual permissions of an output one
+        os.chmod(staging, 0o755)
         encoded = _encode_videos(staging, cameras, [len(e) for e in episodes], rate, layout)
         tables = _tables(
             pa,

@@ -271,9 +271,10 @@ def label_videos(
     """Label plain videos (mp4 files, folders of images) with a model of one camera's frames.
 
     The videos become the action-free, state-free episodes of a dataset
-    (`invdyn.learn.data.import_videos`, at the model's frame rate and camera, in the work
-    directory ``<out>.videos/``), which `label_dataset` labels into `out_path`, frames
-    included; the work directory is then removed. A killed run resumes as `label_dataset`'s.
+    (`invdyn.learn.data.import_videos`, at the model's frame rate and camera, in the hidden
+    work directory ``.<out>.videos/`` next to the output), which `label_dataset` labels into
+    `out_path`, frames included; the work directory is then removed. A killed run resumes as
+    `label_dataset`'s.
 
     Args:
       checkpoint_dir: the checkpoint of a model of frames alone (``model.state`` False) and
@@ -287,8 +288,8 @@ def label_videos(
 
     Raises:
       InputError: a model that sees the state or several cameras, videos of another frame
-        rate or size than the model's training frames, or as `label_dataset` and
-        `import_videos`.
+        rate or size than the model's training frames, something other than an earlier
+        run's work directory at ``.<out>.videos``, or as `label_dataset` and `import_videos`.
     """
     out = Path(out_path)
     check_target(out, overwrite=overwrite)
@@ -311,7 +312,7 @@ def label_videos(
                 f"{trained_size[0]}x{trained_size[1]}, to which the videos are resized"
             )
         size = trained_size
-    imported = out.with_name(f"{out.name}.videos")
+    imported = _import_folder(out, sources)
     try:
         import_videos(
             sources,
@@ -335,6 +336,29 @@ def label_videos(
     finally:
         # imported again by a resumed run; the labels done so far stay in <out>.partial/
         shutil.rmtree(imported, ignore_errors=True)
+
+
+def _import_folder(out: Path, sources: Any) -> Path:
+    """Where `label_videos` imports the videos for `out`: the hidden folder ``.<out>.videos``
+    next to it (which no folder of sources lists), absent or left by a killed run (a dataset
+    of `import_videos`, replaced); `InputError` for anything else there, or sources in it."""
+    imported = out.with_name(f".{out.name}.videos")
+    given = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    for source in given:
+        path = Path(source).resolve()
+        if path == imported.resolve() or imported.resolve() in path.parents:
+            raise InputError(f"{source} is inside the work folder {imported}: move it")
+    if imported.exists() or imported.is_symlink():
+        try:
+            ours = read_metadata(imported).get("importer") == "import_videos"
+        except (DataError, InputError, OSError):
+            ours = False
+        if not ours:
+            raise InputError(
+                f"{imported} is in the way: labelling imports the videos there, and it is not "
+                "a folder that an earlier run left; move it, or choose another out path"
+            )
+    return imported
 
 
 def label_states(
@@ -628,7 +652,7 @@ def _open_work(work: Path, identity: dict[str, Any], *, overwrite: bool) -> None
         if not overwrite:
             raise InputError(
                 f"{work} holds partial labels of another checkpoint, dataset or batch size; "
-                "delete it or pass overwrite=True to discard it"
+                "delete it or pass overwrite=True (--overwrite on the command line) to discard it"
             )
         warnings.warn(f"discarding {work}: partial labels of other inputs", stacklevel=3)
         shutil.rmtree(work)
