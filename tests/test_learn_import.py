@@ -21,7 +21,14 @@ from PIL import Image
 from invdyn import DataError, InputError
 from invdyn.learn import keys
 from invdyn.learn.data import import_videos, read_dataset, read_metadata
-from invdyn.learn.video import encode_video, find_sources
+from invdyn.learn.video import (
+    decode_video,
+    encode_video,
+    find_sources,
+    image_files,
+    read_video,
+    scan_sources,
+)
 from test_learn_video import pattern
 
 FPS = 20.0
@@ -261,3 +268,61 @@ def test_find_sources_orders_by_name(tmp_path: Path) -> None:
         tmp_path / "b.mp4",
         tmp_path / "a9-images",
     ]
+
+
+def test_find_sources_settles_ties_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
+    """Names of one number keep the order of their text on every machine; webp images are
+    images; a link to nothing is skipped with a warning; a LeRobot dataset is not a folder of
+    videos (its files hold several episodes each)."""
+    (tmp_path / "frames").mkdir()
+    for name in ("1.webp", "001.webp", "01.webp"):
+        Image.fromarray(pattern(1)[0]).save(tmp_path / "frames" / name)
+    (tmp_path / "gone.mp4").symlink_to(tmp_path / "nowhere.mp4")
+    with pytest.warns(UserWarning, match=r"skipped 1 file neither video nor image: gone.mp4"):
+        assert find_sources(tmp_path) == [tmp_path / "frames"]
+    assert [p.name for p in image_files(tmp_path / "frames")] == ["001.webp", "01.webp", "1.webp"]
+    dataset = import_videos(tmp_path / "frames", tmp_path / "parent" / "ds", fps=FPS)
+    for sources in (dataset, tmp_path / "parent"):
+        with pytest.raises(InputError, match=r"ds is a LeRobot dataset, whose video files hold"):
+            find_sources(sources)
+
+
+def test_video_streams_and_times_as_ffmpeg_reads_them(tmp_path: Path) -> None:
+    """An AVI with B-frames (no presentation times: its frames come with their packets'
+    stamps, in decoding order) reads at its rate, frames in order; of several video streams,
+    the largest is read, as FFmpeg picks it."""
+    av = pytest.importorskip("av")
+    frames = pattern(12)
+    path = tmp_path / "b-frames.avi"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=20, options={"bf": "3"})
+        stream.height, stream.width, stream.pix_fmt = 32, 48, "yuv420p"
+        for k, image in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = k
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    decoded, fps = read_video(path)
+    assert fps == 20 and len(decoded) == len(frames)
+    assert [int(np.argmin([mean_error(d, f) for f in frames])) for d in decoded] == list(range(12))
+
+    two = tmp_path / "two.mkv"
+    with av.open(str(two), "w") as container:
+        small = container.add_stream("libx264", rate=20)
+        small.height, small.width, small.pix_fmt = 16, 16, "yuv420p"
+        large = container.add_stream("libx264", rate=20)
+        large.height, large.width, large.pix_fmt = 32, 48, "yuv420p"
+        for k, image in enumerate(frames):
+            for stream, picture in ((small, image[:16, :16]), (large, image)):
+                frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(picture), format="rgb24")
+                frame.pts = k
+                container.mux(stream.encode(frame))
+        container.mux(small.encode())
+        container.mux(large.encode())
+    decoded, _ = decode_video(two)
+    assert decoded.shape == (12, 32, 48, 3) and mean_error(decoded[5], frames[5]) < 4
+    with pytest.raises(InputError, match=r"size height must be an integer >= 1"):
+        decode_video(two, size=(8, 0))
+    with pytest.raises(DataError, match="is a folder"):
+        decode_video(tmp_path)
+    assert scan_sources([str(path)]) == ([12], 20.0)

@@ -1307,8 +1307,9 @@ def import_videos(
 
     Args:
       sources: a folder, or a list of paths: video files (one episode each), or folders in
-        which every video file and every folder of images (``*.png``, ``*.jpg``, ``*.jpeg``
-        by name), at any depth, is an episode (`invdyn.learn.video.find_sources`).
+        which every video file and every folder of images (``*.png``, ``*.jpg``, ``*.webp``...
+        by name: `invdyn.learn.video.IMAGE_SUFFIXES`), at any depth, is an episode
+        (`invdyn.learn.video.find_sources`).
       out: the dataset directory to create.
       camera: the camera's name: letters, digits, '_' or '-'.
       fps: frames per second, > 0; None to take it from the video files (needed for images

@@ -154,7 +154,7 @@ class _VideoWriter:
 def decode_video(
     path: str | os.PathLike[str], *, size: tuple[int, int] | None = None
 ) -> tuple[Frames, NDArray[np.float64]]:
-    """All frames of a video file's first video stream and their times.
+    """All frames of a video file's video stream (`video_stream`) and their times.
 
     Args:
       path: the video file.
@@ -170,13 +170,14 @@ def decode_video(
         has packets (one each); the message names it.
     """
 
+    size = None if size is None else _image_size(size)
     # one array, made at the first frame and filled as they are decoded: as many frames as
     # the file has packets
     count = _packets(Path(path))
 
     def decode(container: Any, stream: Any) -> tuple[Frames, NDArray[np.float64]]:
         images = np.empty((0, 0, 0, 3), dtype=np.uint8)
-        times = np.empty(count)
+        stamps = np.empty(count)
         k = 0
         for k, frame in enumerate(container.decode(stream), start=1):
             if k > count:
@@ -194,14 +195,18 @@ def decode_video(
                     f"video file {path} has no presentation times (a raw stream?): put it in a "
                     "container (ffmpeg -i in.h264 -c copy out.mp4)"
                 )
-            images[k - 1], times[k - 1] = image, float(frame.pts * frame.time_base)
+            images[k - 1] = image
+            stamps[k - 1] = frame.pts
         if k != count:
             more = "more" if k > count else k
             raise DataError(
                 f"video file {path} decodes to {more} frames, but holds {count} packets: "
                 "re-encode it (ffmpeg -i in.mp4 out.mp4)"
             )
-        return images, times
+        # decoders give frames in presentation order, but with the stamps of their packets,
+        # in decoding order, where the container stores no presentation times (AVI with
+        # B-frames): the frames' times are the stamps in order
+        return images, np.sort(stamps) * float(stream.time_base)
 
     return _with_video(Path(path), decode)
 
@@ -234,12 +239,13 @@ def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _with_video(path: Path, use: Callable[[Any, Any], _T]) -> _T:
-    """``use(container, stream)`` on the open file `path` and its first video stream, or
-    `DataError` naming the file when it is missing, holds no video or cannot be decoded."""
+    """``use(container, stream)`` on the open file `path` and its video stream
+    (`video_stream`), or `DataError` naming the file when it is missing, holds no video or
+    cannot be decoded."""
     av = _av()
     try:
         with _open_video(path) as container:
-            return use(container, container.streams.video[0])
+            return use(container, video_stream(container))
     except av.error.FFmpegError as exc:
         raise DataError(f"video file {path} cannot be decoded: {exc}") from None
 
@@ -249,7 +255,7 @@ def _open_video(path: Path) -> Any:
     the file when it is missing, holds no video or cannot be opened."""
     av = _av()
     if not path.is_file():
-        raise DataError(f"video file {path} is missing")
+        raise DataError(f"video file {path} is {'a folder' if path.is_dir() else 'missing'}")
     try:
         container = av.open(str(path))
     except av.error.FFmpegError as exc:
@@ -258,6 +264,20 @@ def _open_video(path: Path) -> Any:
         container.close()
         raise DataError(f"{path} holds no video stream")
     return container
+
+
+def video_stream(container: Any) -> Any:
+    """The video stream of an open PyAV container (which has one) that the ``ffmpeg`` tool
+    picks by default: of several, the one of most pixels (the first of those), cover pictures
+    last."""
+    cover = _av().stream.Disposition.attached_pic
+
+    def rank(stream: Any) -> tuple[bool, int]:
+        context = stream.codec_context
+        return not stream.disposition & cover, context.width * context.height
+
+    streams = list(container.streams.video)
+    return max(streams, key=rank)
 
 
 def _frame_rate(fps: float) -> Fraction:
@@ -392,7 +412,7 @@ class _FileReader:
         self.path = path
         self._av = _av()
         self._container = _open_video(path)
-        self._stream = self._container.streams.video[0]
+        self._stream = video_stream(self._container)
         self._start(None)
 
     def _start(self, seconds: float | None) -> None:
@@ -509,7 +529,7 @@ class VideoFrames:
 # plain files as episodes: videos and folders of images
 
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi")
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 Source = str | os.PathLike[str]
 
 
@@ -523,16 +543,23 @@ def _pil() -> tuple[ModuleType, ModuleType]:
 
 
 def check_size(size: Any) -> tuple[int, int]:
-    """`size` as a (width, height) pair of even integers >= 2, or `InputError`."""
-    if isinstance(size, (str, bytes)) or not isinstance(size, Sequence) or len(size) != 2:
-        raise InputError(f"size must be (width, height), got {size!r}")
-    width, height = (
-        check_count(f"size {name}", n, minimum=2) for name, n in zip(("width", "height"), size)
-    )
+    """`size` as a (width, height) pair of even integers >= 2 (a video frame's), or
+    `InputError`."""
+    width, height = _image_size(size)
     if width % 2 or height % 2:
         raise InputError(
             f"size is {width}x{height}: video frames need an even width and height ({PIX_FMT})"
         )
+    return width, height
+
+
+def _image_size(size: Any) -> tuple[int, int]:
+    """`size` as a (width, height) pair of integers >= 1, or `InputError`."""
+    if isinstance(size, (str, bytes)) or not isinstance(size, Sequence) or len(size) != 2:
+        raise InputError(f"size must be (width, height), got {size!r}")
+    width, height = (
+        check_count(f"size {name}", n, minimum=1) for name, n in zip(("width", "height"), size)
+    )
     return width, height
 
 
@@ -543,12 +570,13 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
     and every folder holding image files (`IMAGE_SUFFIXES`: one episode, its images in name
     order) at any depth beneath it is an episode. Names sort with their numbers by value
     (``frame2`` before ``frame10``), a folder's entries in that order; hidden entries
-    (``.name``) are skipped, and other files are skipped with a warning that names them.
+    (``.name``) are skipped, and other files (and links to nothing) are skipped with a
+    warning that names them.
 
     Raises:
       InputError: no sources, a path that does not exist or is neither of these, a folder
-        with nothing to import beneath it, or one holding both images and video files; the
-        message names it.
+        with nothing to import beneath it, one holding both images and video files, or a
+        LeRobot dataset (whose video files hold several episodes); the message names it.
     """
     paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if not paths:
@@ -590,6 +618,11 @@ def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> lis
     if real in seen:
         return []
     seen.add(real)
+    if (folder / "meta" / "info.json").is_file():
+        raise InputError(
+            f"{folder} is a LeRobot dataset, whose video files hold several episodes each: "
+            "give the dataset itself where a dataset is taken (invdyn label RUN DATASET)"
+        )
     entries = _entries(folder)
     images = any(_is_image_file(p) for p in entries)
     if images and any(_is_video_file(p) for p in entries):
@@ -603,7 +636,8 @@ def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> lis
             found.extend(_episodes_beneath(path, skipped, seen))
         elif _is_video_file(path):
             found.append(path)
-        elif path.is_file() and not _is_image_file(path):
+        elif not _is_image_file(path):
+            # other files, and links to nothing
             skipped.append(path)
     return found
 
@@ -628,14 +662,15 @@ def _entries(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
 
-    def key(path: Path) -> list[tuple[int, int | str]]:
+    def key(path: Path) -> tuple[list[tuple[int, int | str]], str]:
         parts = re.split(r"(\d+)", path.name)
-        return [(1, int(part)) if part.isdigit() else (0, part) for part in parts]
+        # names of equal numbers (1.png, 01.png) in the order of their text
+        return [(1, int(part)) if part.isdigit() else (0, part) for part in parts], path.name
 
     return sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=key)
 
 
-def scan_sources(paths: Sequence[Path], *, fps: float | None = None) -> tuple[list[int], float]:
+def scan_sources(paths: Sequence[Source], *, fps: float | None = None) -> tuple[list[int], float]:
     """The number of frames of each episode source of `find_sources`, and their one frame
     rate, read without decoding a frame: a video file's packets (one per frame), a folder's
     images.
@@ -653,7 +688,8 @@ def scan_sources(paths: Sequence[Path], *, fps: float | None = None) -> tuple[li
       DataError: a video file that is missing, corrupt or holds no frames; the message
         names it.
     """
-    videos = [p for p in paths if _is_video_file(p)]
+    files = [Path(p) for p in paths]
+    videos = [p for p in files if _is_video_file(p)]
     rates = {p: float(video_info(p)["video.fps"]) for p in videos}
     if fps is not None:
         rate, where = check_positive("fps", fps), "fps"
@@ -667,11 +703,11 @@ def scan_sources(paths: Sequence[Path], *, fps: float | None = None) -> tuple[li
                 f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
                 f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
             )
-    return [_packets(p) if p in rates else len(image_files(p)) for p in paths], rate
+    return [_packets(p) if p in rates else len(image_files(p)) for p in files], rate
 
 
 def iter_sources(
-    paths: Sequence[Path], *, size: tuple[int, int] | None = None, progress: bool = False
+    paths: Sequence[Source], *, size: tuple[int, int] | None = None, progress: bool = False
 ) -> Iterator[Frames]:
     """The frames of the episode sources that `scan_sources` passed, one source at a time
     (only its frames are held), at one size.
@@ -691,16 +727,17 @@ def iter_sources(
       DataError: as `read_video` and `read_images`.
     """
     wanted = None if size is None else check_size(size)
+    files = [Path(p) for p in paths]
     # the first source's frame, whose size the others must have
     first: Frames | None = None
-    for path in tqdm(paths, disable=not progress, desc="import", unit="ep"):
+    for path in tqdm(files, disable=not progress, desc="import", unit="ep"):
         if _is_video_file(path):
             images, _ = read_video(path, size=wanted)
         else:
             images = read_images(image_files(path), size=wanted)
         if first is not None and images.shape[1:] != first.shape:
             raise InputError(
-                f"{path} has frames of {_size_text(images[0])}, but {paths[0]} of "
+                f"{path} has frames of {_size_text(images[0])}, but {files[0]} of "
                 f"{_size_text(first)}: pass size=(width, height) to resize them"
             )
         try:
@@ -712,8 +749,9 @@ def iter_sources(
 
 
 def _packets(path: Path) -> int:
-    """The number of frames of a video file's first video stream, counted from its packets
-    (demuxed, not decoded); `DataError` naming the file if it cannot be read or holds none."""
+    """The number of frames of a video file's video stream (`video_stream`), counted from its
+    packets (demuxed, not decoded); `DataError` naming the file if it cannot be read or holds
+    none."""
 
     def count(container: Any, stream: Any) -> int:
         return sum(1 for packet in container.demux(stream) if packet.size > 0)
