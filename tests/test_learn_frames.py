@@ -282,7 +282,10 @@ def test_frame_models_need_frames(data, tmp_path):
         train(bare, config(1), tmp_path / "a", progress=False)
     with pytest.raises(InputError, match=r"no camera 'side'; its cameras are \['cam'\]"):
         train(train_data, config(1, cameras="side"), tmp_path / "b", progress=False)
-    with pytest.raises(InputError, match="model.state"):
+    with pytest.raises(
+        InputError,
+        match="model.state is False and model.cameras is empty: the model would see nothing",
+    ):
         config(1, cameras="")
 
 

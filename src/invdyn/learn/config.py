@@ -135,7 +135,11 @@ class ModelConfig:
             else "",
             self.cameras,
         )
-        _check(self.state or bool(names), "model.state", "is False, so name cameras", self.state)
+        if not (self.state or names):
+            raise InputError(
+                "model.state is False and model.cameras is empty: the model would see nothing; "
+                "name cameras (model.cameras=front,side) or set model.state=true"
+            )
         _check(
             bool(self.encoder) and all(c >= 1 for c in self.encoder),
             "model.encoder",
