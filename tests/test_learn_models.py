@@ -418,6 +418,9 @@ def test_config_json_round_trip_and_overrides():
         lambda: ModelConfig(cameras="front", state_weight=float("nan")),
         lambda: TrainConfig(val_fraction=1.0),
         lambda: TrainConfig(device="tpu"),
+        lambda: TrainConfig(lr=float("inf")),
+        lambda: TrainConfig(grad_clip=float("inf")),
+        lambda: TrainConfig(weight_decay=float("nan")),
         lambda: preset("huge"),
         lambda: Config().with_overrides(["model.horizon=two"]),
         lambda: Config().with_overrides(["model.nothing=1"]),
@@ -428,6 +431,15 @@ def test_config_json_round_trip_and_overrides():
 def test_bad_config_raises_input_error(make):
     with pytest.raises(InputError):
         make()
+
+
+def test_a_diverging_run_stops_before_saving_its_weights(episodes, tmp_path):
+    wild = Config(
+        model=ModelConfig(hidden=(16,)), train=TrainConfig(epochs=3, batch_size=16, lr=1e30)
+    )
+    with pytest.raises(InputError, match=r"training diverged in epoch \d: its loss is nan"):
+        train(episodes, wild, tmp_path / "wild", progress=False)
+    assert not (tmp_path / "wild" / "checkpoint").exists()
 
 
 def test_cameras_are_named_not_keyed():

@@ -230,10 +230,14 @@ class TrainConfig:
         _check_types(self)
         _check(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
         _check(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
-        _check(self.lr > 0, "train.lr", "must be > 0", self.lr)
-        _check(self.weight_decay >= 0, "train.weight_decay", "must be >= 0", self.weight_decay)
+        _check(math.isfinite(self.lr) and self.lr > 0, "train.lr", "must be finite, > 0", self.lr)
+        decay = self.weight_decay
+        _check(
+            math.isfinite(decay) and decay >= 0, "train.weight_decay", "must be finite, >= 0", decay
+        )
         _check_choice("train.schedule", self.schedule, SCHEDULES)
-        _check(self.grad_clip >= 0, "train.grad_clip", "must be >= 0", self.grad_clip)
+        clip = self.grad_clip
+        _check(math.isfinite(clip) and clip >= 0, "train.grad_clip", "must be finite, >= 0", clip)
         _check(self.seed >= 0, "train.seed", "must be >= 0", self.seed)
         _check(
             0 <= self.val_fraction < 1, "train.val_fraction", "must be in [0, 1)", self.val_fraction

@@ -42,7 +42,7 @@ from invdyn.learn.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from invdyn.learn.config import Config
+from invdyn.learn.config import Config, TrainConfig
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
@@ -252,6 +252,7 @@ def train(
                             sums[key] += batch_metrics[key] * len(rows) * weight / world
                         bar.update(1)
                 sums = distributed.total(sums, device)
+                _check_converging(sums, epoch, tc)
                 entry = {"epoch": float(epoch + 1), "lr": lr}
                 entry |= {f"train_{k}": v / len(train_w) for k, v in sums.items()}
                 if val_w is not None and main:
@@ -412,6 +413,18 @@ def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str,
         for key in sums:
             sums[key] += metrics[key] * n
     return {k: v / len(windows) for k, v in sums.items()}
+
+
+def _check_converging(sums: dict[str, float], epoch: int, tc: TrainConfig) -> None:
+    """`InputError` when an epoch's training loss is not finite (the weights are then lost),
+    before anything of that epoch is saved."""
+    if math.isfinite(sums["loss"]):
+        return
+    raise InputError(
+        f"training diverged in epoch {epoch + 1}: its loss is {sums['loss']}; the checkpoint "
+        f"stays as last saved; lower train.lr (now {tc.lr:g}) or set train.grad_clip (now "
+        f"{tc.grad_clip:g})"
+    )
 
 
 def _logged_metrics(model: InverseDynamicsModel) -> tuple[str, ...]:
