@@ -543,8 +543,21 @@ def test_corruption_is_a_data_error(tmp_path: Path, corruption: str) -> None:
 
 
 def test_not_a_dataset(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no such dataset directory"):
+    with pytest.raises(DataError, match="absent: missing, not a dataset directory"):
         read_dataset(tmp_path / "absent")
+    path = write(tmp_path / "ds", episodes())
+    with pytest.raises(DataError, match=r"info.json: a file, not a dataset directory"):
+        read_dataset(path / "meta" / "info.json")
+    # every episode removed from the metadata and the counts
+    import pyarrow.parquet as pq
+
+    for file in (path / "meta" / "episodes").rglob("*.parquet"):
+        pq.write_table(pq.read_table(file).slice(0, 0), file)
+    info = json.loads((path / "meta" / "info.json").read_text())
+    info.update(total_episodes=0, total_frames=0)
+    (path / "meta" / "info.json").write_text(json.dumps(info))
+    with pytest.raises(DataError, match="ds: the dataset has no episodes"):
+        read_dataset(path)
 
 
 # tables

@@ -1374,15 +1374,14 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
     Raises:
       DataError: naming the file and the problem: a missing directory or meta file,
         ``info.json`` that is not JSON or lacks a field, an unsupported ``codebase_version``,
-        features with neither state, action nor video, a truncated or corrupt parquet file,
+        features with neither state, action nor video, no episodes, a truncated or corrupt
+        parquet file,
         a missing column, counts that disagree between ``info.json``, the episodes metadata
         and the data files, frame or episode indices that are not contiguous, timestamps that
         do not increase, vectors of the wrong length, or a value that is null, NaN or infinite.
     """
     pa, pq = _pyarrow()
-    root = Path(path)
-    if not root.is_dir():
-        raise DataError(f"{root}: no such dataset directory")
+    root = _dataset_root(path)
     info_json = _read_info(root)
     vectors, videos = _features(root, info_json["features"])
     data_path = info_json["data_path"]
@@ -1400,6 +1399,8 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
     total_frames, total_episodes = info.total_frames, info.total_episodes
     episodes = _read_episodes(pa, pq, root)
     lengths = episodes["length"]
+    if len(lengths) == 0:
+        raise DataError(f"{root}: the dataset has no episodes (nothing to read)")
     if len(lengths) != total_episodes:
         raise DataError(
             f"{root / INFO_PATH}: total_episodes is {total_episodes}, but {EPISODES_DIR} "
@@ -1476,9 +1477,7 @@ def read_info(path: str | os.PathLike[str]) -> DatasetInfo:
       DataError: as `read_dataset`, for these two files.
     """
     pa, pq = _pyarrow()
-    root = Path(path)
-    if not root.is_dir():
-        raise DataError(f"{root}: no such dataset directory")
+    root = _dataset_root(path)
     info_json = _read_info(root)
     vectors, videos = _features(root, info_json["features"])
     return _dataset_info(root, info_json, vectors, videos, _read_tasks(pa, pq, root))
@@ -1540,9 +1539,7 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
       DataError: a missing directory or an unreadable ``info.json``, or a metadata entry that
         is not an object.
     """
-    root = Path(path)
-    if not root.is_dir():
-        raise DataError(f"{root}: no such dataset directory")
+    root = _dataset_root(path)
     metadata = _read_info(root).get(METADATA_KEY, {})
     if not isinstance(metadata, dict):
         raise DataError(f"{root / INFO_PATH}: {METADATA_KEY} must be an object, got {metadata!r}")
@@ -1565,9 +1562,7 @@ def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dic
         frame counts that disagree with the episodes metadata.
     """
     pa, pq = _pyarrow()
-    root = Path(path)
-    if not root.is_dir():
-        raise DataError(f"{root}: no such dataset directory")
+    root = _dataset_root(path)
     info_json = _read_info(root)
     features = info_json["features"]
     widths: dict[str, int | None] = {}
@@ -1608,6 +1603,15 @@ def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dic
                 _column(pa, root / relative, table, key, widths[key] if list_like else None)
             )
     return {key: np.concatenate(parts[key]) for key in keys}
+
+
+def _dataset_root(path: str | os.PathLike[str]) -> Path:
+    """`path` as a dataset directory, or `DataError` saying what it is instead."""
+    root = Path(path)
+    if not root.is_dir():
+        what = "a file" if root.is_file() else "missing"
+        raise DataError(f"{root}: {what}, not a dataset directory (the folder of meta/info.json)")
+    return root
 
 
 def _read_json(root: Path, relative: str) -> Any:
