@@ -696,6 +696,8 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert oracle["available"] and oracle["r2_mean"] > 0.999, oracle
     assert metrics["r2_mean"] > metrics["baselines"]["linear"]["r2_mean"], metrics
     assert "oracle R^2" in out
+    # the plots and metrics lie beside the checkpoint, which training replaces whole
+    assert (run_dir / "evaluation" / "metrics.json").is_file(), sorted(run_dir.rglob("*"))
     labelled = tmp_path / "labelled"
     argv = ["label", str(run_dir), str(test_data), "--out", str(labelled), "--no-progress"]
     status, _, err = run(capsys, *argv)

@@ -233,6 +233,9 @@ def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, t
     batch = make_windows(episode_arrays(held_out), config.model).batch()
     assert torch.equal(checkpoint.model.predict(batch), result.model.predict(batch))
     assert torch.equal(load_model(result.checkpoint).predict(batch), result.model.predict(batch))
+    # the run directory stands for its checkpoint
+    run = result.checkpoint.parent
+    assert torch.equal(load_model(run).predict(batch), result.model.predict(batch))
     for name, value in dataclasses.asdict(result.model.stats).items():
         np.testing.assert_array_equal(getattr(checkpoint.model.stats, name), value)
 

@@ -351,7 +351,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         type=Path,
-        help="directory for the metrics and plots (default: <checkpoint>/evaluation)",
+        help="directory for the metrics and plots (default: <run>/evaluation, beside the "
+        "run's checkpoint)",
     )
     evaluate.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
     evaluate.set_defaults(command=_evaluate)
@@ -1029,7 +1030,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         _print_table(["state", "R^2"], [*rows, ["mean", f"{estimate.r2_mean:.4f}"]])
     print(f"linear: {report.linear_note}")
     print(f"oracle: {report.oracle_note}")
-    out = args.out if args.out is not None else checkpoint / "evaluation"
+    out = args.out if args.out is not None else _evaluation_dir(checkpoint)
     for path in save_evaluation(report, out):
         print(f"wrote {path}")
     if args.json is not None:
@@ -1322,6 +1323,15 @@ def _checkpoint_dir(path: str) -> Path:
     from invdyn.learn.checkpoint import checkpoint_in
 
     return checkpoint_in(path)
+
+
+def _evaluation_dir(checkpoint: Path) -> Path:
+    """Where `evaluate` writes by default: beside a run's checkpoint (``<run>/evaluation``),
+    which training replaces whole when it saves, else inside the checkpoint directory."""
+    from invdyn.learn.checkpoint import RUN_CHECKPOINT
+
+    inside = checkpoint.name == RUN_CHECKPOINT
+    return checkpoint.parent / "evaluation" if inside else checkpoint / "evaluation"
 
 
 def _is_gym_id(source: str) -> bool:

@@ -237,14 +237,15 @@ def load_checkpoint(
     """Read a checkpoint directory written by `save_checkpoint`.
 
     Args:
-      path: the checkpoint directory.
+      path: the checkpoint directory, or a run directory of `invdyn.learn.train.train`
+        (`checkpoint_in`).
       device: where to put the model (and the optimiser state).
 
     Raises:
       DataError: the directory or one of its files is missing or corrupt (the message names
         the file).
     """
-    path = Path(path)
+    path = checkpoint_in(path)
     old = path.with_name(f".{path.name}.old")
     # a save interrupted between its two renames leaves only the previous checkpoint
     if not path.exists() and old.is_dir():
