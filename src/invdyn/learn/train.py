@@ -175,10 +175,12 @@ def train(
     if resume and (ckpt_dir.exists() or ckpt_dir.with_name(f".{ckpt_dir.name}.old").exists()):
         previous = load_checkpoint(ckpt_dir, device=device)
         state = previous.train_state or {}
-        if not _same_run(state.get("identity"), identity):
+        differences = _run_differences(state.get("identity"), identity)
+        if differences:
             raise InputError(
-                f"{ckpt_dir} holds a checkpoint of another configuration or dataset; "
-                "use another out_dir or resume=False"
+                f"{ckpt_dir} holds a checkpoint of another configuration or dataset (it differs "
+                f"in {', '.join(differences)}); use another out_dir, or resume=False (--restart "
+                "on the command line) to start afresh there"
             )
         if state.get("epoch") == tc.epochs:
             return TrainResult(
@@ -528,20 +530,32 @@ def _epoch_seed(seed: int, epoch: int) -> int:
 
 
 def _resume_key(config: Config) -> dict[str, Any]:
+    """What of `config` a resumed run must share: all but the fields that may change on
+    resuming, and the dataset's name (the data's own fingerprint stands for it, however its
+    path is spelled)."""
     data = config.to_dict()
     for name in _RESUMABLE_CHANGES:
         del data["train"][name]
+    del data["dataset"]
     return data
 
 
-def _same_run(stored: Any, identity: dict[str, Any]) -> bool:
-    """Whether a checkpoint's stored identity is this run's `identity`. A config stored by a
-    version that had fewer fields counts with those fields at their defaults."""
+def _run_differences(stored: Any, identity: dict[str, Any]) -> list[str]:
+    """What differs between a checkpoint's stored identity and this run's `identity` (the
+    config fields, ``the data``), [] for the same run. A config stored by a version that had
+    fewer fields counts with those fields at their defaults."""
     try:
         config = _resume_key(Config.from_dict(stored["config"]))
-        return {"config": config, "data": stored["data"]} == identity
+        data = stored["data"]
     except (InputError, KeyError, TypeError):
-        return False
+        return ["a record of its run that cannot be read"]
+    differences = [
+        f"{section}.{name}"
+        for section in ("model", "train")
+        for name in config[section]
+        if config[section][name] != identity["config"][section].get(name)
+    ]
+    return differences + (["the data"] if data != identity["data"] else [])
 
 
 def _fingerprint(arrays: Sequence[tuple[Float, Float]]) -> str:
