@@ -24,7 +24,14 @@ from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn import label  # noqa: E402
 from invdyn.learn.checkpoint import load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
-from invdyn.learn.data import Episode, read_dataset, read_frame_columns, write_dataset  # noqa: E402
+from invdyn.learn.data import (  # noqa: E402
+    Episode,
+    FrameFeature,
+    read_dataset,
+    read_extra_features,
+    read_frame_columns,
+    write_dataset,
+)
 from invdyn.learn.keys import OBS_STATE  # noqa: E402
 from invdyn.learn.label import (  # noqa: E402
     ACTION_STD,
@@ -282,6 +289,38 @@ def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):
     with pytest.raises(FileExistsError):
         label_dataset(ensemble, recorded, out, replace=True)
     label_dataset(ensemble, recorded, out, replace=True, overwrite=True)
+
+
+def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_path):
+    """Every feature but the recorded actions and those about them stays: other per-frame
+    features with their names, and the videos of a dataset labelled by a model of its state."""
+    pytest.importorskip("av")
+    lengths = [len(e) for e in held_out]
+    rng = np.random.default_rng(0)
+    extras = {
+        "next.reward": FrameFeature([rng.normal(size=n) for n in lengths]),
+        "next.done": FrameFeature([np.arange(n) == n - 1 for n in lengths]),
+        "observation.mujoco_state": FrameFeature(
+            [rng.normal(size=(n, 3)) for n in lengths], names=["qpos", "qvel", "act"]
+        ),
+        "action.std": FrameFeature([np.ones((n, 2)) for n in lengths]),  # of the old actions
+    }
+    frames = [np.full((n, 16, 16, 3), 40 * k, dtype=np.uint8) for k, n in enumerate(lengths)]
+    path = write_dataset(
+        tmp_path / "data", held_out, fps=FPS, state_names=STATE_NAMES, action_names=ACTION_NAMES,
+        extra_features=extras, videos={"cam": frames},
+    )  # fmt: skip
+    video = sorted(path.rglob("*.mp4"))[0].read_bytes()
+    decoded = read_dataset(path).frames("cam", 3)
+    label_dataset(chunked, path, path, replace=True, overwrite=True)
+    kept = read_extra_features(path)
+    assert set(kept) == {"next.reward", "next.done", "observation.mujoco_state", IS_LABELLED}
+    for key in ("next.reward", "next.done", "observation.mujoco_state"):
+        for got, want in zip(kept[key].values, extras[key].values, strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert kept["observation.mujoco_state"].names == ["qpos", "qvel", "act"]
+    assert sorted(path.rglob("*.mp4"))[0].read_bytes() == video
+    np.testing.assert_array_equal(read_dataset(path).frames("cam", 3), decoded)
 
 
 def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_path, monkeypatch):

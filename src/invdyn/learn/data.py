@@ -1605,6 +1605,38 @@ def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dic
     return {key: np.concatenate(parts[key]) for key in keys}
 
 
+def read_extra_features(path: str | os.PathLike[str]) -> dict[str, FrameFeature]:
+    """A dataset's per-frame features beyond its state, action, timestamps, indices and
+    videos (a MuJoCo state, rewards, the flags of labels...), as `write_dataset` takes them
+    (``extra_features``): one array per episode, with the names info.json gives their
+    entries (when it lists one string per entry).
+
+    Raises:
+      DataError: as `read_frame_columns`.
+    """
+    root = _dataset_root(path)
+    features = _read_info(root)["features"]
+    standard = {OBS_STATE, ACTION, TIMESTAMP, *_INDEX_COLUMNS}
+    keys = [
+        key
+        for key, feature in features.items()
+        if key not in standard
+        and not (isinstance(feature, dict) and feature.get("dtype") in ("video", "image"))
+    ]
+    columns = read_frame_columns(root, keys)
+    pa, pq = _pyarrow()
+    bounds = np.cumsum(_read_episodes(pa, pq, root)["length"])[:-1]
+    extras = {}
+    for key in keys:
+        names = features[key].get("names")
+        width = 1 if columns[key].ndim == 1 else columns[key].shape[1]
+        listed = isinstance(names, list) and all(isinstance(n, str) for n in names)
+        extras[key] = FrameFeature(
+            np.split(columns[key], bounds), names=names if listed and len(names) == width else None
+        )
+    return extras
+
+
 def _dataset_root(path: str | os.PathLike[str]) -> Path:
     """`path` as a dataset directory, or `DataError` saying what it is instead."""
     root = Path(path)

@@ -20,11 +20,11 @@ the state size (for a model that sees the state), the cameras and their frame si
 of frames), and, when the checkpoint keeps the training data's spec, the state names and fps
 too (its action names then name the labelled actions; otherwise they are ``action.0``,
 ``action.1``, ...). A dataset that already has actions is refused unless ``replace=True``,
-which drops the recorded actions for the predictions. The labelled copy keeps the states, the
-dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
-``labelled_by``), and the videos when the model sees frames or the dataset has no state
-(their mp4 files copied as they are); a state model's labels of a dataset with states leave
-its videos out.
+which drops the recorded actions (and the features about them, ``action.*``) for the
+predictions. The labelled copy keeps everything else: the states, the other per-frame
+features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...), the videos
+(their mp4 files copied as they are) and the dataset's metadata
+(`invdyn.learn.data.read_metadata`, with the checkpoint as ``labelled_by``).
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
@@ -81,6 +81,7 @@ from invdyn.learn.data import (
     check_target,
     import_videos,
     read_dataset,
+    read_extra_features,
     read_frame_columns,
     read_info,
     read_metadata,
@@ -235,11 +236,16 @@ def label_dataset(
         Episode(state=e.state, action=a, timestamp=e.timestamp, task=e.task)
         for e, a in zip(dataset, action)
     ]
-    extras = {IS_LABELLED: FrameFeature(flags)}
+    # the dataset's other features but those of the recorded actions, then the labels'
+    extras = {
+        key: feature
+        for key, feature in read_extra_features(dataset.path).items()
+        if not key.startswith(f"{ACTION}.")
+    }
+    extras[IS_LABELLED] = FrameFeature(flags)
     if std is not None:
         extras[ACTION_STD] = FrameFeature(std, names=action_names)
     info = dataset.info
-    carried = info.videos if config.camera_names or not info.state_names else {}
     write_dataset(
         out,
         episodes,
@@ -249,7 +255,7 @@ def label_dataset(
         source=info.source,
         overwrite=overwrite,
         extra_features=extras,
-        videos={key.removeprefix(OBS_IMAGE_PREFIX): dataset.video(key) for key in carried},
+        videos={key.removeprefix(OBS_IMAGE_PREFIX): dataset.video(key) for key in info.videos},
         metadata=read_metadata(dataset.path) | {"labelled_by": str(Path(checkpoint_dir).resolve())},
     )
     shutil.rmtree(work, ignore_errors=True)
