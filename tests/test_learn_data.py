@@ -528,7 +528,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
     ),
     "timestamps": (
         lambda p: _rewrite_column(p / DATA_FILE, "timestamp", lambda c: pa.array([0.0] * 24)),
-        "timestamps of episode 0 do not increase",
+        "timestamps of episode 0 step by 0 s at frame 1, but meta/info.json's fps",
     ),
 }
 
@@ -540,6 +540,25 @@ def test_corruption_is_a_data_error(tmp_path: Path, corruption: str) -> None:
     damage(path)
     with pytest.raises(DataError, match=message):
         read_dataset(path)
+
+
+def test_frames_are_one_period_apart(tmp_path: Path) -> None:
+    """As LeRobot reads them: a dropped frame is refused when writing, and an fps in info.json
+    that the timestamps do not keep when reading; float32 times of long episodes pass."""
+    dropped = episodes()
+    dropped[1] = Episode(
+        np.delete(dropped[1].state, 3, 0), None, np.delete(dropped[1].timestamp, 3)
+    )
+    with pytest.raises(InputError, match=r"episode 1: frames must be 1 / fps = 0.01 s apart"):
+        write(tmp_path / "gap", [Episode(e.state, None, e.timestamp) for e in dropped])
+    path = write(tmp_path / "ds")
+    info = json.loads((path / "meta/info.json").read_text())
+    (path / "meta/info.json").write_text(json.dumps(info | {"fps": 7}))
+    with pytest.raises(DataError, match=r"step by 0.01 s at frame 1, but .*fps = 7 puts frames"):
+        read_dataset(path)
+    hour = np.arange(3600 * 30, 3600 * 30 + 50) / 30.0
+    long = Episode(np.zeros((50, 4), np.float32), None, hour.astype(np.float32))
+    assert len(read_dataset(write(tmp_path / "long", [long], fps=30))) == 1
 
 
 def test_not_a_dataset(tmp_path: Path) -> None:

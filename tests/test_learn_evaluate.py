@@ -207,7 +207,10 @@ def test_dataset_of_another_spec_is_refused(robot, tmp_path):
             "state_names": info.state_names,
             "action_names": info.action_names,
         } | change
-        path = write_dataset(tmp_path / message.replace(" ", "_"), episodes, **options)
+        # the frames retimed to the rate claimed
+        scale = info.fps / options["fps"]
+        retimed = [dataclasses.replace(e, timestamp=e.timestamp * scale) for e in episodes]
+        path = write_dataset(tmp_path / message.replace(" ", "_"), retimed, **options)
         with pytest.raises(InputError, match=message):
             evaluate_checkpoint(checkpoint, path)
 

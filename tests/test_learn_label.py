@@ -248,7 +248,11 @@ def test_refuses_a_dataset_of_another_spec(ensemble, held_out, tmp_path):
     cases = {
         "3 entries|5 entries": write(tmp_path / "wider", wider),
         "state names": write(tmp_path / "renamed", free, state_names=("a", "b", "c", "d")),
-        "fps": write(tmp_path / "slower", free, fps=FPS / 2),
+        "fps": write(
+            tmp_path / "slower",
+            [Episode(e.state, None, 2 * e.timestamp) for e in free],
+            fps=FPS / 2,
+        ),
     }
     for message, path in cases.items():
         with pytest.raises(InputError, match=message):

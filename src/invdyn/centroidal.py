@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array
+from invdyn._arrays import as_float_array, not_a_model
 from invdyn.errors import ModelError
 from invdyn.kinematics import (
     body_motions,
@@ -39,7 +39,7 @@ def center_of_mass(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, as_float_array("q", q, model.nq))
+    rotations, origins = forward_kinematics(model, _positions(model, q))
     return _center(model, body_centers(model, rotations, origins))
 
 
@@ -61,7 +61,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, as_float_array("q", q, model.nq))
+    rotations, origins = forward_kinematics(model, _positions(model, q))
     centers = body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
     # each body's angular and centre-of-mass velocity columns: (..., nbody, nv, 3)
@@ -110,6 +110,14 @@ def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
 def _center(model: Model, centers: Array) -> Array:
     """(..., 3) the mass-weighted mean of (..., nbody, 3) body centres."""
     return np.einsum("b,...bi->...i", model.body_mass, centers) / _total_mass(model)
+
+
+def _positions(model: Model, q: Array) -> Array:
+    """`q` as a (..., nq) float64 array of `model`; `InputError` for a non-model, a tensor or
+    another shape."""
+    if not isinstance(model, Model):
+        raise not_a_model(model)
+    return as_float_array("q", q, model.nq)
 
 
 def _total_mass(model: Model) -> float:

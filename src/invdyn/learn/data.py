@@ -480,7 +480,8 @@ def write_dataset(
         or all without. Each feature is stored in float32 when every episode gives float32,
         and in float64 otherwise. Without a state no ``observation.state`` feature is
         written; a dataset needs a state, actions or `videos` (else there is nothing to store).
-      fps: frames per second, > 0 (LeRobot expects the timestamps to be about k / fps).
+      fps: frames per second, > 0: each episode's frames must be 1 / fps apart (LeRobot
+        checks them so, to `TOLERANCE_S`).
       state_names: name of each entry of the state, ``n_state`` distinct strings; None (or
         empty) when the episodes have no state.
       action_names: name of each entry of the action; None (or empty) when the episodes have
@@ -501,10 +502,10 @@ def write_dataset(
       The dataset directory.
 
     Raises:
-      InputError: bad arguments: no episodes, names that do not match the arrays, episodes
-        with and without a state (or actions) mixed, neither state, actions nor videos, an
-        extra feature with a reserved key or of the wrong length, video frames of the wrong
-        shape, length or size.
+      InputError: bad arguments: no episodes, frames other than 1 / fps apart, names that do
+        not match the arrays, episodes with and without a state (or actions) mixed, neither
+        state, actions nor videos, an extra feature with a reserved key or of the wrong
+        length, video frames of the wrong shape, length or size.
       FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
         dataset.
     """
@@ -531,6 +532,7 @@ def write_dataset(
         raise InputError(
             "the episodes have neither state nor action, and there are no videos: nothing to store"
         )
+    _check_rate(episodes, rate)
     check_target(target, overwrite=overwrite)
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -568,6 +570,20 @@ def write_dataset(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _check_rate(episodes: list[Episode], fps: float) -> None:
+    """`InputError` unless every episode's frames are 1 / fps apart (`off_rate`), as LeRobot
+    reads them."""
+    for k, episode in enumerate(episodes):
+        off = off_rate(episode.timestamp, fps)
+        if off.any():
+            i = int(np.argmax(off)) + 1
+            step = episode.timestamp[i] - episode.timestamp[i - 1]
+            raise InputError(
+                f"episode {k}: frames must be 1 / fps = {1 / fps:.6g} s apart (LeRobot reads "
+                f"them so), but timestamp[{i}] - timestamp[{i - 1}] = {step:.6g} s"
+            )
 
 
 def _vector_names(
@@ -1450,7 +1466,7 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
     for key, feature in vectors.items():
         frames[key] = frames[key].astype(feature[1], copy=False)
     starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    _check_frames(root, frames, lengths, starts, len(tasks))
+    _check_frames(root, frames, lengths, starts, len(tasks), info.fps)
     for array in frames.values():
         array.setflags(write=False)
 
@@ -1940,9 +1956,10 @@ def _check_unreferenced(root: Path, template: str, files: list[tuple[int, int]])
 
 
 def _check_frames(
-    root: Path, frames: dict[str, np.ndarray], lengths: Int, starts: Int, n_tasks: int
+    root: Path, frames: dict[str, np.ndarray], lengths: Int, starts: Int, n_tasks: int, fps: float
 ) -> None:
-    """`DataError` unless indices are contiguous, values finite and timestamps increasing."""
+    """`DataError` unless indices are contiguous, values finite and timestamps 1 / fps apart
+    within each episode (`off_rate`)."""
     where = root / DATA_DIR
     total = int(starts[-1])
     episode = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -1980,16 +1997,25 @@ def _check_frames(
     frames[TIMESTAMP] = frames[TIMESTAMP].astype(
         np.float32 if frames[TIMESTAMP].dtype == np.float32 else np.float64, copy=False
     )
-    steps = np.diff(frames[TIMESTAMP])
+    times = frames[TIMESTAMP]
     inside = np.ones(max(total - 1, 0), dtype=bool)
     inside[starts[1:-1] - 1] = False
-    bad = np.flatnonzero(inside & (steps <= 0))
+    bad = np.flatnonzero(inside & off_rate(times, fps))
     if bad.size:
         row = int(bad[0]) + 1
         raise DataError(
-            f"{where}: timestamps of episode {int(episode[row])} do not increase at frame "
-            f"{row - int(starts[episode[row]])}"
+            f"{where}: timestamps of episode {int(episode[row])} step by "
+            f"{times[row] - times[row - 1]:.6g} s at frame {row - int(starts[episode[row]])}, "
+            f"but {INFO_PATH}'s fps = {fps:g} puts frames {1 / fps:.6g} s apart (as LeRobot "
+            "checks): a wrong fps, or dropped frames"
         )
+
+
+def off_rate(timestamp: NDArray[Any], fps: float) -> NDArray[np.bool_]:
+    """(T - 1,) which steps between the (T,) `timestamp` are not 1 / `fps`, to LeRobot's
+    `TOLERANCE_S` (or the timestamps' own precision, where float32 holds them coarser)."""
+    slack = TOLERANCE_S + 2 * np.spacing(np.abs(timestamp[1:]))
+    return np.abs(np.diff(timestamp) - 1.0 / fps) > slack
 
 
 # other formats
