@@ -104,6 +104,29 @@ def test_validation_episodes_by_default(robot, report):
     assert report.model.r2_mean == pytest.approx(result.metrics["r2_mean"], rel=1e-6)
 
 
+def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_path):
+    """LeRobot's datasets hold float32: a copy in float32 is still scored on its validation
+    episodes, not on all (the training ones among them)."""
+    dataset, checkpoint, result = robot
+    single = [
+        Episode(e.state.astype(np.float32), e.action.astype(np.float32), e.timestamp)
+        for e in dataset
+    ]
+    info = dataset.info
+    copy = write_dataset(
+        tmp_path / "float32", single, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+    report = evaluate_checkpoint(checkpoint, copy)
+    assert report.selection == "validation" and list(report.episodes) == result.val_episodes
+    # a model that held nothing out, scored on its own training data, says so
+    config = small_config(epochs=1)
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, val_fraction=0))
+    run = train(read_dataset(copy), config, tmp_path / "run", progress=False)
+    with pytest.warns(UserWarning, match="training data and no episode of it was held out"):
+        assert evaluate_checkpoint(run.checkpoint, copy).selection == "all"
+
+
 def test_model_beats_linear_and_oracle_is_exact(report):
     model, linear, oracle = report.model, report.linear, report.oracle
     assert linear is not None and oracle is not None
@@ -314,7 +337,8 @@ def test_gym_oracle_is_exact_for_one_euler_step_per_frame(tmp_path):
     path = write_collection(_euler_collection("HalfCheetah-v5", 200), tmp_path / "euler")
     # a model of this data's spec (one frame per physics step), only for the oracle beside it
     result = train(read_dataset(path), small_config(epochs=1), tmp_path / "run", progress=False)
-    report = evaluate_checkpoint(result.checkpoint, path)
+    with pytest.warns(UserWarning, match="no episode of it was held out"):  # one episode
+        report = evaluate_checkpoint(result.checkpoint, path)
     oracle = report.oracle
     assert oracle is not None, report.oracle_note
     # measured nmse ~ 1e-26: exact to rounding, contacts included

@@ -4,9 +4,10 @@
 
 - which episodes: the checkpoint's validation episodes when its ``train_state.json`` records
   the split and the dataset is the one it was trained on (the fingerprint of its episodes,
-  which `invdyn.learn.train.train` stores, matches); otherwise every episode of the dataset,
-  which is then assumed held out (a dataset collected apart from the training data); or the
-  episodes the caller names.
+  which `invdyn.learn.train.train` stores, matches, in their precision or in float32: a
+  float32 copy is the same data); otherwise every episode of the dataset, which is then
+  assumed held out (a dataset collected apart from the training data; a warning says when it
+  is the training data, of which nothing was held out); or the episodes the caller names.
 - what: per action dimension the coefficient of determination ``R^2``, the normalised mean
   squared error (MSE over the target's variance, ``R^2 = 1 - NMSE``) and the mean absolute
   error, and their means (`Metrics`), as `invdyn.learn.train.evaluate` computes them; a chunked
@@ -61,6 +62,7 @@ import dataclasses
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -273,7 +275,9 @@ def evaluate_checkpoint(
     # the split the checkpoint was trained with, if this is its dataset
     state = checkpoint.train_state or {}
     identity = state.get("identity")
-    same_data = isinstance(identity, dict) and identity.get("data") == _fingerprint(arrays)
+    same_data = (isinstance(identity, dict) and identity.get("data") == _fingerprint(arrays)) or (
+        state.get("data_float32") == _fingerprint(arrays, single=True)
+    )
     train_idx = _indices(state.get("train_episodes"), count) if same_data else None
     val_idx = _indices(state.get("val_episodes"), count) if same_data else None
 
@@ -284,6 +288,12 @@ def evaluate_checkpoint(
     elif val_idx:
         eval_idx, selection = val_idx, "validation"
     else:
+        if same_data:
+            warnings.warn(
+                f"{data.path} is the model's training data and no episode of it was held out "
+                "(train.val_fraction): these scores are of the training episodes",
+                stacklevel=2,
+            )
         eval_idx, selection = list(range(count)), "all"
     config = model.config
     windows = select_windows(arrays, data, eval_idx, config)

@@ -169,6 +169,7 @@ def train(
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
+    single_precision = _fingerprint(arrays, single=True)
 
     # a previous run in out_dir: check it is this run, return it if finished
     previous = None
@@ -277,6 +278,7 @@ def train(
                             "epoch": epoch + 1,
                             "finished": done,
                             "identity": identity,
+                            "data_float32": single_precision,
                             "train_episodes": train_idx,
                             "val_episodes": val_idx,
                         },
@@ -558,10 +560,13 @@ def _run_differences(stored: Any, identity: dict[str, Any]) -> list[str]:
     return differences + (["the data"] if data != identity["data"] else [])
 
 
-def _fingerprint(arrays: Sequence[tuple[Float, Float]]) -> str:
-    """A hash of the episodes, so that a run resumes only on the data it started with."""
+def _fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False) -> str:
+    """A hash of the episodes, so that a run resumes only on the data it started with; with
+    `single`, of their values in float32, whatever precision holds them (a float32 copy of a
+    dataset is the same data to `invdyn.learn.evaluate`)."""
     digest = hashlib.sha256()
-    hash_arrays(digest, (a for pair in arrays for a in pair))
+    values = (a for pair in arrays for a in pair)
+    hash_arrays(digest, (a.astype(np.float32) for a in values) if single else values)
     return digest.hexdigest()
 
 
