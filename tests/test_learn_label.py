@@ -327,6 +327,19 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
     np.testing.assert_array_equal(read_dataset(path).frames("cam", 3), decoded)
 
 
+def test_labels_used_as_recorded_actions_are_flagged(chunked, unlabelled, tmp_path):
+    from invdyn.learn.evaluate import evaluate_checkpoint
+
+    out = label_dataset(chunked, unlabelled, tmp_path / "labelled")
+    with pytest.warns(UserWarning, match=r"labelled were predicted by the model .*agreement"):
+        evaluate_checkpoint(chunked, out)
+    config = Config(model=preset("small").model, train=dataclasses.replace(
+        preset("small").train, epochs=1, num_threads=1
+    ))  # fmt: skip
+    with pytest.warns(UserWarning, match=r"predicted by the model .*action.is_labelled False"):
+        train(read_dataset(out), config, tmp_path / "run", progress=False)
+
+
 def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_path, monkeypatch):
     # 100 windows per episode, batch_size 60: one unit per episode, two forward passes each
     reference = label_dataset(ensemble, unlabelled, tmp_path / "reference", batch_size=60)

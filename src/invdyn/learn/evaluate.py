@@ -254,6 +254,13 @@ def evaluate_checkpoint(
     info = data.info
     if info.action_names is None:
         raise InputError(f"dataset {data.path} has no actions to evaluate against")
+    labeller = read_metadata(data.path).get("labelled_by")
+    if labeller:
+        warnings.warn(
+            f"the actions of {data.path} were predicted by the model {labeller}, not recorded: "
+            "these scores measure agreement with it",
+            stacklevel=2,
+        )
     # a model of frames alone reads no state: the dataset may have any, or none
     reads_state = model.config.state or bool(model.state_estimators)
     if info.n_action != model.n_action or (reads_state and info.n_state != model.n_state):

@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,7 @@ def train(
         raise InputError(f"config must be a Config, got {type(config).__name__}")
     tc = config.train
     spec = _spec(episodes)
+    _warn_if_labelled(episodes)
     arrays = episode_arrays(episodes)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
     train_w = select_windows(arrays, episodes, train_idx, config.model)
@@ -500,6 +502,20 @@ def _spec(episodes: Iterable[Any]) -> DataSpec | None:
     if isinstance(info, DatasetInfo) and info.action_names is not None:
         return DataSpec.of(info)
     return None
+
+
+def _warn_if_labelled(episodes: Iterable[Any]) -> None:
+    """Warn when the episodes are a dataset whose actions a model predicted (`invdyn label`)."""
+    from invdyn.learn.data import Dataset, read_metadata
+
+    if isinstance(episodes, Dataset) and read_metadata(episodes.path).get("labelled_by"):
+        warnings.warn(
+            f"the actions of {episodes.path} were predicted by the model "
+            f"{read_metadata(episodes.path)['labelled_by']}, not recorded: this model learns "
+            "its labels, and those of the frames at the episodes' ends are copies of their "
+            "neighbours' (action.is_labelled False)",
+            stacklevel=3,
+        )
 
 
 def _shuffle(count: int, run: int, generator: torch.Generator) -> torch.Tensor:
