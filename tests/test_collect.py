@@ -273,8 +273,9 @@ def test_gym_bad_input():
         collect_gym("Reacher-v5", episodes=1, policy="expert")  # type: ignore[arg-type]
     with pytest.raises(invdyn.InputError, match="episodes"):
         collect_gym("Reacher-v5", episodes=0)
-    with pytest.raises(invdyn.InputError, match="steps_per_episode"):
-        collect_gym("Reacher-v5", episodes=1, steps_per_episode=0)
+    for steps in (0, 1):  # a transition needs two frames
+        with pytest.raises(invdyn.InputError, match="steps_per_episode must be an integer >= 2"):
+            collect_gym("Reacher-v5", episodes=1, steps_per_episode=steps)
 
 
 def test_collection_checks_columns():

@@ -413,8 +413,8 @@ def collect_gym(
     Args:
       env_id: a Gymnasium id of a MuJoCo environment, such as ``"HalfCheetah-v5"``.
       episodes: number of episodes to return, >= 1.
-      steps_per_episode: steps before truncation; None for the environment's own limit
-        (1000 for HalfCheetah, 50 for Reacher).
+      steps_per_episode: steps before truncation, >= `MIN_STEPS`; None for the environment's
+        own limit (1000 for HalfCheetah, 50 for Reacher).
       policy: one of `POLICIES`.
       seed: seed of the resets and of the policy.
       workers: processes that run episodes in parallel, each with its own environment
@@ -432,7 +432,9 @@ def collect_gym(
     gym = _import_gymnasium()
     count = check_count("episodes", episodes)
     steps = (
-        None if steps_per_episode is None else check_count("steps_per_episode", steps_per_episode)
+        None
+        if steps_per_episode is None
+        else check_count("steps_per_episode", steps_per_episode, minimum=MIN_STEPS)
     )
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
