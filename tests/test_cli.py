@@ -551,6 +551,22 @@ def test_collect_and_train_bad_input(
     assert err.startswith("invdyn: error:") and message in err, err
 
 
+def test_paths_of_the_wrong_kind_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from invdyn._files import write_json
+
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    status, _, err = run(capsys, "train", str(tmp_path / "data"), "--out", str(taken))
+    assert status == 2 and f"--out {taken}: exists and is not a directory" in err, err
+    status, _, err = run(capsys, "label", str(tmp_path), str(taken), "--out", str(tmp_path / "o"))
+    assert status == 2 and f"{taken} is neither a dataset" in err, err
+    with pytest.raises(IsADirectoryError, match="a directory, not a file to write"):
+        write_json(tmp_path, {})
+    assert taken.read_text() == "mine"
+
+
 def test_collect_refuses_an_occupied_out_before_simulating(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

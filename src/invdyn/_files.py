@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -23,6 +24,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
       mode: "w" (text, UTF-8) or "wb".
     """
     path = Path(path).absolute()
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a file to write", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

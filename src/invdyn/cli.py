@@ -917,6 +917,7 @@ def _train(args: argparse.Namespace) -> int:
     from invdyn.learn.data import read_dataset
     from invdyn.learn.train import resolve_device, train
 
+    _output_directory(args.out)
     dataset = read_dataset(args.dataset)
     config = _train_config(args, dataset)
     device = resolve_device(config.train.device)
@@ -1041,6 +1042,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     from invdyn.learn.data import INFO_PATH
     from invdyn.learn.label import label_dataset, label_videos
+    from invdyn.learn.video import VIDEO_SUFFIXES
 
     checkpoint = _checkpoint_dir(args.checkpoint)
     options = {
@@ -1050,7 +1052,13 @@ def _label(args: argparse.Namespace) -> int:
         "address": args.address,
         "batch_size": args.batch_size,
     }
-    if (Path(args.dataset) / INFO_PATH).is_file():
+    data = Path(args.dataset)
+    if data.is_file() and data.suffix.lower() not in VIDEO_SUFFIXES:
+        raise InputError(
+            f"{data} is neither a dataset (the folder of {INFO_PATH}), a video file "
+            f"({', '.join(VIDEO_SUFFIXES)}) nor a folder of them"
+        )
+    if (data / INFO_PATH).is_file():
         if args.size is not None:
             raise InputError("--size is for plain videos; DATA is a dataset")
         path = label_dataset(checkpoint, args.dataset, args.out, replace=args.replace, **options)
