@@ -439,6 +439,19 @@ def test_bad_config_raises_input_error(make):
         make()
 
 
+def test_bad_batches_raise_input_error(episodes, tmp_path):
+    model = train(episodes, small(epochs=1), tmp_path, progress=False).model
+    batch = make_windows(episode_arrays(episodes[:1]), model.config).batch()
+    window = batch[OBS_STATE]
+    for bad, message in [
+        (window, "a batch maps 'observation.state' .* got ndarray"),
+        ({}, "batch has no 'observation.state'"),
+        ({OBS_STATE: window[:, :, :-1]}, r"observation.state must have shape \(B, 2, 4\)"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            model.predict(bad)
+
+
 def test_a_diverging_run_stops_before_saving_its_weights(episodes, tmp_path):
     wild = Config(
         model=ModelConfig(hidden=(16,)), train=TrainConfig(epochs=3, batch_size=16, lr=1e30)

@@ -656,6 +656,11 @@ class InverseDynamicsModel(nn.Module):
         """(E, B, n_head) head outputs of a batch, the (E, B, W - 1, n_state) normalised states
         estimated from its frames (None without `ModelConfig.state_weight`), and its number
         of windows B."""
+        if not isinstance(batch, Mapping):
+            raise InputError(
+                f"a batch maps {OBS_STATE!r} (and the cameras' frames) to arrays, as "
+                f"make_windows(...).batch() gives it; got {type(batch).__name__}"
+            )
         obs = self._observations(batch)
         images, window_frames = self._images(batch)
         counts = {int(x.shape[0]) for x in (obs, window_frames) if x is not None}
