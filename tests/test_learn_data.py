@@ -680,6 +680,10 @@ def test_read_robomimic(tmp_path: Path) -> None:
         del f["data/demo_1/actions"]
     with pytest.raises(DataError, match="data/demo_1: no dataset 'actions'"):
         data.read_robomimic(file)
+    with h5py.File(file, "a") as f:
+        f.create_dataset("data/demo_1/actions", data=np.zeros((0, 7)))
+    with pytest.raises(DataError, match=r"data/demo_1/actions: holds no frames \(shape \(0, 7\)"):
+        data.read_robomimic(file)
     (tmp_path / "junk.hdf5").write_bytes(b"junk")
     with pytest.raises(DataError, match="not a readable HDF5"):
         data.read_robomimic(tmp_path / "junk.hdf5")

@@ -2421,12 +2421,15 @@ def _low_dim_keys(h5py: ModuleType, file: Path, demo: Any) -> list[str]:
 
 
 def _dataset(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
-    """The numeric dataset `key` of `group`, read into memory, or `DataError`."""
+    """The numeric dataset `key` of `group` (of frames along its first axis), read into memory,
+    or `DataError`."""
     item = group.get(key)
     if not isinstance(item, h5py.Dataset):
         raise DataError(f"{where}: no dataset {key!r}")
     if item.dtype.kind not in "biuf" or item.ndim == 0:
         raise DataError(f"{where}/{key}: dtype {item.dtype}, shape {item.shape} is not numbers")
+    if item.shape[0] == 0:
+        raise DataError(f"{where}/{key}: holds no frames (shape {item.shape})")
     return np.asarray(item[()])
 
 
