@@ -98,8 +98,15 @@ def test_files_follow_lerobot_v3(tmp_path: Path) -> None:
     path = write(tmp_path / "ds", written)
     info = json.loads((path / "meta/info.json").read_text())
     assert info["codebase_version"] == "v3.0"
-    # readable by others, as a directory made by mkdir is (not private, as a temporary one)
-    assert path.stat().st_mode & 0o777 == 0o755
+    # as a directory that mkdir makes, not private as a temporary one: the umask decides
+    mask = os.umask(0o027)
+    try:
+        private = write(tmp_path / "private", written)
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o777 & ~mask
+    assert private.stat().st_mode & 0o777 == 0o750
+    assert (private / "meta/info.json").stat().st_mode & 0o777 == 0o640
     assert info["data_path"] == "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
     assert info["splits"] == {"train": "0:3"} and info["total_tasks"] == 2
     assert info["features"][keys.OBS_STATE] == {

@@ -34,6 +34,7 @@ from invdyn.learn.evaluate import (
 from invdyn.learn.train import train
 from invdyn.sim.collect import CollectedEpisode, Collection, collect_gym, collect_robot
 from invdyn.viz.plots import plot_predictions
+from test_learn_models import train_killed_after
 
 requires_gym = pytest.mark.skipif(
     importlib.util.find_spec("gymnasium") is None, reason="gymnasium is not installed"
@@ -125,6 +126,14 @@ def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_pat
     run = train(read_dataset(copy), config, tmp_path / "run", progress=False)
     with pytest.warns(UserWarning, match="training data and no episode of it was held out"):
         assert evaluate_checkpoint(run.checkpoint, copy).selection == "all"
+    # a run stopped before its last epoch is scored, and said to be unfinished
+    config = dataclasses.replace(
+        config,
+        train=dataclasses.replace(config.train, epochs=3, val_fraction=0.2, checkpoint_every=1),
+    )
+    train_killed_after(1, read_dataset(copy), config, tmp_path / "killed")
+    with pytest.warns(UserWarning, match=r"checkpoint of epoch 1 of 3: its training has not"):
+        evaluate_checkpoint(tmp_path / "killed", copy)
 
 
 def test_model_beats_linear_and_oracle_is_exact(report):

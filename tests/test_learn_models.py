@@ -236,6 +236,10 @@ def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, t
     # the run directory stands for its checkpoint
     run = result.checkpoint.parent
     assert torch.equal(load_model(run).predict(batch), result.model.predict(batch))
+    # a save killed between its two renames leaves the previous checkpoint aside: still read
+    result.checkpoint.rename(run / ".checkpoint.old")
+    assert torch.equal(load_model(run).predict(batch), result.model.predict(batch))
+    (run / ".checkpoint.old").rename(result.checkpoint)
     for name, value in dataclasses.asdict(result.model.stats).items():
         np.testing.assert_array_equal(getattr(checkpoint.model.stats, name), value)
 

@@ -120,7 +120,7 @@ def test_aba_equals_numpy_in_the_force_domain(model):
 @pytest.mark.parametrize("name", ["solo12", "talos"])
 def test_a_base_quaternion_off_unit_norm_reads_as_in_numpy(load_robot, name):
     """float32 rounding and gradient steps leave the base quaternion off unit norm: rnea reads
-    it as given, and the mass matrix and forward dynamics do not read it, on both paths."""
+    it as given, and the mass and Coriolis matrices do not read it, on both paths."""
     robot = load_robot(name, floating_base=True)
     q, v, a = states(robot, "torch-off-unit-norm")
     q[:, 3:7] *= np.array([1.01, 0.99, 1 + 1e-7])[:, None]
@@ -129,11 +129,13 @@ def test_a_base_quaternion_off_unit_norm_reads_as_in_numpy(load_robot, name):
         ("rnea", invdyn.rnea(robot, tq, tv, ta), invdyn.rnea(robot, q, v, a)),
         ("mass_matrix", invdyn.mass_matrix(robot, tq), invdyn.mass_matrix(robot, q)),
         ("aba", invdyn.aba(robot, tq, tv, ta), invdyn.aba(robot, q, v, a)),
+        ("coriolis", invdyn.coriolis(robot, tq, tv), invdyn.coriolis(robot, q, v)),
     ]:
         assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{name} {what}")
     unit = q.copy()
     unit[:, 3:7] /= np.linalg.norm(unit[:, 3:7], axis=1, keepdims=True)
     assert_close(invdyn.mass_matrix(robot, q), invdyn.mass_matrix(robot, unit), rtol=RTOL)
+    assert_close(invdyn.coriolis(robot, q, v), invdyn.coriolis(robot, unit, v), rtol=RTOL)
 
 
 def test_kinematics_equal_numpy(robot):

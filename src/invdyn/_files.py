@@ -29,8 +29,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        # mkstemp makes the file private; give it the usual permissions of an output file
-        os.chmod(temporary, 0o644)
+        # mkstemp makes the file private; give it those of a file that open() creates
+        os.chmod(temporary, output_mode(directory=False))
         text = "b" not in mode
         with os.fdopen(
             handle, mode, encoding="utf-8" if text else None, newline="" if text else None
@@ -42,6 +42,26 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def output_mode(*, directory: bool) -> int:
+    """The permissions that open() (0o666) or mkdir() (0o777) give a new file or directory,
+    less the process's umask: what a temporary one renamed into place should have."""
+    return (0o777 if directory else 0o666) & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux tells it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:

@@ -89,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Terminated:
         print("invdyn: terminated", file=sys.stderr)
         return 143
+    except SystemExit as stop:
+        # Ray's own handler of SIGTERM, which ray.init installs, exits with status 15
+        if stop.code != signal.SIGTERM:
+            raise
+        print("invdyn: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # the reader went away (invdyn robots | head): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

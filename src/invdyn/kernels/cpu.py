@@ -154,6 +154,8 @@ def _quaternion_rotation(x, y, z, w):
 
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+# a placement (rotation, origin) that moves nothing
+_IDENTITY_PLACEMENT = np.array([*_IDENTITY, 0.0, 0.0, 0.0])
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -791,14 +793,18 @@ def aba(ints, reals, q, v, tau, fext, qdd):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _world_placements(ints, reals, q, w, world):
-    """Write each body's world rotation (9, row-major) and origin (3) into world (nbody, 12)."""
+def _world_placements(ints, reals, q, w, world, from_roots):
+    """Write each body's world rotation (9, row-major) and origin (3) into world (nbody, 12).
+
+    With `from_roots`, each tree's placements are taken in the frame of its root body instead:
+    what does not depend on where a tree is (the Coriolis matrix) then does not read its root
+    joint, so that a root quaternion off unit norm changes nothing (as in the torch path)."""
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
         parent = ints[i, 0]
         if parent < 0:
             for k in range(12):
-                world[i, k] = w[i, k]
+                world[i, k] = _IDENTITY_PLACEMENT[k] if from_roots else w[i, k]
             continue
         for a in range(3):
             for b in range(3):
@@ -820,7 +826,7 @@ def forward_kinematics(ints, reals, q, world):
         if not np.isfinite(q[k]):
             return 1
     w = _new_work(ints, dofs)
-    _world_placements(ints, reals, q, w, world)
+    _world_placements(ints, reals, q, w, world, False)
     return _status_of_result(world)
 
 
@@ -941,7 +947,8 @@ def regressor(ints, reals, q, v, a, out):
 def coriolis(ints, reals, q, v, out):
     """Coriolis matrix C (nv, nv) with C v the velocity product terms and M_dot - 2 C skew.
 
-    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in world coordinates.
+    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in the coordinates of each
+    tree's root body (`_world_placements` from roots: any fixed frame gives the same C).
     """
     dofs = reals[ints.shape[0] :]
     status = _check(q, v, v, np.zeros((0, 6)))
@@ -953,7 +960,7 @@ def coriolis(ints, reals, q, v, out):
     zero = np.zeros(nv)
     _forward_pass(ints, reals, q, v, zero, w)
     world = np.empty((nbody, 12))
-    _world_placements(ints, reals, q, w, world)
+    _world_placements(ints, reals, q, w, world, True)
     # world velocity of every body, and world columns S and S_dot = v_body x S of every dof
     vel = np.empty((nbody, 6))
     cols = np.empty((nv, 6))

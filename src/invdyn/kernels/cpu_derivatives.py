@@ -151,7 +151,7 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
     w = _new_work(ints, dofs)
     _forward_pass(ints, reals, q, v, a, w)
     world = np.empty((nbody, 12))
-    _world_placements(ints, reals, q, w, world)
+    _world_placements(ints, reals, q, w, world, False)
     # per body, world coordinates: velocity, acceleration (gravity in), force, inertia and its rate
     motions = np.empty((3, nbody, 6))
     vel, acc, force = motions[0], motions[1], motions[2]

@@ -340,8 +340,9 @@ def forward_kinematics(t: Tree, q: Tensor, *, from_roots: bool = False) -> tuple
 
     With `from_roots`, each tree's placements are taken in the frame of its root body instead:
     what does not depend on where a tree is (the mass and Coriolis matrices) then does not
-    read its root joint, as the CPU kernels' recursions do not, so that a root quaternion off
-    unit norm (as float32 rounding or a gradient step leaves it) changes nothing.
+    read its root joint, as the CPU kernels do not (their recursion, their Coriolis matrix's
+    frame), so that a root quaternion off unit norm (as float32 rounding or a gradient step
+    leaves it) changes nothing.
     """
     rotations: list[Tensor] = []
     origins: list[Tensor] = []

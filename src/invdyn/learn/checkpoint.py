@@ -300,9 +300,12 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
 
 
 def checkpoint_in(path: str | os.PathLike[str]) -> Path:
-    """The checkpoint directory `path`, or the one inside `path` if it is a run directory."""
+    """The checkpoint directory `path`, or the one inside `path` if it is a run directory
+    (which holds one, or the previous one that a save interrupted between its two renames
+    left, `load_checkpoint` reads)."""
     inner = Path(path) / RUN_CHECKPOINT
-    return inner if inner.is_dir() else Path(path)
+    run = inner.is_dir() or inner.with_name(f".{RUN_CHECKPOINT}.old").is_dir()
+    return inner if run else Path(path)
 
 
 def load_model(

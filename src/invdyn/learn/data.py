@@ -53,6 +53,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -62,6 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, plain_number
+from invdyn._files import output_mode
 from invdyn.errors import DataError, InputError
 from invdyn.learn.keys import (
     ACTION,
@@ -494,7 +496,9 @@ def write_dataset(
         ignores them and `read_frame_columns` reads them.
       videos: camera name -> one (T, H, W, 3) uint8 array of frames per episode (one size per
         camera, an even H and W), written as the mp4 videos of ``observation.images.<camera>``
-        (`invdyn.learn.video`); the episodes' timestamps must then be ``k / fps``.
+        (`invdyn.learn.video`); the episodes' timestamps must then be ``k / fps``. A dataset's
+        video (`Dataset.video`) at this fps has its files copied instead, in the chunks and
+        files they had there (`layout` then does not apply to them).
       metadata: how the data came about (seed, policy, sources), plain JSON data, written into
         ``meta/info.json`` under `METADATA_KEY` (`read_metadata`); None for none.
 
@@ -538,8 +542,8 @@ def write_dataset(
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
-        # mkdtemp makes the directory private; give it the usual permissions of an output one
-        os.chmod(staging, 0o755)
+        # mkdtemp makes the directory private; give it those of a directory that mkdir makes
+        os.chmod(staging, output_mode(directory=True))
         encoded = _encode_videos(staging, cameras, [len(e) for e in episodes], rate, layout)
         tables = _tables(
             pa,
@@ -767,11 +771,11 @@ def _video_sources(
             )
         out[OBS_IMAGE_PREFIX + camera] = per_episode
     for k, episode in enumerate(episodes if out else []):
-        late = np.abs(episode.timestamp - np.arange(len(episode)) / fps)
-        if late.max() > TOLERANCE_S:
+        # its frames are 1 / fps apart (`_check_rate`), from the start of its video
+        if abs(episode.timestamp[0]) > TOLERANCE_S:
             raise InputError(
-                f"episode {k} has video, so its timestamps must be k / fps; timestamp"
-                f"[{int(np.argmax(late))}] is {late.max():.3g} s off"
+                f"episode {k} has video, so its timestamps must be k / fps from 0; "
+                f"timestamp[0] is {episode.timestamp[0]:.6g} s"
             )
     return out
 
@@ -1393,8 +1397,9 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
         features with neither state, action nor video, no episodes, a truncated or corrupt
         parquet file,
         a missing column, counts that disagree between ``info.json``, the episodes metadata
-        and the data files, frame or episode indices that are not contiguous, timestamps that
-        do not increase, vectors of the wrong length, or a value that is null, NaN or infinite.
+        and the data files, frame or episode indices that are not contiguous, timestamps other
+        than 1 / fps apart within an episode (`off_rate`), vectors of the wrong length, or a
+        value that is null, NaN or infinite.
     """
     pa, pq = _pyarrow()
     root = _dataset_root(path)
@@ -1625,7 +1630,9 @@ def read_extra_features(path: str | os.PathLike[str]) -> dict[str, FrameFeature]
     """A dataset's per-frame features beyond its state, action, timestamps, indices and
     videos (a MuJoCo state, rewards, the flags of labels...), as `write_dataset` takes them
     (``extra_features``): one array per episode, with the names info.json gives their
-    entries (when it lists one string per entry).
+    entries (when it lists one string per entry). Features that `write_dataset` cannot store
+    (not vectors of finite numbers or booleans: images in the data files, text, matrices)
+    are left out with a warning that names them.
 
     Raises:
       DataError: as `read_frame_columns`.
@@ -1633,17 +1640,26 @@ def read_extra_features(path: str | os.PathLike[str]) -> dict[str, FrameFeature]
     root = _dataset_root(path)
     features = _read_info(root)["features"]
     standard = {OBS_STATE, ACTION, TIMESTAMP, *_INDEX_COLUMNS}
-    keys = [
+    others = [
         key
         for key, feature in features.items()
         if key not in standard
-        and not (isinstance(feature, dict) and feature.get("dtype") in ("video", "image"))
+        and not (isinstance(feature, dict) and feature.get("dtype") == "video")
     ]
-    columns = read_frame_columns(root, keys)
+    vectors = [key for key in others if _is_vector_feature(features[key])]
+    columns = read_frame_columns(root, vectors)
+    kept = [key for key in vectors if columns[key].dtype == bool or np.isfinite(columns[key]).all()]
+    left_out = [key for key in others if key not in kept]
+    if left_out:
+        warnings.warn(
+            f"{root}: features {left_out} are not vectors of finite numbers or booleans, and are "
+            "left out",
+            stacklevel=2,
+        )
     pa, pq = _pyarrow()
     bounds = np.cumsum(_read_episodes(pa, pq, root)["length"])[:-1]
     extras = {}
-    for key in keys:
+    for key in kept:
         names = features[key].get("names")
         width = 1 if columns[key].ndim == 1 else columns[key].shape[1]
         listed = isinstance(names, list) and all(isinstance(n, str) for n in names)
@@ -1651,6 +1667,15 @@ def read_extra_features(path: str | os.PathLike[str]) -> dict[str, FrameFeature]
             np.split(columns[key], bounds), names=names if listed and len(names) == width else None
         )
     return extras
+
+
+def _is_vector_feature(feature: object) -> bool:
+    """Whether an info.json feature is a per-frame vector of numbers or booleans."""
+    if not isinstance(feature, dict):
+        return False
+    shape, dtype = feature.get("shape"), str(feature.get("dtype", ""))
+    numeric = dtype == "bool" or dtype.startswith(("float", "int", "uint"))
+    return numeric and isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], int)
 
 
 def _dataset_root(path: str | os.PathLike[str]) -> Path:

@@ -254,6 +254,13 @@ def evaluate_checkpoint(
     info = data.info
     if info.action_names is None:
         raise InputError(f"dataset {data.path} has no actions to evaluate against")
+    progress = checkpoint.train_state or {}
+    if progress.get("finished") is False:
+        warnings.warn(
+            f"{checkpoint_dir} is the checkpoint of epoch {progress.get('epoch')} of "
+            f"{checkpoint.config.train.epochs}: its training has not finished",
+            stacklevel=2,
+        )
     labeller = read_metadata(data.path).get("labelled_by")
     if labeller:
         warnings.warn(
@@ -295,7 +302,7 @@ def evaluate_checkpoint(
     elif val_idx:
         eval_idx, selection = val_idx, "validation"
     else:
-        if same_data:
+        if same_data and state.get("val_episodes") == []:
             warnings.warn(
                 f"{data.path} is the model's training data and no episode of it was held out "
                 "(train.val_fraction): these scores are of the training episodes",

@@ -23,7 +23,8 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 which drops the recorded actions (and the features about them, ``action.*``) for the
 predictions. The labelled copy keeps everything else: the states, the other per-frame
 features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...), the videos
-(their mp4 files copied as they are) and the dataset's metadata
+(their mp4 files copied as they are, decoded once for their statistics, even where the model
+reads no frames) and the dataset's metadata
 (`invdyn.learn.data.read_metadata`, with the checkpoint as ``labelled_by``).
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
@@ -173,6 +174,12 @@ def label_dataset(
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
+    # the dataset's other features, but those of the recorded actions, kept in the copy
+    carried = {
+        key: feature
+        for key, feature in read_extra_features(dataset.path).items()
+        if not key.startswith(f"{ACTION}.")
+    }
     model = checkpoint.model
     config = model.config
     lengths = [len(episode) for episode in dataset]
@@ -236,12 +243,7 @@ def label_dataset(
         Episode(state=e.state, action=a, timestamp=e.timestamp, task=e.task)
         for e, a in zip(dataset, action)
     ]
-    # the dataset's other features but those of the recorded actions, then the labels'
-    extras = {
-        key: feature
-        for key, feature in read_extra_features(dataset.path).items()
-        if not key.startswith(f"{ACTION}.")
-    }
+    extras = dict(carried)
     extras[IS_LABELLED] = FrameFeature(flags)
     if std is not None:
         extras[ACTION_STD] = FrameFeature(std, names=action_names)
@@ -318,10 +320,11 @@ def label_videos(
                 f"{trained_size[0]}x{trained_size[1]}, to which the videos are resized"
             )
         size = trained_size
-    imported = _import_folder(out, sources)
+    given = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    imported = _import_folder(out, given)
     try:
         import_videos(
-            sources,
+            given,
             imported,
             camera=config.camera_names[0],
             fps=None if spec is None else spec.fps,
@@ -344,19 +347,20 @@ def label_videos(
         shutil.rmtree(imported, ignore_errors=True)
 
 
-def _import_folder(out: Path, sources: Any) -> Path:
+def _import_folder(out: Path, sources: list[Any]) -> Path:
     """Where `label_videos` imports the videos for `out`: the hidden folder ``.<out>.videos``
     next to it (which no folder of sources lists), absent or left by a killed run (a dataset
-    of `import_videos`, replaced); `InputError` for anything else there, or sources in it."""
+    of `import_videos`, not labelled: replaced); `InputError` for anything else there, or
+    sources in it."""
     imported = out.with_name(f".{out.name}.videos")
-    given = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
-    for source in given:
+    for source in sources:
         path = Path(source).resolve()
         if path == imported.resolve() or imported.resolve() in path.parents:
             raise InputError(f"{source} is inside the work folder {imported}: move it")
     if imported.exists() or imported.is_symlink():
         try:
-            ours = read_metadata(imported).get("importer") == "import_videos"
+            metadata = read_metadata(imported)
+            ours = metadata.get("importer") == "import_videos" and "labelled_by" not in metadata
         except (DataError, InputError, OSError):
             ours = False
         if not ours:

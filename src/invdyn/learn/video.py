@@ -620,8 +620,9 @@ def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> lis
     seen.add(real)
     if (folder / "meta" / "info.json").is_file():
         raise InputError(
-            f"{folder} is a LeRobot dataset, whose video files hold several episodes each: "
-            "give the dataset itself where a dataset is taken (invdyn label RUN DATASET)"
+            f"{folder} is a LeRobot dataset, whose video files hold several episodes each, "
+            f"not a folder of videos: label it as a dataset (invdyn label RUN {folder}), or "
+            "move it out of the folder of videos"
         )
     entries = _entries(folder)
     images = any(_is_image_file(p) for p in entries)
