@@ -424,8 +424,9 @@ class Dataset:
     def video(self, key: str) -> Sequence[Frames]:
         """Video feature `key`'s frames of each episode, each decoded when indexed (as
         `frames`): ``dataset.video(key)[i]`` is ``dataset.frames(key, i)``. `write_dataset`,
-        given it for episodes at this dataset's fps, copies its mp4 files as they are (and
-        decodes them once for the statistics); at another fps it encodes the frames again.
+        given it for episodes at this dataset's fps, copies its mp4 files as they are, with
+        the statistics this dataset records of them, decoding nothing; at another fps, or
+        without those statistics, it encodes the frames again.
 
         Raises:
           InputError: no such video feature.
@@ -689,12 +690,13 @@ def _extra_features(
 
 
 class _Video(NamedTuple):
-    """A video feature being written: its (height, width), and each episode's length,
-    `frame_histogram` and segment."""
+    """A video feature being written: its (height, width), each episode's length, statistics
+    (`histogram_statistics`) and segment, and the statistics of all its frames."""
 
     size: tuple[int, int]
     lengths: list[int]
-    histograms: list[Int]
+    episode_stats: list[dict[str, Any]]
+    stats: dict[str, Any]
     segments: list[VideoSegment]
 
 
@@ -708,21 +710,35 @@ def _encode_videos(
     """Encode each camera's frames (`_video_sources`) into the videos of the dataset at
     `root`, episode after episode, checking them: each episode's frames are read once and held
     only while they are encoded, so lazily made frames (rendered, say) stream to the files. A
-    dataset's video at this fps (`Dataset.video`) has its files copied instead (`_VideoCopy`)."""
+    dataset's video at this fps whose statistics it records (`Dataset.video`) has its files
+    copied instead, without decoding them (`_copy_video`)."""
+    copied = {
+        key: _copy_video(root, key, per_episode, lengths)
+        for key, per_episode in cameras.items()
+        if isinstance(per_episode, _DatasetVideo) and per_episode.copyable(fps)
+    }
+    encoded = [key for key in cameras if key not in copied]
     sizes: dict[str, tuple[int, int]] = {}
-    histograms: dict[str, list[Int]] = {key: [] for key in cameras}
-    segments: dict[str, list[VideoSegment]] = {key: [] for key in cameras}
+    histograms: dict[str, list[Int]] = {key: [] for key in encoded}
+    segments: dict[str, list[VideoSegment]] = {key: [] for key in encoded}
     with contextlib.ExitStack() as stack:
         writers = {
-            key: _video_writer(root, key, per_episode, fps, layout)
-            for key, per_episode in cameras.items()
+            key: stack.enter_context(
+                CameraWriter(
+                    root,
+                    VIDEO_PATH,
+                    key,
+                    fps,
+                    chunks_size=layout.chunks_size,
+                    file_size_mb=layout.video_file_size_mb,
+                )
+            )
+            for key in encoded
         }
-        for writer in writers.values():
-            stack.enter_context(writer)
-        for k, length in enumerate(lengths):
-            for key, per_episode in cameras.items():
+        for k, length in enumerate(lengths if encoded else []):
+            for key in encoded:
                 name = f"videos[{key.removeprefix(OBS_IMAGE_PREFIX)!r}][{k}]"
-                frames = check_frames(name, per_episode[k])
+                frames = check_frames(name, cameras[key][k])
                 size = sizes.setdefault(key, (frames.shape[1], frames.shape[2]))
                 if frames.shape[1:3] != size:
                     raise InputError(
@@ -733,24 +749,35 @@ def _encode_videos(
                     raise InputError(f"{name} has {len(frames)} frames, episode {k} {length}")
                 segments[key].append(writers[key].add(frames))
                 histograms[key].append(frame_histogram(frames))
-    return {key: _Video(sizes[key], lengths, histograms[key], segments[key]) for key in cameras}
+    made = {
+        key: _Video(
+            sizes[key],
+            lengths,
+            [histogram_statistics(h, n) for h, n in zip(histograms[key], lengths)],
+            histogram_statistics(np.sum(histograms[key], axis=0), sum(lengths)),
+            segments[key],
+        )
+        for key in encoded
+    }
+    return {key: copied[key] if key in copied else made[key] for key in cameras}
 
 
-def _video_writer(
-    root: Path, key: str, per_episode: Sequence[ArrayLike], fps: float, layout: Layout
-) -> CameraWriter | _VideoCopy:
-    """What writes feature `key`'s videos into the dataset at `root`: a copier of a dataset's
-    files at this fps, else an encoder."""
-    if isinstance(per_episode, _DatasetVideo) and per_episode.fps == fps:
-        return _VideoCopy(root, VIDEO_PATH, key, per_episode)
-    return CameraWriter(
-        root,
-        VIDEO_PATH,
-        key,
-        fps,
-        chunks_size=layout.chunks_size,
-        file_size_mb=layout.video_file_size_mb,
-    )
+def _copy_video(root: Path, key: str, video: _DatasetVideo, lengths: list[int]) -> _Video:
+    """A dataset's video feature copied into the dataset at `root` as feature `key`: its mp4
+    files as they are, in their chunks and files, its statistics as it records them."""
+    if video.lengths != lengths:
+        raise InputError(
+            f"videos[{key.removeprefix(OBS_IMAGE_PREFIX)!r}]: the episodes of its dataset have "
+            f"{video.lengths} frames, these {lengths}"
+        )
+    statistics = video.statistics()
+    assert statistics is not None  # copyable
+    files = {(s.chunk_index, s.file_index): s for s in video.segments}
+    for (chunk, index), segment in sorted(files.items()):
+        target = root / VIDEO_PATH.format(video_key=key, chunk_index=chunk, file_index=index)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(video.file(segment), target)
+    return _Video(video.size, lengths, statistics[0], statistics[1], video.segments)
 
 
 def _video_sources(
@@ -845,51 +872,55 @@ class _LazyVideo(Sequence[Any]):
 
 class _DatasetVideo(_LazyVideo):
     """A dataset's video feature, episode by episode (`Dataset.video`): its files can be
-    copied into a dataset of the same episodes at the same fps (`_VideoCopy`)."""
+    copied into a dataset of the same episodes at the same fps (`_copy_video`)."""
 
     def __init__(self, dataset: Dataset, key: str, count: int) -> None:
         super().__init__(dataset, key, count)
-        self.fps = dataset.info.fps
         self._dataset, self._key = dataset, key
+        height, width = dataset.info.videos[key][:2]
+        self.size = (int(height), int(width))
+        self.lengths = np.diff(dataset._starts).tolist()
+        self.segments: list[VideoSegment] = dataset._segments[key]
 
-    def segment(self, k: int) -> VideoSegment:
-        """Where episode `k`'s frames lie in the dataset's files."""
-        return self._dataset._segments[self._key][k]
+    def copyable(self, fps: float) -> bool:
+        """Whether a dataset at `fps` can take the files as they are (`_copy_video`): the same
+        fps, and statistics of every episode recorded."""
+        return self._dataset.info.fps == fps and self.statistics() is not None
 
     def file(self, segment: VideoSegment) -> Path:
         """The dataset's mp4 file that holds `segment`."""
         return self._dataset._videos.path(self._key, segment)
 
+    def statistics(self) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+        """Each episode's statistics of the feature and those of all its frames, as the
+        dataset records them (``meta/episodes``, ``meta/stats.json``), or None where it
+        does not record them all."""
+        total = self._dataset.stats.get(self._key)
+        episodes = _episode_statistics(self._dataset.path, self._key, len(self))
+        if total is None or episodes is None:
+            return None
+        counts = {"count"}  # read as floats, written as integers
+        return episodes, {
+            stat: (value.astype(np.int64) if stat in counts else value).tolist()
+            for stat, value in total.items()
+        }
 
-class _VideoCopy:
-    """One camera's mp4 files of a dataset being written, copied from those of `video`, which
-    holds the same episodes in the same order: `add` takes an episode's frames (read from
-    `video`, for their checks and statistics) and gives its segment there, and closing copies
-    the files that the segments lie in. A `CameraWriter` that writes nothing."""
 
-    def __init__(self, root: Path, template: str, key: str, video: _DatasetVideo) -> None:
-        self._root, self._template, self._key, self._video = root, template, key, video
-        self._segments: list[VideoSegment] = []
-
-    def add(self, frames: Frames) -> VideoSegment:
-        """The segment of the next episode, whose (T, H, W, 3) frames are `frames`."""
-        segment = self._video.segment(len(self._segments))
-        self._segments.append(segment)
-        return segment
-
-    def __enter__(self) -> _VideoCopy:
-        return self
-
-    def __exit__(self, error: type[BaseException] | None, *exc: object) -> None:
-        if error is not None:
-            return
-        files = {(s.chunk_index, s.file_index): s for s in self._segments}
-        for (chunk, index), segment in sorted(files.items()):
-            target = self._root / self._template.format(
-                video_key=self._key, chunk_index=chunk, file_index=index
-            )
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(self._video.file(segment), target)
+def _episode_statistics(root: Path, key: str, count: int) -> list[dict[str, Any]] | None:
+    """Each of `count` episodes' statistics of feature `key` in the episodes metadata (its
+    ``stats/<key>/<stat>`` columns), or None where they are missing, null or unreadable."""
+    pa, pq = _pyarrow()
+    prefix = f"stats/{key}/"
+    rows: list[dict[str, Any]] = []
+    try:
+        for file in sorted((root / EPISODES_DIR).glob("chunk-*/file-*.parquet")):
+            names = [n for n in pq.read_schema(file).names if n.startswith(prefix)]
+            table = pq.read_table(file, columns=names)
+            rows += [{n.removeprefix(prefix): row[n] for n in names} for row in table.to_pylist()]
+    except (OSError, pa.ArrowException):
+        return None
+    complete = all(row and None not in row.values() for row in rows)
+    return rows if len(rows) == count and complete else None
 
 
 def check_camera(camera: object) -> None:
@@ -918,12 +949,8 @@ def _video_columns(pa: ModuleType, key: str, video: _Video) -> dict[str, Any]:
         f"videos/{key}/from_timestamp": pa.array([s.from_timestamp for s in segments]),
         f"videos/{key}/to_timestamp": pa.array([s.to_timestamp for s in segments]),
     }
-    per_episode = [
-        histogram_statistics(histogram, length)
-        for histogram, length in zip(video.histograms, video.lengths)
-    ]
-    for stat in per_episode[0]:
-        values = [entry[stat] for entry in per_episode]
+    for stat in video.episode_stats[0]:
+        values = [entry[stat] for entry in video.episode_stats]
         columns[f"stats/{key}/{stat}"] = pa.array(values)
     return columns
 
@@ -1040,8 +1067,7 @@ def _tables(
     # tasks, written as pandas writes a frame indexed by task (LeRobot reads it with pandas)
     files[TASKS_PATH] = _tasks_table(pa, tasks)
     files[STATS_PATH] = {key: _statistics(a) for key, a in frames.items()} | {
-        key: histogram_statistics(np.sum(video.histograms, axis=0), sum(video.lengths))
-        for key, (video, _) in videos.items()
+        key: video.stats for key, (video, _) in videos.items()
     }
 
     def feature(array: np.ndarray, names: Sequence[str] | None) -> dict[str, Any]:

@@ -23,9 +23,9 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 which drops the recorded actions (and the features about them, ``action.*``) for the
 predictions. The labelled copy keeps everything else: the states, the other per-frame
 features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...), the videos
-(their mp4 files copied as they are, decoded once for their statistics, even where the model
-reads no frames) and the dataset's metadata
-(`invdyn.learn.data.read_metadata`, with the checkpoint as ``labelled_by``).
+(their mp4 files copied as they are, with their statistics, decoding nothing) and the
+dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
+``labelled_by``).
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
