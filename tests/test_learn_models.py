@@ -443,6 +443,17 @@ def test_bad_config_raises_input_error(make):
         make()
 
 
+def test_validation_episodes_too_short_for_a_window_are_warned_of(episodes, tmp_path):
+    config = small(epochs=1)
+    _, val_idx = split_episodes(len(episodes), config.train.val_fraction, config.train.seed)
+    short = [
+        Episode(e.state[:1], e.action[:1]) if k in val_idx else e for k, e in enumerate(episodes)
+    ]
+    with pytest.warns(UserWarning, match=r"validation episodes .* are too short for a window"):
+        result = train(short, config, tmp_path, progress=False)
+    assert result.metrics == {}
+
+
 def test_bad_batches_raise_input_error(episodes, tmp_path):
     model = train(episodes, small(epochs=1), tmp_path, progress=False).model
     batch = make_windows(episode_arrays(episodes[:1]), model.config).batch()

@@ -164,6 +164,12 @@ def train(
             f"{config.model.context + config.model.offsets[-1]} steps"
         )
     if val_w is not None and len(val_w) == 0:
+        warnings.warn(
+            f"the {len(val_idx)} validation episodes {val_idx} are too short for a window "
+            f"(more than {config.model.context + config.model.offsets[-1]} steps): the run "
+            "reports no validation metrics",
+            stacklevel=2,
+        )
         val_w = None
     device = distributed.local_device(resolve_device(tc.device))
     if device.type == "cuda":
