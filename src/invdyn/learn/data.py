@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -770,7 +771,7 @@ def _copy_video(root: Path, key: str, video: _DatasetVideo, lengths: list[int]) 
             f"videos[{key.removeprefix(OBS_IMAGE_PREFIX)!r}]: the episodes of its dataset have "
             f"{video.lengths} frames, these {lengths}"
         )
-    statistics = video.statistics()
+    statistics = video.statistics
     assert statistics is not None  # copyable
     files = {(s.chunk_index, s.file_index): s for s in video.segments}
     for (chunk, index), segment in sorted(files.items()):
@@ -885,23 +886,24 @@ class _DatasetVideo(_LazyVideo):
     def copyable(self, fps: float) -> bool:
         """Whether a dataset at `fps` can take the files as they are (`_copy_video`): the same
         fps, and statistics of every episode recorded."""
-        return self._dataset.info.fps == fps and self.statistics() is not None
+        return self._dataset.info.fps == fps and self.statistics is not None
 
     def file(self, segment: VideoSegment) -> Path:
         """The dataset's mp4 file that holds `segment`."""
         return self._dataset._videos.path(self._key, segment)
 
+    @functools.cached_property
     def statistics(self) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
         """Each episode's statistics of the feature and those of all its frames, as the
         dataset records them (``meta/episodes``, ``meta/stats.json``), or None where it
-        does not record them all."""
+        does not record them all; read once."""
         total = self._dataset.stats.get(self._key)
         episodes = _episode_statistics(self._dataset.path, self._key, len(self))
         if total is None or episodes is None:
             return None
-        counts = {"count"}  # read as floats, written as integers
+        # the count is read as a float, and written as an integer
         return episodes, {
-            stat: (value.astype(np.int64) if stat in counts else value).tolist()
+            stat: (value.astype(np.int64) if stat == "count" else value).tolist()
             for stat, value in total.items()
         }
 
@@ -1421,11 +1423,10 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
       DataError: naming the file and the problem: a missing directory or meta file,
         ``info.json`` that is not JSON or lacks a field, an unsupported ``codebase_version``,
         features with neither state, action nor video, no episodes, a truncated or corrupt
-        parquet file,
-        a missing column, counts that disagree between ``info.json``, the episodes metadata
-        and the data files, frame or episode indices that are not contiguous, timestamps other
-        than 1 / fps apart within an episode (`off_rate`), vectors of the wrong length, or a
-        value that is null, NaN or infinite.
+        parquet file, a missing column, counts that disagree between ``info.json``, the
+        episodes metadata and the data files, frame or episode indices that are not
+        contiguous, timestamps other than 1 / fps apart within an episode (`off_rate`),
+        vectors of the wrong length, or a value that is null, NaN or infinite.
     """
     pa, pq = _pyarrow()
     root = _dataset_root(path)

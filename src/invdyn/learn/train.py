@@ -514,10 +514,13 @@ def _warn_if_labelled(episodes: Iterable[Any]) -> None:
     """Warn when the episodes are a dataset whose actions a model predicted (`invdyn label`)."""
     from invdyn.learn.data import Dataset, read_metadata
 
-    if isinstance(episodes, Dataset) and read_metadata(episodes.path).get("labelled_by"):
+    if not isinstance(episodes, Dataset):
+        return
+    labeller = read_metadata(episodes.path).get("labelled_by")
+    if labeller:
         warnings.warn(
-            f"the actions of {episodes.path} were predicted by the model "
-            f"{read_metadata(episodes.path)['labelled_by']}, not recorded: this model learns "
+            f"the actions of {episodes.path} were predicted by the model {labeller}, not "
+            "recorded: this model learns "
             "its labels, and those of the frames at the episodes' ends are copies of their "
             "neighbours' (action.is_labelled False)",
             stacklevel=3,

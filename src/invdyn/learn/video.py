@@ -276,8 +276,7 @@ def video_stream(container: Any) -> Any:
         context = stream.codec_context
         return not stream.disposition & cover, context.width * context.height
 
-    streams = list(container.streams.video)
-    return max(streams, key=rank)
+    return max(container.streams.video, key=rank)
 
 
 def _frame_rate(fps: float) -> Fraction:
