@@ -462,6 +462,7 @@ def test_bad_batches_raise_input_error(episodes, tmp_path):
         (window, "a batch maps 'observation.state' .* got ndarray"),
         ({}, "batch has no 'observation.state'"),
         ({OBS_STATE: window[:, :, :-1]}, r"observation.state must have shape \(B, 2, 4\)"),
+        ({OBS_STATE: np.where(np.arange(4) == 2, np.nan, window)}, "non-finite values"),
     ]:
         with pytest.raises(InputError, match=message):
             model.predict(bad)

@@ -589,7 +589,8 @@ class InverseDynamicsModel(nn.Module):
         return self._state_windows(batch) if self.config.state else None
 
     def _state_windows(self, batch: Mapping[str, Any]) -> Tensor:
-        """The (B, W, n_state) state windows of a batch, checked."""
+        """The (B, W, n_state) state windows of a batch, checked (and finite, outside
+        training, whose data `read_dataset` checked)."""
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
@@ -600,6 +601,8 @@ class InverseDynamicsModel(nn.Module):
                 f"{OBS_STATE} must have shape (B, {expected[0]}, {expected[1]}), "
                 f"got {tuple(obs.shape)}"
             )
+        if not self.training and not bool(torch.isfinite(obs).all()):
+            raise InputError(f"{OBS_STATE} holds non-finite values (NaN or inf)")
         return obs
 
     def _images(self, batch: Mapping[str, Any]) -> tuple[dict[str, Tensor], Tensor | None]:
