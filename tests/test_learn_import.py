@@ -99,6 +99,9 @@ def test_single_sources_fps_and_size(tmp_path: Path) -> None:
     # image folders alone take fps, at any rate
     path = import_videos(folder, tmp_path / "slow", fps=2.5, size=(30, 20))
     np.testing.assert_allclose(read_dataset(path).episode(0).timestamp, np.arange(11) / 2.5)
+    # the sizes above kept the frames' proportions; a square stretches them, and says so
+    with pytest.warns(UserWarning, match=r"frames of 48x32 are stretched to 16x16 \(aspect ratio"):
+        import_videos(video, tmp_path / "square", fps=FPS, size=(16, 16))
 
 
 def test_sources_are_decoded_one_at_a_time(tmp_path: Path) -> None:

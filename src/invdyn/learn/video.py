@@ -47,6 +47,8 @@ DEFAULT_CODEC = "libx264"
 DEFAULT_CRF = 18
 DEFAULT_GOP = 2
 PIX_FMT = "yuv420p"
+# relative change of aspect ratio that resizing makes without a warning (even sizes round)
+ASPECT_TOLERANCE = 0.02
 
 
 def _av() -> ModuleType:
@@ -842,9 +844,20 @@ def _eight_bit(Image: ModuleType, image: Any) -> Any:
 
 
 def _resized(image: Any, size: tuple[int, int]) -> Any:
-    """A PIL image at `size` = (width, height), resampled with Lanczos where it differs."""
+    """A PIL image at `size` = (width, height), resampled with Lanczos where it differs;
+    stretching it to another aspect ratio is warned of (once for each pair of sizes)."""
     Image, _ = _pil()
-    return image if image.size == size else image.resize(size, Image.Resampling.LANCZOS)
+    if image.size == size:
+        return image
+    (width, height), (to_width, to_height) = image.size, size
+    if abs(width * to_height - height * to_width) > ASPECT_TOLERANCE * height * to_width:
+        warnings.warn(
+            f"frames of {width}x{height} are stretched to {to_width}x{to_height} (aspect ratio "
+            f"{width / height:.2f} to {to_width / to_height:.2f}): crop them first to keep "
+            "their proportions",
+            stacklevel=2,
+        )
+    return image.resize(size, Image.Resampling.LANCZOS)
 
 
 def _size_text(frame: NDArray[Any]) -> str:
