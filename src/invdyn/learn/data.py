@@ -2337,7 +2337,8 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episo
     """Episodes of a Minari dataset, or of a D4RL-style HDF5 file.
 
     Minari (``data/main_data.hdf5``): groups ``episode_N`` with ``observations`` (T + 1
-    frames: the last, after the last action, is dropped) and ``actions`` (T); a dictionary
+    frames: the last, after the last action, is dropped; or T, as some writers store them)
+    and ``actions`` (T); a dictionary
     observation (a group) is flattened, its keys sorted. D4RL: flat ``observations``,
     ``actions``, and ``terminals`` / ``timeouts`` that end an episode at their true entries.
     Neither stores times: frame k is at ``k / fps``.
