@@ -445,6 +445,9 @@ def test_collect_with_a_payload_then_identify(
     nominal, identified = (report["held_out_nmse"][key] for key in ("nominal", "identified"))
     assert all(identified[j] < 0.5 * nominal[j] for j in arm), (nominal, identified)
     assert sum(identified[j] for j in arm) < 0.1 * sum(nominal[j] for j in arm)
+    # the torques go through the accelerations' filter: no joint is left to the frequencies
+    # that the filter takes from the accelerations alone
+    assert max(report["held_out_nmse"]["identified"].values()) < 1e-3, identified
     assert (out / "nmse.png").stat().st_size > 0 and (out / "held_out.png").stat().st_size > 0
     # the written URDF holds the load: its gravity torques are the plant's, not the model's
     from invdyn.control.tracking import end_effector
@@ -480,6 +483,18 @@ def test_collect_with_a_payload_then_identify(
     assert sum(scores["end_to_end"][j] for j in arm) < 0.2 * learned
     runs = tmp_path / "hybrid" / "networks" / "hybrid"
     assert (runs / "0-panda_joint1" / "checkpoint").is_dir() and len(list(runs.iterdir())) == 9
+    # a run without networks into the same directory: the earlier run's networks stay, but
+    # evaluate scores what the report does (no URDF of ols either)
+    status, _, err = run(
+        capsys, "ident", str(dataset), "--method", "ols", "--out", str(tmp_path / "hybrid")
+    )
+    assert status == 0, err
+    assert not (tmp_path / "hybrid" / "identified.urdf").exists()
+    status, printed, err = run(capsys, "evaluate", str(tmp_path / "hybrid"), str(dataset))
+    assert status == 0 and "nMSE learned" not in printed, err
+    # another robot than the recorded one is warned of
+    status, _, err = run(capsys, "ident", str(dataset), "--robot", "ur5", "--out", str(out))
+    assert status == 2 and "recorded on panda, and is identified as ur5 (--robot)" in err, err
     # bad options name themselves
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "fast")
     assert status == 2 and "--cutoff must be a number or 'none'" in err, err
@@ -517,6 +532,14 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert status == 2 and "is a table: pass --robot" in err, err
     status, _, err = run(capsys, "ident", str(table), "--robot", "ur5", "--out", str(out))
     assert status == 2 and "no column 'q.shoulder_pan_joint'" in err, err
+    # options that a table would ignore
+    for option, refused in [
+        (["--cutoff", "5"], "taken as they are: --cutoff needs a dataset of episodes"),
+        (["--learn"], "taken as they are: --learn needs a dataset of episodes"),
+        (["--set", "train.epochs=2"], "--preset and --set configure the networks of --learn"),
+    ]:
+        status, _, err = run(capsys, "ident", str(table), "--robot", "panda", *option)
+        assert status == 2 and refused in err, err
 
 
 @pytest.mark.parametrize(

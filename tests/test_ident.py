@@ -1,7 +1,8 @@
 """Identification of dynamic parameters (`invdyn.ident`).
 
 * Base parameters reproduce rnea: ``Y theta = Y_b (B theta)`` for any parameters at new states,
-  on fixed and floating robots with every joint type.
+  on fixed and floating robots with every joint type. Angles rounded in a URDF make no base
+  parameters of their own.
 * Noise-free simulated Panda (MuJoCo, the plant heavier than the model by 10 % and carrying a
   1.5 kg payload, tracking a Fourier excitation; accelerations from the recorded velocities):
   the identified base parameters equal the plant's to 1e-6 relative, and the identified model
@@ -49,6 +50,29 @@ def test_base_parameters_reproduce_rnea(robot):
     ours = base.regressor(full) @ base.of(params)
     scale = max(1.0, float(np.abs(expected).max()))
     assert np.abs(ours - expected).max() <= 1e-9 * scale
+
+
+def test_angles_rounded_in_a_urdf_make_no_base_parameter(load_robot, tmp_path):
+    """xarm7's URDF rounds pi / 2 to 1.5708: the combinations that only this rounding sets
+    apart (a part of a column 4e-7 of its norm) are not base parameters, which torques could
+    not tell from noise; its base parameters are those of the exact angles."""
+    import math
+    from pathlib import Path
+
+    rounded = load_robot("xarm7", floating_base=False)
+    exact_file = tmp_path / "xarm7.urdf"
+    exact_file.write_text(
+        Path(rounded.source).read_text().replace("1.5708", repr(math.pi / 2)), encoding="utf-8"
+    )
+    exact = invdyn.load(exact_file, floating_base=False)
+    base = base_parameters(rounded)
+    assert len(base) == len(base_parameters(exact))
+    q, v, a = states(rounded, "rounded-angles", n=5)
+    params = invdyn.inertial_parameters(rounded)
+    full = invdyn.joint_torque_regressor(rounded, q, v, a)
+    expected = full @ params
+    error = np.abs(base.regressor(full) @ base.of(params) - expected).max()
+    assert error <= 1e-6 * np.abs(expected).max()
 
 
 def test_noise_free_simulated_panda_is_identified_exactly(panda):
@@ -137,7 +161,7 @@ def test_consistent_fit_gives_physical_bodies(panda, samples, noise):
         assert errors["consistent"] < 1e-4, errors
 
 
-def test_bad_input_gets_the_documented_errors(panda):
+def test_bad_input_gets_the_documented_errors(panda, load_robot):
     q, v, a, tau = _synthetic(panda, 50, 5)
     with pytest.raises(invdyn.InputError, match="method must be one of ols, wls, consistent"):
         identify(panda, q, v, a, tau, method="lsq")
@@ -153,6 +177,16 @@ def test_bad_input_gets_the_documented_errors(panda):
     still = np.zeros_like(v)
     with pytest.raises(invdyn.InputError, match="do not excite every base parameter"):
         identify(panda, q, still, still, invdyn.rnea(panda, q, still, still))
+    with pytest.raises(invdyn.InputError, match="tau is zero in every sample"):
+        identify(panda, q, v, a, np.zeros_like(tau), method="consistent")
+    with pytest.warns(UserWarning, match="torque of panda_joint2 is zero in every sample"):
+        identify(panda, q, v, a, np.where(np.arange(panda.nv) == 1, 0.0, tau))
+    with pytest.raises(invdyn.InputError, match=r"base: of a robot with 78 parameters, not panda \(117\)"):
+        identify(panda, q, v, a, tau, base=base_parameters(load_robot("ur5")))
+    with pytest.warns(UserWarning, match="450 equations for 76 unknowns, fewer than 10 each"):
+        result = identify(panda, q, v, a, tau)
+    with pytest.raises(invdyn.InputError, match=r"with 117 parameters and 9 joints, not ur5"):
+        result.predict(load_robot("ur5"), *states(load_robot("ur5"), "other-robot", n=2))
     with pytest.raises(invdyn.InputError, match="samples: 2 states give 18 equations"):
         base_parameters(panda, samples=2)
     with pytest.raises(invdyn.InputError, match="has no moving joint"):

@@ -487,9 +487,8 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument(
         "--cutoff",
         metavar="HZ",
-        default="10",
-        help="cut-off of the zero-phase low-pass filter of the velocities and accelerations, "
-        "or 'none' (default: 10)",
+        help="a dataset's zero-phase low-pass filter of the velocities, accelerations and "
+        "torques: its cut-off, or 'none' (default: 10)",
     )
     ident.add_argument(
         "--offset", action="store_true", help="also identify a torque offset per joint"
@@ -502,7 +501,7 @@ def _parser() -> argparse.ArgumentParser:
         "plus residual networks (end_to_end), and compare all on the held-out episodes",
     )
     ident.add_argument(
-        "--preset", default="default", help="--learn: the networks' configuration preset"
+        "--preset", help="--learn: the networks' configuration preset (default: default)"
     )
     ident.add_argument(
         "--set",
@@ -980,7 +979,7 @@ def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
     """The `invdyn.learn.config.Config` of --preset and --set, for `dataset`."""
     from invdyn.learn.config import preset
 
-    return preset(args.preset).with_overrides([*args.set, f"dataset={dataset.path}"])
+    return preset(args.preset or "default").with_overrides([*args.set, f"dataset={dataset.path}"])
 
 
 def _wbc(args: argparse.Namespace) -> int:
@@ -1222,46 +1221,35 @@ def _ident(args: argparse.Namespace) -> int:
     from invdyn.ident.run import identify_dataset, identify_table, write_results
     from invdyn.ident.signals import Filter
     from invdyn.learn.data import read_dataset
-    from invdyn.sim.collect import load_robot_source
 
     _output_directory(args.out)
     table = Path(args.dataset).is_file()
-    name = args.robot
-    if table and name is None:
+    if table and args.robot is None:
         raise InputError(f"{args.dataset} is a table: pass --robot")
+    if table and (args.cutoff is not None or args.learn):
+        raise InputError(
+            f"{args.dataset} is a table, whose accelerations are taken as they are: "
+            f"{'--cutoff' if args.cutoff is not None else '--learn'} needs a dataset of episodes"
+        )
+    if not args.learn and (args.preset is not None or args.set):
+        raise InputError("--preset and --set configure the networks of --learn")
     dataset = None if table else read_dataset(args.dataset)
-    if name is None:
-        source = dataset.info.source if dataset is not None else ""
-        if not source.startswith("invdyn:"):
-            raise InputError(
-                f"{args.dataset}: its source is {source!r}, not an invdyn robot; pass --robot"
-            )
-        model = load_robot_source(source)
-    else:
-        model = _load(name, floating_base=False)
+    model = _ident_robot(args.robot, dataset)
     options: dict[str, Any] = {
         "method": args.method,
         "offset": args.offset,
         "held_out": args.held_out,
     }
+    # the networks' configuration, checked before identifying
+    config = _train_config(args, dataset) if args.learn else None
     if dataset is None:
         found = identify_table(args.dataset, model, **options)
     else:
-        cutoff = None
-        if str(args.cutoff).lower() != "none":
-            try:
-                cutoff = float(args.cutoff)
-            except ValueError:
-                raise InputError(
-                    f"--cutoff must be a number or 'none', got {args.cutoff!r}"
-                ) from None
-        found = identify_dataset(dataset, model, filtering=Filter(cutoff=cutoff), **options)
-    if args.learn:
-        if dataset is None:
-            raise InputError("--learn needs a dataset of episodes, not a table")
+        filtering = Filter(cutoff=_cutoff(args.cutoff))
+        found = identify_dataset(dataset, model, filtering=filtering, **options)
+    if config is not None:
         from invdyn.ident.hybrid import compare
 
-        config = _train_config(args, dataset)
         learned = compare(
             model,
             found.identification,
@@ -1282,6 +1270,42 @@ def _ident(args: argparse.Namespace) -> int:
     for path in write_results(found, model, args.out):
         print(f"wrote {path}")
     return 0
+
+
+def _ident_robot(name: str | None, dataset: Any) -> Model:
+    """The robot of ``invdyn ident``: --robot, else the dataset's source; a --robot other than
+    the dataset's source is warned of."""
+    from invdyn.sim.collect import load_robot_source, robot_source
+
+    source = "" if dataset is None else dataset.info.source
+    if name is None:
+        if not source.startswith("invdyn:"):
+            raise InputError(
+                f"{dataset.path}: its source is {source!r}, not an invdyn robot; pass --robot"
+            )
+        return load_robot_source(source)
+    model = _load(name, floating_base=False)
+    if source.startswith("invdyn:") and robot_source(model) != source:
+        warnings.warn(
+            f"{dataset.path} was recorded on {source.removeprefix('invdyn:')}, and is "
+            f"identified as {model.name} (--robot)",
+            stacklevel=2,
+        )
+    return model
+
+
+def _cutoff(text: str | None) -> float | None:
+    """The filter's cut-off in Hz of ``--cutoff`` (default 10; None for 'none')."""
+    from invdyn.ident.signals import Filter
+
+    if text is None:
+        return Filter().cutoff
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"--cutoff must be a number or 'none', got {text!r}") from None
 
 
 def _evaluate_identification(args: argparse.Namespace) -> int:

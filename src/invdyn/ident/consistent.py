@@ -7,10 +7,10 @@ pseudo-inertia ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I_o) / 2 1 - I_o``, 
 positive definite exactly when the body is physical (Wensing, Kim and Slotine 2017), written
 through its log-Cholesky factor ``J = U U^T``, ``U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2,
 s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]``, so that any ten real numbers give a physical body
-(Rucker and Wensing 2022); armature, viscous and Coulomb friction are squares of theirs.
-The weighted torque residual plus a small pull of those coordinates towards the prior (the
-model's own parameters) in the directions the data leave free is minimised by L-BFGS through
-torch's autograd.
+(Rucker and Wensing 2022); armature, viscous and Coulomb friction are themselves, bounded
+below by zero. The weighted torque residual plus a small pull of those coordinates towards the
+prior (the model's own parameters) in the directions the data leave free is minimised by
+L-BFGS-B (scipy), its gradient from torch's autograd.
 """
 
 from __future__ import annotations
@@ -28,9 +28,6 @@ Float = NDArray[np.float64]
 # a prior body with no mass gets this much (kg) and this inertia (kg m^2) to start from
 MIN_PRIOR_MASS = 1e-4
 MIN_PRIOR_INERTIA = 1e-8
-# smallest prior joint term (armature, damping, friction) to start from: the coordinate is its
-# square root, whose gradient vanishes at zero
-MIN_PRIOR_JOINT_TERM = 1e-2
 MAX_ITERATIONS = 2000
 
 
@@ -101,7 +98,8 @@ def parameters_of_coordinates(phi: Any, torch: Any) -> Any:
 def prior_coordinates(model: Model) -> tuple[Float, Float]:
     """Starting coordinates from the model's own parameters: (nbody, 10) log-Cholesky
     coordinates of its bodies, each made physical first (eigenvalues of the pseudo-inertia
-    raised to a floor), and (3 nv,) square roots of its armature, damping and friction."""
+    raised to a floor), and (3 nv,) its armature, damping and friction (negative ones
+    zero)."""
     params = inertial_parameters(model)
     bodies = params[: 10 * model.nbody].reshape(model.nbody, 10).copy()
     bodies[:, 0] = np.maximum(bodies[:, 0], MIN_PRIOR_MASS)
@@ -109,7 +107,7 @@ def prior_coordinates(model: Model) -> tuple[Float, Float]:
     values, vectors = np.linalg.eigh(pseudo)
     floor = np.maximum(MIN_PRIOR_INERTIA, 1e-9 * values[:, -1:])
     pseudo = vectors @ (np.maximum(values, floor)[..., None] * np.swapaxes(vectors, -1, -2))
-    joints = np.sqrt(np.maximum(params[10 * model.nbody :], MIN_PRIOR_JOINT_TERM))
+    joints = np.maximum(params[10 * model.nbody :], 0.0)
     return log_cholesky(pseudo), joints
 
 
@@ -137,37 +135,39 @@ def fit_consistent(
       (P,) physically consistent dynamic parameters and (extra,) the free unknowns.
     """
     import torch
+    from scipy.optimize import minimize
 
     bodies0, joints0 = prior_coordinates(model)
     g = torch.tensor(gram)
     b = torch.tensor(moment)
-    prior = torch.tensor(np.concatenate([bodies0.ravel(), joints0]))
-    phi = prior.clone().requires_grad_(True)
-    free = torch.zeros(extra, dtype=torch.float64, requires_grad=True)
-    optimiser = torch.optim.LBFGS(
-        [phi, free],
-        max_iter=MAX_ITERATIONS,
-        tolerance_grad=1e-12,
-        tolerance_change=1e-15,
-        history_size=50,
-        line_search_fn="strong_wolfe",
-    )
-    nbody = model.nbody
+    prior = np.concatenate([bodies0.ravel(), joints0])
+    prior_t = torch.tensor(prior)
+    nbody, size = model.nbody, len(prior)
 
-    def unknowns() -> Any:
-        body = parameters_of_coordinates(phi[: 10 * nbody].reshape(nbody, 10), torch)
-        return torch.cat([body.reshape(-1), phi[10 * nbody :].square(), free])
+    def unknowns(z: Any) -> Any:
+        """The (P + extra,) unknowns of the (P + extra,) optimised variables."""
+        body = parameters_of_coordinates(z[: 10 * nbody].reshape(nbody, 10), torch)
+        return torch.cat([body.reshape(-1), z[10 * nbody :]])
 
-    def closure() -> Any:
-        optimiser.zero_grad()
-        x = unknowns()
+    def loss_and_gradient(z: Float) -> tuple[float, Float]:
+        variables = torch.tensor(z, requires_grad=True)
+        x = unknowns(variables)
         residual = (x @ g @ x - 2.0 * b @ x) / scale + 1.0
-        loss = residual + regularisation * (phi - prior).square().sum()
+        loss = residual + regularisation * (variables[:size] - prior_t).square().sum()
         loss.backward()
-        return loss
+        assert variables.grad is not None
+        return float(loss.detach()), variables.grad.numpy()
 
-    optimiser.step(closure)
+    # body coordinates and free unknowns unbounded, joint terms (armature, friction) >= 0
+    bounds = [(None, None)] * (10 * nbody) + [(0.0, None)] * (3 * model.nv) + [(None, None)] * extra
+    result = minimize(
+        loss_and_gradient,
+        np.concatenate([prior, np.zeros(extra)]),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"maxiter": MAX_ITERATIONS, "maxcor": 50, "ftol": 1e-15, "gtol": 1e-12},
+    )
     with torch.no_grad():
-        x = unknowns().numpy()
-    size = 10 * nbody + 3 * model.nv
+        x = unknowns(torch.tensor(result.x)).numpy()
     return x[:size], x[size:]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -34,6 +35,8 @@ Method = Literal["ols", "wls", "consistent"]
 METHODS = ("ols", "wls", "consistent")
 # the consistent fit's pull towards the prior, relative to the weighted torques' energy
 REGULARISATION = 1e-8
+# fewer equations than this for each unknown are warned of
+EQUATIONS_PER_UNKNOWN = 10
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -43,7 +46,8 @@ class Identification:
     Attributes:
       base: the base parameters the estimate is of.
       estimate: (nb,) identified base parameters.
-      std: (nb,) their standard deviations.
+      std: (nb,) their standard deviations; for "consistent", those of the weighted least
+        squares estimate (the consistent fit has no closed form for them).
       offsets: (nv,) identified torque offsets, zeros when not fitted.
       joint_std: (nv,) standard deviation of each joint's residual torque.
       method: "ols", "wls" or "consistent".
@@ -60,7 +64,12 @@ class Identification:
     params: Float | None = None
 
     def predict(self, model: Model, q: Float, v: Float, a: Float) -> Float:
-        """(..., nv) torques of the identified model at states (..., nq), (..., nv), (..., nv)."""
+        """(..., nv) torques of the identified model at states (..., nq), (..., nv), (..., nv).
+
+        Raises:
+          InputError: `model` is not the robot identified (its parameters or joints differ).
+        """
+        _check_robot(self.base, model, joints=len(self.offsets))
         regressor = self.base.regressor(joint_torque_regressor(model, q, v, a))
         return regressor @ self.estimate + self.offsets
 
@@ -103,13 +112,28 @@ def load_identification(path: str | os.PathLike[str], model: Model) -> Identific
         )
     except (OSError, KeyError, ValueError) as exc:
         raise DataError(f"{path}: not an identification written by invdyn ident ({exc})") from None
-    parameters = 10 * model.nbody + 3 * model.nv
-    if base.projection.shape[1] != parameters or found.offsets.shape != (model.nv,):
-        raise DataError(
-            f"{path}: identified for a robot with {base.projection.shape[1]} parameters and "
-            f"{found.offsets.shape[0]} joints, not {model.name} ({parameters} and {model.nv})"
-        )
+    try:
+        _check_robot(base, model, joints=len(found.offsets))
+    except InputError as error:
+        raise DataError(f"{path}: {error}") from None
     return found
+
+
+def _check_robot(base: BaseParameters, model: Model, *, joints: int | None = None) -> None:
+    """`InputError` unless base parameters (of a robot of `joints` dofs, where given) can be
+    `model`'s."""
+    parameters = 10 * model.nbody + 3 * model.nv
+    if joints is None:
+        if base.projection.shape[1] != parameters:
+            raise InputError(
+                f"base: of a robot with {base.projection.shape[1]} parameters, not "
+                f"{model.name} ({parameters})"
+            )
+    elif base.projection.shape[1] != parameters or joints != model.nv:
+        raise InputError(
+            f"identified for a robot with {base.projection.shape[1]} parameters and {joints} "
+            f"joints, not {model.name} ({parameters} and {model.nv})"
+        )
 
 
 def identify(
@@ -141,13 +165,16 @@ def identify(
       The estimate, its standard deviations and the residual of every joint.
 
     Raises:
-      InputError: bad shapes, non-finite values, an unknown method, or too few samples for the
-        parameters (or samples that do not excite them: a rank-deficient regressor).
+      InputError: bad shapes, non-finite values, torques zero everywhere, an unknown method,
+        base parameters of another robot, or too few samples for the parameters (or samples
+        that do not excite them: a rank-deficient regressor).
     """
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     q, v, a, tau = _samples(model, q, v, a, tau)
+    _check_torques(model, tau)
     base = base or base_parameters(model)
+    _check_robot(base, model)
     # (N nv, nb [+ nv]) equations, joint-major within each sample
     full = joint_torque_regressor(model, q, v, a)
     regressor = base.regressor(full)
@@ -158,6 +185,13 @@ def identify(
         raise InputError(
             f"{len(q)} samples give {len(q) * model.nv} equations for {columns} unknowns; "
             "record more samples"
+        )
+    if len(q) * model.nv < EQUATIONS_PER_UNKNOWN * columns:
+        warnings.warn(
+            f"{len(q)} samples give {len(q) * model.nv} equations for {columns} unknowns, "
+            f"fewer than {EQUATIONS_PER_UNKNOWN} each: the estimate fits their noise; record "
+            "more samples",
+            stacklevel=2,
         )
     solution, joint_std = _weighted_solution(regressor, tau, np.ones(model.nv))
     weights = np.ones(model.nv)
@@ -224,6 +258,21 @@ def _samples(
     lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
     q, v, a, tau = (flatten(x, lead, 1) for x in arrays.values())
     return q, v, a, tau
+
+
+def _check_torques(model: Model, tau: Float) -> None:
+    """`InputError` when the (N, nv) torques are zero everywhere (not recorded, say); a
+    warning naming the joints whose torque is zero in every sample."""
+    silent = ~np.any(tau != 0.0, axis=0)
+    if silent.all():
+        raise InputError("tau is zero in every sample: no torque to identify parameters from")
+    if silent.any():
+        joints = [name for name, zero in zip(model.dof_names, silent, strict=True) if zero]
+        warnings.warn(
+            f"the torque of {', '.join(joints)} is zero in every sample: not recorded, or "
+            "a passive joint?",
+            stacklevel=3,
+        )
 
 
 def _weighted_solution(regressor: Float, tau: Float, weights: Float) -> tuple[Float, Float]:

@@ -26,8 +26,13 @@ from invdyn.regressor import joint_torque_regressor
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
 
-# a column is dependent when its diagonal entry of R is below this fraction of the largest
-RANK_TOLERANCE = 1e-8
+# a column no torque sees: its norm is below this fraction of the largest column's
+ZERO_TOLERANCE = 1e-8
+# a column is dependent when its diagonal entry of R (columns of unit norm) is below this
+# fraction of the largest. On the built-in robots the diagonals are above 0.1, or below 1e-5:
+# combinations that only rounding in a URDF's angles (1.5708 for pi / 2) sets apart, which
+# torques could only tell with noise a million times below them
+RANK_TOLERANCE = 1e-4
 BODY_PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 JOINT_PARAMETER_NAMES = ("armature", "damping", "friction")
 
@@ -109,7 +114,7 @@ def base_parameters(
     # columns scaled to unit norm, so that the rank test does not depend on units; columns that
     # are zero up to rounding (parameters no torque sees) stay zero
     norms = np.linalg.norm(stacked, axis=0)
-    significant = norms > RANK_TOLERANCE * norms.max()
+    significant = norms > ZERO_TOLERANCE * norms.max()
     scaled = np.where(significant, stacked / np.where(significant, norms, 1.0), 0.0)
     r = np.linalg.qr(scaled, mode="r")
     diagonal = np.abs(np.diag(r))

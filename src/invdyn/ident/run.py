@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,7 +29,7 @@ from invdyn.dynamics import rnea
 from invdyn.errors import DataError, InputError
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
-from invdyn.metrics import normalised_mse
+from invdyn.metrics import MIN_VARIANCE, normalised_mse
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
 from invdyn.sim.rollout import csv_columns
@@ -94,8 +95,8 @@ class DatasetIdentification:
             "held_out_nmse": {
                 "nominal": dict(zip(joints, map(_number, self.nominal_nmse), strict=True)),
                 "identified": dict(zip(joints, map(_number, self.identified_nmse), strict=True)),
-                "nominal_mean": _number(float(np.nanmean(self.nominal_nmse))),
-                "identified_mean": _number(float(np.nanmean(self.identified_nmse))),
+                "nominal_mean": _finite_mean(self.nominal_nmse),
+                "identified_mean": _finite_mean(self.identified_nmse),
             },
             "held_out_nmse_all": None
             if self.learned is None
@@ -181,9 +182,10 @@ def identify_table(
 
     Args:
       path: a CSV, NPZ or parquet table (`invdyn.learn.data.read_table`) with a column per
-        coordinate, named as `invdyn.sim.save_csv` names them: ``q.<joint>``
-        (``q.<joint>.cos`` / ``.sin`` for a continuous joint), ``v.<joint>``, ``a.<joint>`` and
-        ``tau.<joint>``, in any order; accelerations are taken as they are (no filtering).
+        coordinate: ``q.<joint>`` (``q.<joint>.cos`` / ``.sin`` for a continuous joint) and
+        ``v.<joint>``, as `invdyn.sim.save_csv` names them, ``a.<joint>`` and ``tau.<joint>``
+        (a rollout's CSV has no accelerations: record a dataset for `identify_dataset`), in
+        any order; accelerations are taken as they are (no filtering).
       model: the robot as described.
       method: "ols", "wls" or "consistent".
       offset: also identify a torque offset per joint.
@@ -233,7 +235,19 @@ def _scored(
     filtering: Filter,
     parts: tuple[str, str],
 ) -> DatasetIdentification:
-    """Identify on `fit` and score on `score`."""
+    """Identify on `fit` and score on `score` (warning of joints whose held-out torque is
+    constant, whose nMSE is undefined: NaN)."""
+    constant = [
+        joint
+        for joint, variance in zip(model.dof_names, score.tau.var(axis=0), strict=True)
+        if not variance > MIN_VARIANCE
+    ]
+    if constant:
+        warnings.warn(
+            f"the torques of {', '.join(constant)} are constant in the held-out {parts[1]}: "
+            "their nMSE is undefined (NaN); hold out episodes that move them (--held-out)",
+            stacklevel=3,
+        )
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = rnea(model, score.q, score.v, score.a)
     identified = result.predict(model, score.q, score.v, score.a)
@@ -279,11 +293,14 @@ def write_results(
     joints = list(model.dof_names)
     written = []
     params = found.identification.params
+    urdf = out / "identified.urdf"
     if params is not None and Path(model.source).suffix.lower() == ".urdf":
-        urdf = out / "identified.urdf"
         write_urdf(with_parameters(model, params), urdf)
         report["urdf"] = str(urdf.absolute())
         written.append(urdf.absolute())
+    else:
+        # an earlier run's, which these results do not describe
+        urdf.unlink(missing_ok=True)
     errors = found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
     bars = plot_error_bars(
         joints,
@@ -329,8 +346,8 @@ def evaluate_identification(
 
     Returns:
       Predictor name -> (nv,) torque nMSE per joint: nominal and identified, and learned and
-      hybrid when `directory` holds their networks (``networks/``; then on the frames with a
-      full window of the networks).
+      hybrid when the run trained their networks (``--learn``: ``networks/``; then on the
+      frames with a full window of the networks).
 
     Raises:
       DataError: `directory` lacks the identification or its report, or `dataset` is not of
@@ -340,10 +357,12 @@ def evaluate_identification(
 
     directory = Path(directory)
     identification = load_identification(directory / IDENTIFICATION, model)
-    filtering = Filter(**read_report(directory)["filter"])
+    report = read_report(directory)
+    filtering = Filter(**report["filter"])
     episodes = tuple(range(len(dataset)))
     samples = _samples(dataset, episodes, _state_columns(dataset, model), filtering)
-    if (directory / "networks").is_dir():
+    # networks that the report scored (not those an earlier run left without it)
+    if report.get("held_out_nmse_all") is not None:
         learned, residuals = load_networks(directory / "networks", model)
         frames, predictions = predict(model, identification, samples, learned, residuals)
     else:
@@ -393,7 +412,9 @@ def _samples(
     columns: _Columns,
     filtering: Filter,
 ) -> Samples:
-    """The kept samples of `episodes`, accelerations from filtered velocities."""
+    """The kept samples of `episodes`: accelerations from filtered velocities, and torques
+    through the same filter, so that both sides of ``tau = Y(q, v, a) theta`` lose the same
+    frequencies (parallel filtering)."""
     fps = float(dataset.info.fps)
     edge = 0 if filtering.cutoff is None else math.ceil(fps / filtering.cutoff)
     parts: dict[str, list[Float]] = {"q": [], "v": [], "a": [], "tau": []}
@@ -409,7 +430,7 @@ def _samples(
         parts["q"].append(state[kept][:, columns.q])
         parts["v"].append(v[kept])
         parts["a"].append(a[kept])
-        parts["tau"].append(action[kept][:, columns.tau])
+        parts["tau"].append(filtering.apply(action[:, columns.tau], fps)[kept])
         starts.append(starts[-1] + len(parts["q"][-1]))
     if len(starts) == 1:
         raise DataError(
@@ -424,3 +445,9 @@ def _samples(
 
 def _number(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def _finite_mean(x: Float) -> float | None:
+    """The mean of the finite entries of `x`; None when it has none."""
+    finite = x[np.isfinite(x)]
+    return float(finite.mean()) if finite.size else None

@@ -5,8 +5,9 @@ measured positions or velocities, which amplifies noise. The measured signal is 
 filtered forwards and backwards (a Butterworth filter run twice, no phase lag, as Gautier and
 Khalil recommend), then differentiated by forward differences: the acceleration of sample t is
 the change of velocity to sample t + 1, the one that sample t's action (held until the next
-sample) produces; with semi-implicit Euler integration and no noise it is exact. The choice
-is a `Filter`, recorded with every result.
+sample) produces; with semi-implicit Euler integration and no noise it is exact. The torques
+go through the same filter, so that both sides of the linear model lose the same frequencies.
+The choice is a `Filter`, recorded with every result.
 """
 
 from __future__ import annotations

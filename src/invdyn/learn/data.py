@@ -2173,7 +2173,8 @@ def _csv_columns(file: Path) -> dict[str, _Column]:
     import pyarrow.csv as pacsv
 
     try:
-        table = pacsv.read_csv(file)
+        # only empty cells are null: "nan" is read as NaN, and then refused as not finite
+        table = pacsv.read_csv(file, convert_options=pacsv.ConvertOptions(null_values=[""]))
     except (pa.ArrowException, OSError, ValueError) as error:
         raise DataError(f"{file}: not a readable CSV file: {error}") from None
 

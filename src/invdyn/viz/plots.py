@@ -283,11 +283,14 @@ def plot_error_bars(
     ax = figure.subplots()
     width = 0.8 / max(len(values), 1)
     positions = np.arange(len(labels))
-    for k, (name, x) in enumerate(values.items()):
-        shown = np.where(np.isfinite(x) & (x > 0), x, np.nan)
-        ax.bar(positions + (k - (len(values) - 1) / 2) * width, shown, width, label=name)
+    shown = {name: np.where(np.isfinite(x) & (x > 0), x, np.nan) for name, x in values.items()}
+    for k, (name, x) in enumerate(shown.items()):
+        ax.bar(positions + (k - (len(values) - 1) / 2) * width, x, width, label=name)
     ax.set_xticks(positions, labels, rotation=45, ha="right")
-    ax.set_yscale("log")
+    if any(np.isfinite(x).any() for x in shown.values()):
+        ax.set_yscale("log")
+    else:
+        ax.text(0.5, 0.5, "no finite positive error", ha="center", transform=ax.transAxes)
     ax.set_ylabel(y_label)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(frameon=False)
