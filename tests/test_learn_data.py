@@ -270,7 +270,8 @@ def test_state_free_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_reads_lerobot_variants(tmp_path: Path) -> None:
-    """Names as {"motors": [...]}, variable-size lists, an unnamed task index."""
+    """Names as {"motors": [...]}, variable-size lists, an unnamed task index, a feature of
+    shape [1] as plain values."""
     written = episodes(2, dtype=np.float32)
     path = write(tmp_path / "ds", written)
     info = json.loads((path / "meta/info.json").read_text())
@@ -290,6 +291,14 @@ def test_reads_lerobot_variants(tmp_path: Path) -> None:
     assert_same(list(dataset), written)
     assert dataset.info.state_names == tuple(STATE_NAMES)
     assert dataset.info.action_names == ("action.0", "action.1")
+    # LeRobot stores a feature of shape [1] as plain values: a one-joint robot's action
+    one = [dataclasses.replace(e, action=e.action[:, :1]) for e in written]
+    path = write(tmp_path / "one", one, action_names=["tau"])
+    table = pq.read_table(path / DATA_FILE)
+    column = pa.array(np.concatenate([e.action[:, 0] for e in one]))
+    table = table.set_column(table.column_names.index(keys.ACTION), keys.ACTION, column)
+    pq.write_table(table, path / DATA_FILE)
+    assert_same(list(read_dataset(path)), one)
 
 
 # writing: arguments and atomicity

@@ -304,6 +304,7 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
     extras = {
         "next.reward": FrameFeature([rng.normal(size=n) for n in lengths]),
         "next.done": FrameFeature([np.arange(n) == n - 1 for n in lengths]),
+        "observation.contacts": FrameFeature([rng.random((n, 2)) < 0.5 for n in lengths]),
         "observation.mujoco_state": FrameFeature(
             [rng.normal(size=(n, 3)) for n in lengths], names=["qpos", "qvel", "act"]
         ),
@@ -323,8 +324,9 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
     with pytest.warns(UserWarning, match=r"\['observation.images.wrist'\] are not vectors"):
         label_dataset(chunked, path, path, replace=True, overwrite=True)
     kept = read_extra_features(path)
-    assert set(kept) == {"next.reward", "next.done", "observation.mujoco_state", IS_LABELLED}
-    for key in ("next.reward", "next.done", "observation.mujoco_state"):
+    carried = ("next.reward", "next.done", "observation.contacts", "observation.mujoco_state")
+    assert set(kept) == {*carried, IS_LABELLED}
+    for key in carried:
         for got, want in zip(kept[key].values, extras[key].values, strict=True):
             np.testing.assert_array_equal(got, want)
     assert kept["observation.mujoco_state"].names == ["qpos", "qvel", "act"]

@@ -1639,17 +1639,15 @@ def read_frame_columns(path: str | os.PathLike[str], keys: Sequence[str]) -> dic
                 f"{expected} in it"
             )
         for key in keys:
-            column = table.column(key).combine_chunks()
-            if pa.types.is_boolean(column.type):
-                if column.null_count:
-                    raise DataError(f"{root / relative}: column {key} holds null values")
-                parts[key].append(np.asarray(column.to_numpy(zero_copy_only=False)))
-                continue
-            # scalar features are plain columns, whatever their shape [1] says
-            list_like = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
-            parts[key].append(
-                _column(pa, root / relative, table, key, widths[key] if list_like else None)
+            column_type = table.schema.field(key).type
+            # features of shape [1] stored as plain values keep that: (N,)
+            scalar = not (
+                pa.types.is_list(column_type)
+                or pa.types.is_large_list(column_type)
+                or pa.types.is_fixed_size_list(column_type)
             )
+            width = None if scalar else widths[key]
+            parts[key].append(_column(pa, root / relative, table, key, width, booleans=True))
     return {key: np.concatenate(parts[key]) for key in keys}
 
 
@@ -1862,19 +1860,33 @@ def _read_parquet(pa: ModuleType, pq: ModuleType, file: Path, columns: list[str]
         raise DataError(f"{file}: corrupt parquet file: {error}") from None
 
 
-def _column(pa: ModuleType, file: Path, table: Any, key: str, width: int | None) -> np.ndarray:
-    """(N,) or (N, width) numpy values of a column, or `DataError` for nulls or wrong sizes."""
+def _column(
+    pa: ModuleType, file: Path, table: Any, key: str, width: int | None, *, booleans: bool = False
+) -> np.ndarray:
+    """(N,) numpy values of a scalar column (`width` None), or (N, width) of a column of lists
+    of `width` values, or of plain values for a `width` of 1 (LeRobot stores features of shape
+    [1] so); numbers, or booleans too with `booleans`. `DataError` for nulls, other types or
+    wrong sizes."""
     column = table.column(key).combine_chunks()
     if column.null_count:
         raise DataError(f"{file}: column {key} holds {column.null_count} null value(s)")
-    if width is None:
-        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-            raise DataError(f"{file}: column {key} has type {column.type}, expected numbers")
-        return np.asarray(column.to_numpy(zero_copy_only=False))
-    if not (pa.types.is_list(column.type) or pa.types.is_large_list(column.type)) and not (
-        pa.types.is_fixed_size_list(column.type)
-    ):
+    expected = "numbers or booleans" if booleans else "numbers"
+
+    def values_of(values: Any, what: str) -> np.ndarray:
+        numeric = pa.types.is_integer(values.type) or pa.types.is_floating(values.type)
+        if not (numeric or (booleans and pa.types.is_boolean(values.type))):
+            raise DataError(f"{file}: column {key} {what} {values.type}, expected {expected}")
+        return np.asarray(values.to_numpy(zero_copy_only=False))
+
+    list_like = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
+    if not (list_like or pa.types.is_fixed_size_list(column.type)):
+        if width is None:
+            return values_of(column, "has type")
+        if width == 1:
+            return values_of(column, "has type").reshape(len(column), 1)
         raise DataError(f"{file}: column {key} has type {column.type}, expected a list of {width}")
+    if width is None:
+        raise DataError(f"{file}: column {key} has type {column.type}, expected {expected}")
     sizes = column.value_lengths().to_numpy(zero_copy_only=False)
     if np.any(sizes != width):
         row = int(np.flatnonzero(sizes != width)[0])
@@ -1885,9 +1897,7 @@ def _column(pa: ModuleType, file: Path, table: Any, key: str, width: int | None)
     values = column.flatten()
     if values.null_count:
         raise DataError(f"{file}: column {key} holds {values.null_count} null value(s)")
-    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
-        raise DataError(f"{file}: column {key} holds {values.type}, expected numbers")
-    return np.asarray(values.to_numpy(zero_copy_only=False)).reshape(len(column), width)
+    return values_of(values, "holds").reshape(len(column), width)
 
 
 def _read_tasks(pa: ModuleType, pq: ModuleType, root: Path) -> list[str]:
