@@ -457,7 +457,6 @@ def _shift(column: object) -> object:
 
 CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
     "no info": (lambda p: (p / "meta/info.json").unlink(), "info.json: missing"),
-    "no stats": (lambda p: (p / "meta/stats.json").unlink(), "stats.json: missing"),
     "no tasks": (lambda p: (p / "meta/tasks.parquet").unlink(), "tasks.parquet: missing"),
     "no episodes": (lambda p: (p / EPISODES_FILE).unlink(), "meta/episodes: missing"),
     "no data": (lambda p: (p / DATA_FILE).unlink(), "file-000.parquet: missing"),
@@ -547,6 +546,15 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
         "timestamps of episode 0 step by 0 s at frame 1, but meta/info.json's fps",
     ),
 }
+
+
+def test_a_dataset_without_statistics_is_read(tmp_path: Path) -> None:
+    """meta/stats.json, which LeRobot loads datasets without, is missing: warned of."""
+    path = write(tmp_path / "ds")
+    (path / "meta/stats.json").unlink()
+    with pytest.warns(UserWarning, match="stats.json: missing; the dataset is read without it"):
+        dataset = read_dataset(path)
+    assert_same(list(dataset), episodes())
 
 
 @pytest.mark.parametrize("corruption", list(CORRUPTIONS))

@@ -1972,9 +1972,13 @@ def _read_episodes(pa: ModuleType, pq: ModuleType, root: Path) -> dict[str, np.n
 
 def _read_stats(root: Path, widths: dict[str, int]) -> dict[str, dict[str, np.ndarray]]:
     """``meta/stats.json`` as feature -> statistic -> array, with finite min, max, mean and
-    std of the right sizes for the vector features of `widths`."""
-    content = _read_json(root, STATS_PATH)
+    std of the right sizes for the vector features of `widths`; empty, with a warning, when
+    the file is missing (reading needs none of them)."""
     file = root / STATS_PATH
+    if not file.exists():
+        warnings.warn(f"{file}: missing; the dataset is read without it", stacklevel=3)
+        return {}
+    content = _read_json(root, STATS_PATH)
     if not isinstance(content, dict):
         raise DataError(f"{file}: expected a JSON object, got {type(content).__name__}")
     stats: dict[str, dict[str, np.ndarray]] = {}
