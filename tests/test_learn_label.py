@@ -272,6 +272,13 @@ def test_spec_is_kept_in_the_checkpoint(ensemble, held_out, tmp_path):
     renamed = write(tmp_path / "renamed", action_free(held_out), state_names=("a", "b", "c", "d"))
     with pytest.raises(InputError, match="state names"):
         label_dataset(copy, renamed, tmp_path / "out")
+    # a dataset whose info.json names no state entries is not told apart by its names
+    unnamed = write(tmp_path / "unnamed", action_free(held_out))
+    info = json.loads((unnamed / "meta/info.json").read_text())
+    info["features"][OBS_STATE]["names"] = None
+    (unnamed / "meta/info.json").write_text(json.dumps(info))
+    assert read_dataset(unnamed).info.state_names[0] == "observation.state.0"
+    label_dataset(copy, unnamed, tmp_path / "unnamed-labelled")
     # and the labels take the training data's action names
     result = label_dataset(copy, write(tmp_path / "free", action_free(held_out)), tmp_path / "ok")
     assert read_dataset(result).info.action_names == ACTION_NAMES

@@ -36,7 +36,7 @@ from safetensors.torch import load_file, save_file
 
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.config import Config
-from invdyn.learn.keys import OBS_IMAGE_PREFIX
+from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
 MODEL_FILE = "model.safetensors"
@@ -121,7 +121,8 @@ class DataSpec:
         """Raise `InputError` unless the dataset of `info` (`invdyn.learn.data.DatasetInfo`)
         fits the model: the same frame rate, with `state` the same state names, for each of
         the `cameras` (names) a video of the training frames' shape, and with `actions` the
-        same action names (a dataset without actions passes)."""
+        same action names (a dataset without actions passes; names that info.json does
+        not give, ``observation.state.0`` ..., match any)."""
         for name in cameras:
             key = OBS_IMAGE_PREFIX + name
             if key not in info.videos:
@@ -135,7 +136,7 @@ class DataSpec:
                     f"{where}: {key} frames are {tuple(info.videos[key])}, but the model was "
                     f"trained on {tuple(trained)} (h, w, channels)"
                 )
-        if state and tuple(info.state_names) != self.state_names:
+        if state and _names_differ(info.state_names, self.state_names, OBS_STATE):
             raise InputError(
                 f"{where}: state names {list(info.state_names)} differ from those the model was "
                 f"trained on: {list(self.state_names)}"
@@ -145,11 +146,19 @@ class DataSpec:
                 f"{where}: fps {info.fps:g} differs from the {self.fps:g} the model was trained at"
             )
         if actions and info.action_names is not None:
-            if tuple(info.action_names) != self.action_names:
+            if _names_differ(info.action_names, self.action_names, ACTION):
                 raise InputError(
                     f"{where}: action names {list(info.action_names)} differ from those the "
                     f"model was trained on: {list(self.action_names)}"
                 )
+
+
+def _names_differ(found: Sequence[str], trained: Sequence[str], key: str) -> bool:
+    """Whether a dataset's names of a feature differ from the training data's, where both
+    name its entries (``<key>.<i>`` stands in for names that info.json does not give)."""
+    unnamed = tuple(f"{key}.{i}" for i in range(len(found)))
+    found, trained = tuple(found), tuple(trained)
+    return found != trained and unnamed not in (found, trained)
 
 
 @dataclasses.dataclass
