@@ -13,6 +13,7 @@
   is the regressor's (rnea is linear in them); parameters fitted by gradient descent.
 * Dynamic parameters replaced per call (``params``) equal a model rebuilt from them
   (`invdyn.with_parameters`), for numpy arrays and tensors alike.
+* torch.func's vmap over the functions and over their Jacobians.
 * Errors: shapes, non-finite values, complex tensors, singular mass matrices.
 * On a CUDA device: `tests/test_fused.py` (rnea's fused kernel and the mass matrix).
 """
@@ -189,6 +190,20 @@ def test_leading_shapes_broadcast_and_arrays_mix_with_tensors(robot):
     assert_close(one.numpy(), invdyn.rnea(robot, q[0, 0], v[0, 0], a), rtol=RTOL, what="broadcast")
     empty = invdyn.rnea(robot, *tensors(q[:0, 0], v[:0, 0], a[:0, 0]))
     assert empty.shape == (0, robot.nv)
+
+
+def test_torch_func_transforms_vmap_the_functions(robot):
+    """vmap over rnea, the mass matrix and per-state Jacobians of rnea equals the batched
+    call and a loop of jacrev."""
+    q, v, a = tensors(*states(robot, "torch-vmap", n=3))
+    vmapped = torch.func.vmap(lambda q, v, a: invdyn.rnea(robot, q, v, a))(q, v, a)
+    assert_close(vmapped.numpy(), invdyn.rnea(robot, q, v, a).numpy(), rtol=RTOL, what="vmap")
+    masses = torch.func.vmap(lambda q: invdyn.mass_matrix(robot, q))(q)
+    assert_close(masses.numpy(), invdyn.mass_matrix(robot, q).numpy(), rtol=RTOL, what="M")
+    jacobian = torch.func.jacrev(lambda v, q, a: invdyn.rnea(robot, q, v, a))
+    per_state = torch.func.vmap(jacobian)(v, q, a)
+    looped = torch.stack([jacobian(v[k], q[k], a[k]) for k in range(len(q))])
+    assert_close(per_state.numpy(), looped.numpy(), rtol=RTOL, what="vmap(jacrev)")
 
 
 def test_import_invdyn_does_not_import_torch():

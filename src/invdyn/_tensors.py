@@ -96,7 +96,11 @@ def finish(
     """`out` (B, *core) reshaped to (*lead, *core). When it holds a non-finite value: the
     result of `recompute` instead, if given (a slower path that handles every input); and when
     that holds one too, an `InputError` naming the first non-finite argument, else `failure`
-    (by default an `InputError` saying that the arguments are too large)."""
+    (by default an `InputError` saying that the arguments are too large). Unchecked under
+    torch.func transforms (vmap, grad ...) and torch.compile, whose tracing cannot branch on
+    values."""
+    if fused.functorch_active() or torch.compiler.is_compiling():
+        return out.reshape(*prepared.lead, *core)
     finite = bool(torch.isfinite(out).all())
     if not finite and recompute is not None:
         out = recompute()

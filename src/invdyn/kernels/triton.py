@@ -74,10 +74,10 @@ def available() -> bool:
 def applies(model: Model, q: Tensor, f_ext: Tensor | None) -> bool:
     """Whether ``invdyn.rnea`` of these arguments runs as the fused kernel: CUDA tensors, no
     external forces, a model with degrees of freedom, Triton, and no torch.func transform."""
-    return q.is_cuda and f_ext is None and model.nv > 0 and available() and not _functorch_active()
+    return q.is_cuda and f_ext is None and model.nv > 0 and available() and not functorch_active()
 
 
-def _functorch_active() -> bool:
+def functorch_active() -> bool:
     """Whether a torch.func transform (vmap, grad, jacrev, ...) is running: those take the
     torch path, which they can trace."""
     return torch._C._functorch.peek_interpreter_stack() is not None
