@@ -380,3 +380,6 @@ def test_singular_mass_matrix_is_a_model_error(load_robot):
     q, v, tau = tensors(*states(model, "torch-singular"))
     with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
         invdyn.aba(massless, q, v, tau)
+    with pytest.raises(invdyn.ModelError, match="mass matrix is singular") as raised:
+        invdyn.aba(massless, q.float(), v.float(), tau.float())
+    assert "in float32, the mass matrix is too ill-conditioned: try float64" in str(raised.value)

@@ -367,9 +367,15 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
 
     failure = None
     if function in (aba, aba_derivatives):
+        single = any(str(getattr(x, "dtype", "")) == "torch.float32" for x in named.values())
+        precision = (
+            "; or, in float32, the mass matrix is too ill-conditioned: try float64"
+            if single
+            else ""
+        )
         failure = ModelError(
             f"{model.name}: forward dynamics is undefined: {_SINGULAR}, or the arguments are "
-            "too large"
+            f"too large{precision}"
         )
     cores = {name: (x, _core(model, name)) for name, x in named.items()}
     kernel = function.__name__
