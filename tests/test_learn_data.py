@@ -557,6 +557,23 @@ def test_a_dataset_without_statistics_is_read(tmp_path: Path) -> None:
     assert_same(list(dataset), episodes())
 
 
+def test_features_that_are_not_read_are_named(tmp_path: Path) -> None:
+    """Images in the data files, and state-like features without an observation.state."""
+    items = [dataclasses.replace(e, state=None) for e in episodes(actions=True)]
+    velocity = data.FrameFeature([np.zeros((len(e.action), 2)) for e in items])
+    path = write(
+        tmp_path / "ds", items, state_names=None, extra_features={"observation.velocity": velocity}
+    )
+    info = json.loads((path / "meta/info.json").read_text())
+    info["features"]["observation.images.top"] = {"dtype": "image", "shape": [8, 8, 3]}
+    (path / "meta/info.json").write_text(json.dumps(info))
+    with pytest.warns(UserWarning) as warned:
+        read_dataset(path)
+    messages = [str(w.message) for w in warned]
+    assert any("['observation.images.top'] are images in the data files" in m for m in messages)
+    assert any("['observation.velocity'] are not read (write them as one" in m for m in messages)
+
+
 @pytest.mark.parametrize("corruption", list(CORRUPTIONS))
 def test_corruption_is_a_data_error(tmp_path: Path, corruption: str) -> None:
     path = write(tmp_path / "ds")

@@ -1544,12 +1544,41 @@ def _features(
         key: _vector_feature(root, features, key) for key in (OBS_STATE, ACTION) if key in features
     }
     videos = _video_shapes(root, features)
+    _warn_of_unread(root, features, state=OBS_STATE in vectors)
     if not vectors and not videos:
         raise DataError(
             f"{root / INFO_PATH}: features has no {OBS_STATE!r}, no {ACTION!r} and no video "
             f"({OBS_IMAGE_PREFIX}<camera>): nothing to read"
         )
     return vectors, videos
+
+
+def _warn_of_unread(root: Path, features: dict[str, Any], *, state: bool) -> None:
+    """Warn of features that a user may take for the state or cameras, which invdyn does not
+    read: images in the data files, and without `state` (``observation.state``) other
+    ``observation.*`` vectors."""
+    images = [
+        key
+        for key, feature in features.items()
+        if isinstance(feature, dict) and feature.get("dtype") == "image"
+    ]
+    if images:
+        warnings.warn(
+            f"{root / INFO_PATH}: {images} are images in the data files, which are not read: "
+            "cameras are read from videos (dtype video)",
+            stacklevel=4,
+        )
+    vectors = [
+        key
+        for key, feature in features.items()
+        if key.startswith("observation.") and _is_vector_feature(feature)
+    ]
+    if not state and vectors:
+        warnings.warn(
+            f"{root / INFO_PATH}: has no {OBS_STATE!r}, the one state feature that is read: "
+            f"{vectors} are not read (write them as one {OBS_STATE})",
+            stacklevel=4,
+        )
 
 
 def _dataset_info(

@@ -534,7 +534,8 @@ class InverseDynamicsModel(nn.Module):
         if config.state and self.n_state == 0:
             raise InputError(
                 "model.state reads observation.state, but the training data has no state: "
-                "set model.state=false for a model of frames alone"
+                "a model of frames alone sets model.state=false and names its cameras "
+                "(model.cameras=front)"
             )
         if config.state_weight > 0:
             if self.n_state == 0:
