@@ -369,3 +369,20 @@ def test_metrics_keep_diverged_predictions_in_the_means():
     metrics = _metrics(prediction, target)
     assert np.isnan(metrics.nmse[2]) and np.isinf(metrics.nmse[1])
     assert np.isinf(metrics.nmse_mean) and np.isinf(metrics.r2_mean)
+
+
+def test_a_target_in_small_units_is_scored():
+    """Whether a target varies does not depend on its units: an action of micro-units is
+    scored, a constant of any size left out (rounding aside)."""
+    from invdyn.learn.evaluate import _metrics
+
+    rng = np.random.default_rng(0)
+    target = rng.normal(size=(50, 1, 3))
+    target[:, :, 0] *= 1e-6
+    target[:, :, 1] = np.float32(1e6 / 3)  # constant, as float32 stores it
+    target[:, :, 2] = 1e3 * (1.0 + 1e-16 * np.arange(50)[:, None])  # constant, rounded
+    prediction = target + 0.1 * np.abs(target) * rng.normal(size=target.shape)
+    metrics = _metrics(prediction, target)
+    assert 0.9 < metrics.r2[0] < 1.0
+    assert np.isnan(metrics.nmse[1:]).all()
+    assert metrics.r2_mean == metrics.r2[0]

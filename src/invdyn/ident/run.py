@@ -29,7 +29,7 @@ from invdyn.dynamics import rnea
 from invdyn.errors import DataError, InputError
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
-from invdyn.metrics import MIN_VARIANCE, normalised_mse
+from invdyn.metrics import normalised_mse, varies
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
 from invdyn.sim.rollout import csv_columns
@@ -239,8 +239,8 @@ def _scored(
     constant, whose nMSE is undefined: NaN)."""
     constant = [
         joint
-        for joint, variance in zip(model.dof_names, score.tau.var(axis=0), strict=True)
-        if not variance > MIN_VARIANCE
+        for joint, moving in zip(model.dof_names, varies(score.tau), strict=True)
+        if not moving
     ]
     if constant:
         warnings.warn(

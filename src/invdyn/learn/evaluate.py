@@ -88,7 +88,7 @@ from invdyn.learn.models import (
     select_windows,
 )
 from invdyn.learn.train import _fingerprint, eval_batches
-from invdyn.metrics import MIN_VARIANCE, normalised_mse
+from invdyn.metrics import normalised_mse, varies
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -447,14 +447,14 @@ def _metrics(prediction: Float, target: Float) -> Metrics:
     target = target.reshape(-1, n_action)
     mae = np.mean(np.abs(prediction - target), axis=0)
     nmse = normalised_mse(prediction, target)
-    varies = target.var(axis=0) > MIN_VARIANCE
+    moving = varies(target)
     r2 = 1.0 - nmse
     return Metrics(
         r2=r2,
         nmse=nmse,
         mae=mae,
-        r2_mean=float(r2[varies].mean()) if varies.any() else math.nan,
-        nmse_mean=float(nmse[varies].mean()) if varies.any() else math.nan,
+        r2_mean=float(r2[moving].mean()) if moving.any() else math.nan,
+        nmse_mean=float(nmse[moving].mean()) if moving.any() else math.nan,
         mae_mean=float(mae.mean()),
     )
 
