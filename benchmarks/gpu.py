@@ -196,14 +196,16 @@ def row(
     pin: float,
     operations: int,
 ) -> list[str]:
-    """A table row; the ratio to Pinocchio for rnea only (it has no batched derivatives), the
-    arithmetic rate for the fused kernel only (`operations` > 0)."""
+    """A table row; Pinocchio's rate and the ratio to it for rnea only (it has no batched
+    derivatives), the arithmetic rate for the fused kernel only (`operations` > 0)."""
     label = f"{model.name} (nv {model.nv})"
     figure = rate if isinstance(rate, str) else f"{rate:.3e}"
     measured = not isinstance(rate, str)
-    ratio = f"{rate / pin:.2f}" if measured and "derivatives" not in case else ""
+    compared = "derivatives" not in case
+    ratio = f"{rate / pin:.2f}" if measured and compared else ""
     flops = f"{rate * operations / 1e9:.0f}" if measured and operations else ""
-    cells = [label, case, str(dtype).removeprefix("torch."), str(batch), figure, f"{pin:.3e}"]
+    peer = f"{pin:.3e}" if compared else ""
+    cells = [label, case, str(dtype).removeprefix("torch."), str(batch), figure, peer]
     return [*cells, ratio, flops, ""]
 
 

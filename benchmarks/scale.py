@@ -1,5 +1,7 @@
-"""Labelling throughput on several workers: frames labelled per second by ``invdyn label``'s
-job (`invdyn.learn.label.label_dataset`), in one process and on Ray workers.
+"""Labelling throughput on several workers: frames per second of the whole labelling job.
+
+The job is ``invdyn label``'s (`invdyn.learn.label.label_dataset`), timed in one process and
+on Ray workers.
 
 The job labels an action-free dataset of one camera's 64x64 frames (a square crossing a plain
 background, 40 episodes of 200 frames, written as mp4) with a freshly initialised model of
@@ -11,8 +13,8 @@ weights). The rows:
   on a machine with more cores, all of them;
 * on a CUDA machine, ``1 process, CUDA`` is the single GPU's row.
 
-Each figure is the whole job, reading the frames and writing the labelled copy (the videos
-encoded again) included, median of the repeats, with Ray started once beforehand. The labelled
+Each figure is the whole job, reading the frames and writing the labelled copy (its mp4 files
+copied as they are) included, median of the repeats, with Ray started once beforehand. The labelled
 copies are checked to be identical to the one-process copy. Needs the ``learn`` and ``ray``
 extras::
 

@@ -2,12 +2,13 @@
 
 Trains the model of frames that the README's Panda run uses (two cameras, ``context=8``,
 ``future=8``, 32 keypoints, the state estimate) on a dataset of random frames written to a
-temporary folder, once as it is and once with ``train.compile=true``, and prints the median
-epoch time of each (the first epoch apart: it holds the compiling) and their ratio. Speed does
-not depend on what the frames show. Needs the ``learn`` extra::
+temporary folder, as it is and with ``train.compile=true``, in two rounds of opposite order
+(plain, compiled, compiled, plain: a load that changes during the run weighs on both alike),
+and prints the median epoch time of each (first epochs apart: they hold the compiling) and
+their ratio. Speed does not depend on what the frames show. Needs the ``learn`` extra::
 
-    python benchmarks/training.py            # 64x64 frames, 40 episodes, 4 epochs
-    python benchmarks/training.py --quick    # 20 episodes, 3 epochs
+    python benchmarks/training.py            # 64x64 frames, 40 episodes, 4 epochs a run
+    python benchmarks/training.py --quick    # 20 episodes, 2 epochs a run
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer episodes and epochs")
     args = parser.parse_args()
-    episodes, epochs = (20, 3) if args.quick else (40, 4)
+    episodes, epochs = (20, 2) if args.quick else (40, 4)
     model = ModelConfig(cameras=",".join(CAMERAS), state=False, context=8, future=8,
                         keypoints=32, state_weight=1.0)  # fmt: skip
     plain = Config(model=model, train=TrainConfig(epochs=epochs, val_fraction=0.1))
@@ -76,13 +77,17 @@ def main() -> None:
         dataset = random_dataset(Path(folder) / "data", episodes, np.random.default_rng(0))
         print(f"{episodes} episodes of {STEPS} steps, windows of {model.window} frames of two "
               f"{SIZE}x{SIZE} cameras")  # fmt: skip
-        medians = {}
-        for name, config in (("plain", plain), ("compiled", compiled)):
-            times = epoch_times(dataset, config, Path(folder) / name)
-            medians[name] = statistics.median(times[1:])
-            print(f"  {name:8s}: first epoch {times[0]:6.1f} s, then {medians[name]:6.1f} s "
-                  f"(median of {len(times) - 1})")  # fmt: skip
-    print(f"compiled / plain epoch time: {medians['compiled'] / medians['plain']:.2f}")
+        times: dict[str, list[float]] = {"plain": [], "compiled": []}
+        order = ["plain", "compiled", "compiled", "plain"]
+        for run, name in enumerate(order):
+            config = compiled if name == "compiled" else plain
+            epochs_run = epoch_times(dataset, config, Path(folder) / f"{run}-{name}")
+            times[name] += epochs_run[1:]
+            print(f"  {name:8s}: first epoch {epochs_run[0]:6.1f} s, then "
+                  f"{statistics.median(epochs_run[1:]):6.1f} s")  # fmt: skip
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"compiled / plain epoch time: {medians['compiled'] / medians['plain']:.2f} "
+          f"(medians of {len(times['plain'])} epochs each)")  # fmt: skip
 
 
 if __name__ == "__main__":
