@@ -181,7 +181,9 @@ def test_bad_input_gets_the_documented_errors(panda, load_robot):
         identify(panda, q, v, a, np.zeros_like(tau), method="consistent")
     with pytest.warns(UserWarning, match="torque of panda_joint2 is zero in every sample"):
         identify(panda, q, v, a, np.where(np.arange(panda.nv) == 1, 0.0, tau))
-    with pytest.raises(invdyn.InputError, match=r"base: of a robot with 78 parameters, not panda \(117\)"):
+    with pytest.raises(
+        invdyn.InputError, match=r"base: of a robot with 78 parameters, not panda \(117\)"
+    ):
         identify(panda, q, v, a, tau, base=base_parameters(load_robot("ur5")))
     with pytest.warns(UserWarning, match="450 equations for 76 unknowns, fewer than 10 each"):
         result = identify(panda, q, v, a, tau)
