@@ -125,6 +125,7 @@ def test_track_reads_a_csv_trajectory(tmp_path: Path, capsys: pytest.CaptureFixt
     assert status == 0, err
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert set(metrics["controllers"]) == {"pd_gravity", "feedforward"}
+    assert metrics["setup"]["duration"] == 1.0  # the file's, not --duration's default
 
 
 @pytest.mark.parametrize(
@@ -153,6 +154,8 @@ def test_track_floating_base_needs_fixed_base(
 ) -> None:
     status, _, err = run(capsys, "track", "solo12", "--out", str(tmp_path), "--no-progress")
     assert status == 2 and "--fixed-base" in err, err
+    status, _, err = run(capsys, "demo", "--robot", "solo12", "--out", str(tmp_path))
+    assert status == 2 and "invdyn track solo12 --fixed-base bolts its root link" in err, err
     status, out, err = run(
         capsys,
         "track",
@@ -186,6 +189,12 @@ def test_track_rejects_bad_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str
         capsys, "track", "planar_2r", "--trajectory", str(outside), "--out", str(tmp_path)
     )
     assert status == 2 and joint in err and "limit" in err, err
+    assert "pass --no-limit-check to skip this check" in err, err
+    status, _, err = run(
+        capsys, "track", "planar_2r", "--trajectory", str(outside), "--no-limit-check",
+        "--controller", "pd", "--out", str(tmp_path), "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
 
 
 CART_POLE = """

@@ -28,7 +28,7 @@ from invdyn._files import write_json
 from invdyn.control.balance import SCENARIOS
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
-from invdyn.control.trajectories import from_csv
+from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError
 from invdyn.io import robots
 from invdyn.model import JointType, Model
@@ -165,6 +165,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fix a floating-base robot's root link to the world (joint-space tracking needs a "
         "fixed base)",
+    )
+    track.add_argument(
+        "--no-limit-check",
+        action="store_true",
+        help="track a CSV trajectory that leaves the joints' position or velocity limits",
     )
     track.add_argument(
         "--trajectory",
@@ -580,7 +585,7 @@ def _demo(args: argparse.Namespace) -> int:
                 f"(pip install example-robot-data for the {DEMO_ROBOT})"
             )
     model = _load(name)
-    _check_trackable(model)
+    _check_trackable(model, f"invdyn track {name} --fixed-base bolts its root link to the world")
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
@@ -607,7 +612,7 @@ def _demo(args: argparse.Namespace) -> int:
             model, trajectory, controllers, plant=run_plant, progress=not args.no_progress
         )
         _write_tracking(model, results, Path(args.out), suffix="" if key == "exact" else "-payload")
-        metrics[key] = _metrics(model, results, _setup(args, run_plant))
+        metrics[key] = _metrics(model, results, _setup(args, run_plant, trajectory))
     write_json(Path(args.out) / "metrics.json", metrics)
     return 0
 
@@ -618,17 +623,16 @@ def _track(args: argparse.Namespace) -> int:
     controllers = _controller_names(args.controller)
     _output_directory(args.out)
     model = _load(args.robot, floating_base=False if args.fixed_base else None)
-    if model.floating_base:
-        raise InputError(
-            f"{model.name} has a floating base, which joint-space tracking cannot drive; "
-            "pass --fixed-base to bolt its root link to the world"
-        )
-    _check_trackable(model)
+    _check_trackable(model, "pass --fixed-base to bolt its root link to the world")
     if args.trajectory == "minimum_jerk":
         _positive_option("--duration", args.duration)
         trajectory = workspace_motion(model, duration=args.duration)
     else:
-        trajectory = from_csv(model, args.trajectory)
+        try:
+            trajectory = from_csv(model, args.trajectory, check_limits=not args.no_limit_check)
+        except InputError as error:
+            skip = "; pass --no-limit-check to skip this check"
+            raise InputError(str(error).replace(LIMIT_CHECK_HINT, skip)) from None
     plant = _plant(args, model)
     results = _run_tracking(
         model,
@@ -641,7 +645,7 @@ def _track(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     _write_tracking(model, results, out)
-    metrics = _metrics(model, results, _setup(args, plant))
+    metrics = _metrics(model, results, _setup(args, plant, trajectory))
     for path in (out / "metrics.json", args.json):
         if path is not None:
             print(f"wrote {write_json(Path(path), metrics)}")
@@ -721,11 +725,11 @@ def _metrics(model: Model, results: dict[str, Any], setup: dict[str, Any]) -> di
     return {**head, "controllers": entries}
 
 
-def _setup(args: argparse.Namespace, plant: Any) -> dict[str, Any]:
+def _setup(args: argparse.Namespace, plant: Any, trajectory: Any) -> dict[str, Any]:
     """The run's settings, saved with its metrics."""
     return {
         "trajectory": str(getattr(args, "trajectory", "minimum_jerk")),
-        "duration": args.duration,
+        "duration": float(trajectory.duration),
         "control_rate": getattr(args, "rate", 1000.0),
         "bandwidth": getattr(args, "bandwidth", DEFAULT_BANDWIDTH),
         "payload": plant.payload,
@@ -755,11 +759,16 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
         raise InputError(f"--out {path}: exists and is not a directory")
 
 
-def _check_trackable(model: Model) -> None:
-    """`InputError` unless joint-space tracking can drive `model`: it has moving joints and an
-    actuator on each."""
+def _check_trackable(model: Model, fixed_base: str) -> None:
+    """`InputError` unless joint-space tracking can drive `model`: a fixed base (else the
+    error gives the `fixed_base` advice), moving joints and an actuator on each."""
     from invdyn.control.computed_torque import check_actuated
 
+    if model.floating_base:
+        raise InputError(
+            f"{model.name} has a floating base, which joint-space tracking cannot drive; "
+            f"{fixed_base}"
+        )
     if model.nv == 0:
         raise InputError(f"{model.name} has no moving joints: there is nothing to track")
     check_actuated(model)

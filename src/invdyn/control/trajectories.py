@@ -579,11 +579,15 @@ def _enforce_limits(trajectory: JointTrajectory, margin: float) -> None:
             raise InputError(_limit_message(model, float(t[i]), value, k, bound, side, margin))
 
 
+# how a limit violation's message says to skip the check
+LIMIT_CHECK_HINT = "; pass check_limits=False to skip this check"
+
+
 def _limit_message(
     model: Model, t: float, value: float, k: int, bound: float, side: str, margin: float
 ) -> str:
     """The message of a limit violation by coordinate `k` of q, or of v when side is 'speed'."""
-    hint = "; pass check_limits=False to skip this check"
+    hint = LIMIT_CHECK_HINT
     if side == "speed":
         joint = model.jnt_name[model.dof_body[k]]
         return (

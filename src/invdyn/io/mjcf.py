@@ -129,7 +129,8 @@ def load_mjcf(
     if floating_base and not np.any(mj_model.jnt_type == MJ_FREE):
         raise ModelError(
             f"{path}: no free joint to float on; an MJCF file declares its own (add "
-            "<freejoint/> to the root body), so pass floating_base=None"
+            "<freejoint/> to the root body); floating_base=None, the default, takes the file "
+            "as it is"
         )
     return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
 
