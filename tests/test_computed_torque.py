@@ -163,6 +163,11 @@ def test_critically_damped_gains(rng: np.random.Generator) -> None:
         Gains.critically_damped(0.0)
     with pytest.raises(invdyn.InputError, match="inertia must be non-negative"):
         Gains.critically_damped(1.0, [1.0, -1.0])
+    # gains beyond floating point: named, not an OverflowError (or inf gains)
+    with pytest.raises(invdyn.InputError, match=r"bandwidth 1e\+200 rad/s gives gains .* overflow"):
+        Gains.critically_damped(1e200)
+    with pytest.raises(invdyn.InputError, match="overflow"):
+        Gains.critically_damped(1e150, [1.0, 1e10])
 
 
 def test_joint_inertia_is_the_mass_matrix_diagonal(rng: np.random.Generator) -> None:
@@ -215,6 +220,14 @@ def test_bad_gains(kp: object, kd: object, message: str) -> None:
             lambda m, t: pd(invdyn.load("pendulum"), lambda s: t(s), Gains(1.0, 1.0)),
             r"trajectory\(0.0\) gives q of shape \(2,\), expected \(1,\)",
         ),
+        (
+            lambda m, t: pd(m, lambda s: 0.0, Gains(1.0, 1.0)),
+            r"trajectory\(0.0\) must give \(q, v, a\), got float",
+        ),
+        (
+            lambda m, t: pd(m, lambda s: t(s)[:2], Gains(1.0, 1.0)),
+            r"trajectory\(0.0\) must give \(q, v, a\), got 2 values",
+        ),
     ],
 )
 def test_bad_controller_arguments(
@@ -238,8 +251,11 @@ def test_bad_state_raises_input_error(law: str, planar: Model) -> None:
         controller(0.0, np.array([np.nan, 0.0]), zero)
     with pytest.raises(invdyn.InputError, match="v holds a non-finite value"):
         controller(0.0, zero, np.array([0.0, np.inf]))
-    with pytest.raises(invdyn.InputError, match="t holds a non-finite value"):
+    with pytest.raises(invdyn.InputError, match="t must be finite, got nan"):
         controller(np.nan, zero, zero)
+    for t in (np.array([0.1, 0.2]), "0.5", None):
+        with pytest.raises(invdyn.InputError, match="t must be a real number"):
+            controller(t, zero, zero)
     # lists are fine
     assert controller(0.5, [0.0, 0.0], [0.0, 0.0]).shape == (2,)
 
@@ -254,3 +270,10 @@ def test_underactuated_models_are_refused(law: str, planar: Model) -> None:
     idealised = passive_elbow.replace(dof_actuated=None)
     tau = CONTROLLERS[law](idealised, trajectory, Gains(kp=1.0, kd=1.0))(0.5, [0.1, 0.2], [0, 0])
     assert tau.shape == (2,) and np.all(np.isfinite(tau))
+
+
+def test_a_trajectory_that_goes_wrong_later_is_named(planar: Model) -> None:
+    trajectory = quintic(planar, [0.0, 0.0], [1.0, 1.0], 1.0)
+    controller = pd(planar, lambda t: trajectory(t) if t == 0.0 else 0.5, Gains(1.0, 1.0))
+    with pytest.raises(invdyn.InputError, match=r"trajectory\(0.5\) must give \(q, v, a\)"):
+        controller(0.5, np.zeros(2), np.zeros(2))

@@ -30,6 +30,7 @@ from invdyn.sim import (  # noqa: E402
     MIN_MASS,
     Plant,
     Rollout,
+    StopRollout,
     build_mujoco,
     collect_robot,
     csv_columns,
@@ -665,6 +666,19 @@ def test_controller_wrong_output(output, message):
         rollout(model, lambda t, q, v: output, q0=[0.0, 0.0], duration=0.01)
 
 
+def test_a_controller_can_stop_the_rollout():
+    model = _load("pendulum")
+
+    def controller(t, q, v):
+        if t > 0.0045:
+            raise StopRollout
+        return np.zeros(1)
+
+    run = rollout(model, controller, q0=[0.3], duration=0.01)
+    assert len(run) == 5 and run.q.shape == (5, 1) and run.tau_applied.shape == (5, 1)
+    assert_close(run.time, np.arange(5) * 1e-3, what="time")
+
+
 def test_controller_nan_names_the_step():
     model = _load("double_pendulum")
 
@@ -697,6 +711,11 @@ def test_control_period_not_a_multiple_of_the_timestep(control_rate, timestep):
         ({"duration": 0.0}, "duration"),
         ({"duration": float("nan")}, "duration"),
         ({"control_rate": -1.0}, "control_rate"),
+        # one period of 1e5 s would be a single physics call of 1e8 steps, not interruptible
+        (
+            {"control_rate": 1e-5},
+            r"control period 1 / control_rate = 100000 s is longer than the duration 0.01 s",
+        ),
         ({"q0": [0.0, 0.0]}, r"q0 has shape \(2,\)"),
         ({"q0": [[0.0]]}, r"q0 has shape \(1, 1\)"),
         ({"q0": [float("nan")]}, "q0 holds a non-finite"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,6 +139,9 @@ def test_wbc_command(tmp_path, capsys):
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
     assert "no frame named *foot" in capsys.readouterr().err
+    # an option of another scenario is refused
+    assert cli.main(["wbc", "solo12", "--push", "10", "--out", str(out)]) == 2
+    assert "--push sets push, not stand: pass --scenario push" in capsys.readouterr().err
 
 
 @requires_erd
@@ -207,12 +211,21 @@ def test_tasks_and_contacts_that_change(solo, load_robot):
 
     with pytest.raises(invdyn.InputError, match="CenterOfMassTask.weight must be positive"):
         CenterOfMassTask(weight=0.0)
-    with pytest.raises(invdyn.InputError, match="PostureTask.stiffness must be a finite"):
+    with pytest.raises(invdyn.InputError, match="PostureTask.stiffness must be >= 0"):
         PostureTask(stiffness=-1.0)
     with pytest.raises(invdyn.InputError, match="torque_limit must be > 0"):
         WholeBodyController(solo, [PointContact("FL_FOOT")], torque_limit=np.nan)
     with pytest.raises(invdyn.InputError, match="PostureTask.reference must be 19 finite"):
         WholeBodyController(solo, [PointContact("FL_FOOT")], [PostureTask(np.zeros(3))])(0.0, q, v)
+    with pytest.raises(invdyn.InputError, match="a task must be one of CenterOfMassTask, .*'com'"):
+        WholeBodyController(solo, [PointContact("FL_FOOT")], ["com"])(0.0, q, v)
+    # numpy scalars are numbers; a state is one (nq,) q and (nv,) v, lists too, not a batch
+    assert CenterOfMassTask(stiffness=np.int64(100)).stiffness == 100
+    assert OrientationTask(stiffness=np.float32(10.0)).stiffness == 10.0
+    controller = WholeBodyController(solo, [PointContact(f) for f in FEET])
+    assert controller(0.0, list(q), list(v)).shape == (solo.nv,)
+    with pytest.raises(invdyn.InputError, match=r"q must have shape \(19,\), one state, got \(2"):
+        controller(0.0, np.stack([q, q]), np.stack([v, v]))
 
 
 def test_a_push_acts_in_whole_periods():
@@ -248,6 +261,12 @@ def test_bad_feet_and_scenarios_name_themselves():
         Scenario(name="dance")
     with pytest.raises(invdyn.InputError, match="Scenario.amplitude must be positive"):
         Scenario(amplitude=-0.01)
+    # a run that ends before its event would report a push that never came
+    with pytest.raises(invdyn.InputError, match="run of 0.5 s ends before the push at 1 s"):
+        Scenario(name="push", duration=0.5)
+    with pytest.raises(invdyn.InputError, match="run of 1.4 s ends before the lift at 1.5 s"):
+        Scenario(name="lift", duration=1.4)
+    Scenario(name="stand", duration=0.5)  # no event
 
 
 @requires_erd
@@ -260,3 +279,73 @@ def test_feet_on_a_frame_fixed_to_the_world_are_refused(load_robot):
         build_mujoco(panda, plant=Plant(feet=("paw",)))
     with pytest.raises(invdyn.InputError, match="is fixed to the world"):
         build_mujoco(panda, plant=Plant(feet=(panda.frame_name[0],)))
+
+
+@requires_erd
+def test_effort_zero_bounds_no_joint(load_robot):
+    """Romeo's URDF gives its hands effort="0", a limit nobody gave: the controller leaves
+    them unbounded, as the plant does; a bad limit of the caller's names its joints."""
+    from invdyn.control.balance import Scenario, foot_contacts
+    from invdyn.sim import torque_limits
+
+    romeo = load_robot("romeo", floating_base=True)
+    contacts = foot_contacts(romeo, Scenario())
+    controller = WholeBodyController(romeo, contacts)
+    assert np.any(romeo.dof_effort_limit[6:] == 0.0)
+    np.testing.assert_array_equal(controller.torque_limit, torque_limits(romeo, Plant())[6:])
+    limit = np.full(romeo.nv - 6, 10.0)
+    limit[[0, 3]] = 0.0, np.nan
+    names = romeo.dof_names[6:]
+    with pytest.raises(invdyn.InputError, match=f"got {names[0]} = 0, {names[3]} = nan$"):
+        WholeBodyController(romeo, contacts, torque_limit=limit)
+
+
+@requires_erd
+def test_anymal_kinova_stands_as_its_own_srdf_says(load_robot, monkeypatch):
+    """Its own anymal-kinova.srdf, not ANYmal's (whose arm at 0 is outside the Kinova's
+    limits): it stands; a start outside the limits is refused, naming the joints."""
+    from invdyn.control import balance
+    from invdyn.io.srdf import reference_configurations, robot_configurations
+
+    robot = load_robot("anymal_kinova", floating_base=True)
+    assert list(robot_configurations(robot)) == ["standing_with_arm_up"]
+    run = balance.run_balance(robot, balance.Scenario(duration=0.1))
+    assert not run.fell and run.com_rms < 0.001
+
+    srdf = Path(robot.source).parent.parent / "srdf" / "anymal.srdf"
+    monkeypatch.setattr(
+        balance, "robot_configurations", lambda m: reference_configurations(m, srdf)
+    )
+    message = r"'standing' puts joints outside .*: j2s6s200_joint_2 = 0 not in \[0.82"
+    with pytest.raises(invdyn.InputError, match=message):
+        balance.run_balance(robot, balance.Scenario(duration=0.1))
+
+
+@requires_erd
+def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
+    """50 N throws Solo12 (2.5 kg): the QP has no solution once it tips over, and the run
+    stops there, fallen, with what it has to report and plot."""
+    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.viz.plots import plot_balance
+
+    run = run_balance(solo, Scenario(name="push", push=50.0, push_start=0.1, duration=0.5))
+    assert run.fell and 0.1 < run.fell_at < 0.5
+    assert len(run.time) == len(run.steps) and run.time[-1] < run.fell_at
+    assert run.summary()["fell_at_s"] == run.fell_at
+    plot_balance(run, "pushed")
+
+
+@requires_erd
+def test_a_qp_failure_of_a_robot_that_stands_is_an_error(solo, monkeypatch):
+    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.control.wbc import QPError
+
+    def fails_later(self, *args):
+        if len(self.steps) == 20:
+            raise QPError("not solved")
+        return solve(self, *args)
+
+    solve = WholeBodyController._solve
+    monkeypatch.setattr(WholeBodyController, "_solve", fails_later)
+    with pytest.raises(QPError, match="not solved"):
+        run_balance(solo, Scenario(duration=0.1))

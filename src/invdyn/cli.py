@@ -332,9 +332,9 @@ def _parser() -> argparse.ArgumentParser:
         "--duration", metavar="S", type=float, default=10.0, help="seconds (default: 10)"
     )
     wbc.add_argument(
-        "--amplitude", metavar="M", type=float, default=0.02, help="sway or squat, m (0.02)"
+        "--amplitude", metavar="M", type=float, help="sway or squat: how far, m (default: 0.02)"
     )
-    wbc.add_argument("--push", metavar="N", type=float, default=50.0, help="push force (50 N)")
+    wbc.add_argument("--push", metavar="N", type=float, help="push: its force, N (default: 50)")
     wbc.add_argument(
         "--out", metavar="DIR", type=Path, default=Path("invdyn-wbc"), help="output directory"
     )
@@ -996,14 +996,22 @@ def _wbc(args: argparse.Namespace) -> int:
     from invdyn.viz.plots import plot_balance, save_figure
 
     _output_directory(args.out)
+    options = {"amplitude": ("sway", "squat"), "push": ("push",)}
+    given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
+    for name in given:
+        if args.scenario not in options[name]:
+            raise InputError(
+                f"--{name} sets {' and '.join(options[name])}, not {args.scenario}: "
+                f"pass --scenario {options[name][0]}"
+            )
     model = _load(args.robot, floating_base=True)
-    scenario = Scenario(
-        name=args.scenario, duration=args.duration, amplitude=args.amplitude, push=args.push
-    )
+    scenario = Scenario(name=args.scenario, duration=args.duration, **given)
     run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
+    ended = "" if run.fell_at is None else f" (lost its balance at {run.fell_at:.3f} s)"
     print(
-        f"{model.name}, {args.scenario} for {args.duration:g} s on {', '.join(run.feet)}: "
+        f"{model.name}, {args.scenario} for {args.duration:g} s{ended} on "
+        f"{', '.join(run.feet)}: "
         f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
         f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
         f"{run.cone_margin:.3g} N, torque margin {run.torque_margin:.3g} N m; "

@@ -15,7 +15,8 @@ simulation, and the `WholeBodyController` tracks a centre of mass reference:
 
 `run_balance` returns the run with the controller's solution at every step, and the measures
 the tests and the ``invdyn wbc`` command report: centre of mass error, friction cone and torque
-margins, and whether the robot fell.
+margins, and whether the robot fell. A robot that loses balance (its capture point leaves the
+support of its feet, or its centre of mass sinks) makes the QP infeasible: the run stops there.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import check_positive
-from invdyn.centroidal import center_of_mass
+from invdyn._arrays import check_positive, check_real
+from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
 from invdyn.control.wbc import (
     CenterOfMassTask,
     FramePositionTask,
     OrientationTask,
     PointContact,
     PostureTask,
+    QPError,
     Step,
     WholeBodyController,
 )
@@ -48,6 +50,8 @@ Float = NDArray[np.float64]
 SCENARIOS = ("stand", "sway", "squat", "push", "lift")
 # the centre of mass this far below its reference means the robot fell, m
 FALL = 0.05
+# the SRDF states a robot starts from, in order of preference
+STANDING = ("standing", "half_sitting", "standing_with_arm_home", "standing_with_arm_up")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,12 +64,13 @@ class Scenario:
       amplitude: centre of mass motion of ``sway`` and ``squat``, m, > 0.
       frequency: its frequency, Hz, > 0.
       push: force of the push, N, forwards along the world x axis.
-      push_start: when the push starts, s.
+      push_start: when the push starts, s, >= 0 and before the end of the run.
       push_duration: how long it lasts, s.
       friction: friction coefficient of the feet on the ground, > 0.
       foot_radius: radius of the simulated feet, m, > 0.
       lift_height: how high ``lift`` raises its foot, m, > 0.
-      shift: seconds of each of ``lift``'s moves, > 0.
+      shift: seconds of each of ``lift``'s moves, > 0; the foot lifts after the first, before
+        the end of the run.
       sole: half the length and half the width of a flat foot, m: its corners' coordinates.
     """
 
@@ -95,6 +100,16 @@ class Scenario:
             "shift",
         ):
             check_positive(f"Scenario.{name}", getattr(self, name))
+        # the push, and the foot's lift, must come before the end
+        events = {
+            "push": check_real("Scenario.push_start", self.push_start, minimum=0.0),
+            "lift": self.shift,
+        }
+        if self.name in events and self.duration <= events[self.name]:
+            raise InputError(
+                f"Scenario {self.name}: the run of {self.duration:g} s ends before the "
+                f"{self.name} at {events[self.name]:g} s"
+            )
 
     def reference(self, start: Float) -> Any:
         """``t -> (c, c_dot, c_ddot)``: the centre of mass reference from `start` (3,)."""
@@ -122,6 +137,8 @@ class BalanceRun:
       com_reference: (T, 3) its reference.
       steps: the controller's solution at every step (`invdyn.control.wbc.Step`).
       torque_limit: (nv - 6,) the joints' torque bounds.
+      fell_at: when the robot lost balance and the run stopped, s (its QP had no solution
+        then); None when it did not.
     """
 
     scenario: Scenario
@@ -132,6 +149,7 @@ class BalanceRun:
     com_reference: Float
     steps: list[Step]
     torque_limit: Float
+    fell_at: float | None = None
 
     @property
     def com_rms(self) -> float:
@@ -179,8 +197,10 @@ class BalanceRun:
 
     @property
     def fell(self) -> bool:
-        """Whether the centre of mass sank more than `FALL` below its reference."""
-        return bool(np.min(self.com[:, 2] - self.com_reference[:, 2]) < -FALL)
+        """Whether the robot lost balance, or its centre of mass sank more than `FALL` below
+        its reference."""
+        sank = np.min(self.com[:, 2] - self.com_reference[:, 2]) < -FALL
+        return self.fell_at is not None or bool(sank)
 
     def summary(self) -> dict[str, Any]:
         """The measures, for a JSON report."""
@@ -192,6 +212,7 @@ class BalanceRun:
             "cone_margin_N": self.cone_margin,
             "torque_margin_Nm": self.torque_margin,
             "fell": self.fell,
+            "fell_at_s": self.fell_at,
         }
 
 
@@ -218,12 +239,25 @@ def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
 
 
 def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> Float:
-    """(nq,) the SRDF's standing configuration with the lowest contact sphere on the ground."""
+    """(nq,) the SRDF's standing configuration (the first state of `STANDING` that
+    `invdyn.io.srdf.robot_configurations` has) with the lowest contact sphere on the ground;
+    `InputError` when there is none, or it puts joints outside their limits."""
     configurations = robot_configurations(model)
-    name = next((n for n in ("standing", "half_sitting") if n in configurations), None)
+    name = next((n for n in STANDING if n in configurations), None)
     if name is None:
         raise InputError(f"{model.name} has no standing configuration in its SRDF files")
     q = configurations[name].copy()
+    outside = (q < model.q_lower) | (q > model.q_upper)
+    joints = [
+        f"{joint} = {q[start]:.4g} not in [{model.q_lower[start]:.4g}, {model.q_upper[start]:.4g}]"
+        for joint, start, size in zip(model.jnt_name, model.jnt_qadr, model.jnt_nq)
+        if outside[start : start + size].any()
+    ]
+    if joints:
+        raise InputError(
+            f"{model.name}: the SRDF state {name!r} puts joints outside their limits: "
+            f"{', '.join(joints)}"
+        )
     q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)
     return q
 
@@ -240,8 +274,9 @@ def _point(model: Model, q: Float, contact: PointContact) -> Float:
 
 
 def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> BalanceRun:
-    """Simulate `scenario` on the floating-base `model` in MuJoCo under whole-body control."""
-    from invdyn.sim import Plant, Push, rollout
+    """Simulate `scenario` on the floating-base `model` in MuJoCo under whole-body control,
+    until the end or until the robot loses balance (`BalanceRun.fell_at`)."""
+    from invdyn.sim import Plant, Push, StopRollout, rollout
 
     contacts = foot_contacts(model, scenario)
     q0 = standing(model, contacts, scenario.foot_radius)
@@ -259,6 +294,20 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     tasks = [CenterOfMassTask(reference), OrientationTask(), PostureTask()]
     wbc = WholeBodyController(model, contacts, tasks)
     controller = _lifting(wbc, lifted, q0, scenario) if scenario.name == "lift" else wbc
+    fell_at: float | None = None
+
+    def balancing(t: float, q: Float, v: Float) -> Float:
+        # a QP without a solution, once the robot has lost balance, ends the run
+        nonlocal fell_at
+        try:
+            return controller(t, q, v)
+        except QPError:
+            com = reference(t)[0]
+            if not wbc.steps or not _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
+                raise
+            fell_at = round(t, 9)
+            raise StopRollout from None
+
     pushes: tuple[Any, ...] = ()
     if scenario.name == "push":
         force = (scenario.push, 0.0, 0.0)
@@ -270,7 +319,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
         pushes=pushes,
     )
     run = rollout(
-        model, controller, q0=q0, duration=scenario.duration, plant=plant, progress=progress
+        model, balancing, q0=q0, duration=scenario.duration, plant=plant, progress=progress
     )
     return BalanceRun(
         scenario=scenario,
@@ -281,7 +330,34 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
         com_reference=np.array([reference(t)[0] for t in run.time]),
         steps=wbc.steps,
         torque_limit=wbc.torque_limit,
+        fell_at=fell_at,
     )
+
+
+def _lost(
+    model: Model,
+    contacts: Sequence[PointContact],
+    q: Float,
+    v: Float,
+    com_reference: Float,
+    radius: float,
+) -> bool:
+    """Whether the robot has lost balance on `contacts`: its centre of mass sank more than
+    `FALL` below the (3,) `com_reference`, or its capture point ``c + c_dot sqrt(c_z / g)``
+    (Pratt et al. 2006: where it must step to stop) left the support polygon of the contact
+    points, each widened to a disc of the feet's `radius` (two point feet have an area too)."""
+    from scipy.spatial import ConvexHull
+
+    center = center_of_mass(model, q)
+    if center[2] < com_reference[2] - FALL:
+        return True
+    velocity = center_of_mass_jacobian(model, q) @ v
+    capture = center[:2] + velocity[:2] * math.sqrt(center[2] / -model.gravity[2])
+    angles = np.linspace(0.0, 2.0 * math.pi, 8, endpoint=False)
+    disc = radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    points = np.array([_point(model, q, c)[:2] for c in contacts])
+    hull = ConvexHull((points[:, None, :] + disc).reshape(-1, 2))
+    return bool(np.any(hull.equations[:, :2] @ capture + hull.equations[:, 2] > 0.0))
 
 
 def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Scenario) -> Any:

@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import as_float_array, check_positive, not_a_model
+from invdyn._arrays import as_float_array, check_positive, check_real, not_a_model
 from invdyn.configuration import difference
 from invdyn.control.trajectories import Trajectory, _finite_array
 from invdyn.dynamics import mass_matrix, rnea
@@ -78,10 +78,18 @@ class Gains:
 
         Returns:
           The gains.
+
+        Raises:
+          InputError: a bandwidth or inertia that is not finite and positive, or gains too
+            large for floating point.
         """
-        omega = check_positive("bandwidth", bandwidth)
+        omega = np.float64(check_positive("bandwidth", bandwidth))
         inertia = _gain("inertia", inertia)
-        return cls(kp=inertia * omega**2, kd=2.0 * inertia * omega)
+        with np.errstate(over="ignore"):
+            kp, kd = inertia * omega**2, 2.0 * inertia * omega
+        if not (np.isfinite(kp).all() and np.isfinite(kd).all()):
+            raise InputError(f"bandwidth {omega:g} rad/s gives gains kp = I ω² that overflow")
+        return cls(kp=kp, kd=kd)
 
 
 def joint_inertia(model: Model, q: ArrayLike) -> Float:
@@ -159,7 +167,7 @@ class JointController:
         """Joint torques that track the reference at time `t` from the measured state.
 
         Args:
-          t: time in seconds.
+          t: time in seconds, a finite number.
           q: (nq,) measured joint positions.
           v: (nv,) measured joint velocities.
 
@@ -167,7 +175,7 @@ class JointController:
           (nv,) joint torques, clipped to `torque_limit`.
         """
         q, v = self._state(q, v)
-        q_ref, v_ref, a_ref = self.trajectory(t)
+        q_ref, v_ref, a_ref = _reference(self.model, self.trajectory, check_real("t", t))
         e = q_ref - q if self._additive else difference(self.model, q, q_ref)
         tau = self._law(q, v, (q_ref, v_ref, a_ref), (e, v_ref - v))
         if not np.isfinite(tau).all():
@@ -346,6 +354,13 @@ def check_actuated(model: Model) -> None:
         )
 
 
+def effort_limits(model: Model) -> Float:
+    """(nv,) bounds on the joint forces from the model's ``dof_effort_limit``, inf where that
+    is zero or below: URDFs write ``effort="0"`` for a limit nobody gave, so it bounds nothing."""
+    limit = np.asarray(model.dof_effort_limit, dtype=np.float64)
+    return np.where(limit > 0.0, limit, np.inf)
+
+
 def _check_trajectory(model: Model, trajectory: Trajectory) -> None:
     """`InputError` unless `trajectory` gives references of the sizes of `model`."""
     other = getattr(trajectory, "model", None)
@@ -356,12 +371,23 @@ def _check_trajectory(model: Model, trajectory: Trajectory) -> None:
         )
     if not callable(trajectory):
         raise InputError(f"trajectory must be callable as trajectory(t), got {trajectory!r}")
+    _reference(model, trajectory, 0.0)
+
+
+def _reference(model: Model, trajectory: Trajectory, t: float) -> State:
+    """``trajectory(t)``: (nq,) q_ref, (nv,) v_ref and (nv,) a_ref, or `InputError`."""
+    output = trajectory(t)
+    count = len(output) if isinstance(output, (tuple, list)) else None
+    if count != 3:
+        got = type(output).__name__ if count is None else f"{count} values"
+        raise InputError(f"trajectory({t!r}) must give (q, v, a), got {got}")
     sizes = {"q": (model.nq,), "v": (model.nv,), "a": (model.nv,)}
-    for (name, size), value in zip(sizes.items(), trajectory(0.0)):
+    for (name, size), value in zip(sizes.items(), output):
         if np.shape(value) != size:
             raise InputError(
-                f"trajectory(0.0) gives {name} of shape {np.shape(value)}, expected {size}"
+                f"trajectory({t!r}) gives {name} of shape {np.shape(value)}, expected {size}"
             )
+    return output
 
 
 def _gain(name: str, x: ArrayLike) -> Float:

@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import as_float_array, check_positive, not_a_model
+from invdyn._arrays import as_float_array, check_positive, check_real, not_a_model
 from invdyn.centroidal import body_centers
 from invdyn.configuration import difference
+from invdyn.control.computed_torque import effort_limits
 from invdyn.dynamics import bias, mass_matrix, rnea
 from invdyn.errors import InputError, InvdynError
 from invdyn.kinematics import (
@@ -168,6 +169,14 @@ class PostureTask:
         _check_gains(self)
 
 
+TASKS = (CenterOfMassTask, OrientationTask, FramePositionTask, PostureTask)
+
+
+class QPError(InvdynError):
+    """The whole-body QP has no solution at a control step: no contact forces in the friction
+    pyramids, within the torque limits, hold the contacts still (the robot tips over, say)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One control step's solution: (nv,) accelerations ``a`` and torques ``tau`` (zero on the
@@ -192,8 +201,9 @@ class WholeBodyController:
       tasks: the tasks; default a `CenterOfMassTask`, an `OrientationTask` of the base and a
         `PostureTask`, all holding the first call's state.
       force_weight: weight of the contact forces' squared norm (regularisation), > 0.
-      torque_limit: (nv - 6,) or scalar bound on the joint torques; None for the model's
-        ``dof_effort_limit``.
+      torque_limit: (nv - 6,) or scalar bound on the joint torques, > 0 or inf; None for the
+        model's ``dof_effort_limit`` (`invdyn.control.computed_torque.effort_limits`: zero or
+        below bounds nothing).
 
     The solution of every step is appended to `steps` (`Step`).
     """
@@ -214,15 +224,22 @@ class WholeBodyController:
             (CenterOfMassTask(), OrientationTask(), PostureTask()) if tasks is None else tasks
         )
         self.force_weight = check_positive("force_weight", force_weight)
-        limit = model.dof_effort_limit[BASE_DOFS:] if torque_limit is None else torque_limit
+        limit = effort_limits(model)[BASE_DOFS:] if torque_limit is None else torque_limit
         try:
             limit = np.broadcast_to(np.asarray(limit, dtype=np.float64), (model.nv - BASE_DOFS,))
-        except ValueError:
+        except (TypeError, ValueError):
             raise InputError(
                 f"torque_limit must be a number or {model.nv - BASE_DOFS} numbers, got {limit!r}"
             ) from None
-        if not np.all(limit > 0.0):  # NaN fails too
-            raise InputError(f"torque_limit must be > 0 (or inf) for every joint, got {limit}")
+        bad = [
+            f"{name} = {value:g}"
+            for name, value in zip(model.dof_names[BASE_DOFS:], limit)
+            if not value > 0.0  # NaN too
+        ]
+        if bad:
+            raise InputError(
+                f"torque_limit must be > 0 (or inf) for every joint, got {', '.join(bad)}"
+            )
         self.torque_limit = limit
         self.support = support_matrix(model)
         self.reset()
@@ -254,9 +271,12 @@ class WholeBodyController:
         self.contacts = contacts
         self._qp = None
 
-    def __call__(self, t: float, q: Float, v: Float) -> Float:
+    def __call__(self, t: float, q: ArrayLike, v: ArrayLike) -> Float:
+        """(nv,) torques at time `t` from the measured (nq,) `q` and (nv,) `v` (zero on the
+        base); `QPError` when the QP has no solution."""
         started = time.perf_counter()
         model, nc = self.model, len(self.contacts)
+        q, v = _vector("q", q, model.nq), _vector("v", v, model.nv)
         n = model.nv + 3 * nc
         mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
         kinematics = _Kinematics(model, self.support, q, v)
@@ -320,6 +340,9 @@ class WholeBodyController:
     ) -> tuple[Float, Float, Float]:
         """A task's Jacobian (m, nv), drift (m,) and desired acceleration (m,); references
         left None hold the value of the task's first step."""
+        if not isinstance(task, TASKS):
+            names = ", ".join(kind.__name__ for kind in TASKS)
+            raise InputError(f"a task must be one of {names}, got {task!r}")
         damping = 2.0 * math.sqrt(task.stiffness)
         if isinstance(task, CenterOfMassTask):
             center, jacobian, drift = kinematics.center_of_mass()
@@ -348,13 +371,12 @@ class WholeBodyController:
                 target[1] - jacobian @ v
             )
             return jacobian, kinematics.point_drift(body, local), target[2] + feedback
-        if isinstance(task, PostureTask):
-            held = q.copy() if task.reference is None else _configuration(self.model, task)
-            error = self._joint_error(q, self._held_value(task, held))
-            desired = task.stiffness * error - damping * v[BASE_DOFS:]
-            joints = np.eye(self.model.nv)[BASE_DOFS:]
-            return joints, np.zeros(self.model.nv - BASE_DOFS), desired
-        raise InputError(f"unknown task {type(task).__name__}")
+        # a PostureTask
+        held = q.copy() if task.reference is None else _configuration(self.model, task)
+        error = self._joint_error(q, self._held_value(task, held))
+        desired = task.stiffness * error - damping * v[BASE_DOFS:]
+        joints = np.eye(self.model.nv)[BASE_DOFS:]
+        return joints, np.zeros(self.model.nv - BASE_DOFS), desired
 
     def _joint_error(self, q: Float, reference: Float) -> Float:
         """(nv - 6,) the joints' part of ``reference - q`` in the tangent space."""
@@ -388,7 +410,7 @@ class WholeBodyController:
         self._qp.solve()
         status = self._qp.results.info.status
         if status != proxqp.PROXQP_SOLVED:
-            raise InvdynError(f"whole-body QP not solved at t = {t:.4f} s ({status})")
+            raise QPError(f"whole-body QP not solved at t = {t:.4f} s ({status})")
         return np.array(self._qp.results.x)
 
 
@@ -420,8 +442,8 @@ def contact_inverse_dynamics(
     if not contacts:
         raise InputError("contact_inverse_dynamics needs at least one contact")
     frames = [frame_point(model, c.frame, c.position) for c in contacts]
-    q = as_float_array("q", q, model.nq)
-    v, a = as_float_array("v", v, model.nv), as_float_array("a", a, model.nv)
+    q = _vector("q", q, model.nq)
+    v, a = _vector("v", v, model.nv), _vector("a", a, model.nv)
     needed = rnea(model, q, v, a)
     kinematics = _Kinematics(model, support_matrix(model), q, v)
     jacobian = np.vstack([kinematics.point_jacobian(*f) for f in frames])
@@ -535,8 +557,15 @@ def _check_gains(task: Any) -> None:
     """`InputError` unless the task's weight is positive and its stiffness not negative."""
     name = type(task).__name__
     check_positive(f"{name}.weight", task.weight)
-    if not (isinstance(task.stiffness, (int, float)) and 0.0 <= task.stiffness < math.inf):
-        raise InputError(f"{name}.stiffness must be a finite number >= 0, got {task.stiffness!r}")
+    check_real(f"{name}.stiffness", task.stiffness, minimum=0.0)
+
+
+def _vector(name: str, x: ArrayLike, size: int) -> Float:
+    """`x` as a (size,) float array (one state, not a batch), or `InputError` naming it."""
+    array = as_float_array(name, x, size)
+    if array.shape != (size,):
+        raise InputError(f"{name} must have shape ({size},), one state, got {array.shape}")
+    return array
 
 
 def _check_floating_base(model: Model) -> None:

@@ -81,8 +81,10 @@ def _set_joint(model: Model, q: Float, joint: str, values: list[str], where: str
 
 def robot_configurations(model: Model) -> dict[str, Float]:
     """The reference configurations of a built-in robot of example-robot-data (loaded from its
-    URDF, ``invdyn.load(name)``): those of the SRDF files next to it (``../srdf/*.srdf``)
-    that fit `model`; empty when none does.
+    URDF, ``invdyn.load(name)``), from the SRDF files next to it (``../srdf/*.srdf``): those of
+    the file named after the URDF (``anymal-kinova.srdf`` for ``anymal-kinova.urdf``) when it
+    fits `model`, as the others describe sibling robots; else those of every file that fits;
+    empty when none does.
 
     Raises:
       InputError: `model` was not loaded from a file.
@@ -93,7 +95,10 @@ def robot_configurations(model: Model) -> dict[str, Float]:
     found: dict[str, Float] = {}
     for srdf in sorted((source.parent.parent / "srdf").glob("*.srdf")):
         try:
-            found = reference_configurations(model, srdf) | found
+            states = reference_configurations(model, srdf)
         except ModelError:
             continue
+        if srdf.stem == source.stem:
+            return states
+        found = states | found
     return found

@@ -20,7 +20,7 @@ from invdyn.sim.mujoco_model import (
     prepare_mujoco,
 )
 from invdyn.sim.plant import Plant, Push, plant_model, torque_limits
-from invdyn.sim.rollout import Rollout, csv_columns, rollout, save_csv
+from invdyn.sim.rollout import Rollout, StopRollout, csv_columns, rollout, save_csv
 
 __all__ = [
     "MIN_INERTIA",
@@ -30,6 +30,7 @@ __all__ = [
     "Plant",
     "Push",
     "Rollout",
+    "StopRollout",
     "build_mujoco",
     "collect_gym",
     "collect_robot",

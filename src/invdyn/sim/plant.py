@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_count
+from invdyn.control.computed_torque import effort_limits
 from invdyn.errors import InputError
 from invdyn.io.mjcf import combine_inertias
 from invdyn.model import Model
@@ -288,11 +289,10 @@ def torque_limits(model: Model, plant: Plant) -> Float:
 
     Returns:
       (nv,) non-negative bounds, inf where unbounded (a model's effort limit of zero or below
-      counts as unknown, as URDFs write ``effort="0"`` for an unspecified one), zero where passive.
+      counts as unknown: `invdyn.control.computed_torque.effort_limits`), zero where passive.
     """
     if plant.torque_limit is None:
-        limit = np.array(model.dof_effort_limit, dtype=np.float64)
-        limit = np.where(limit > 0.0, limit, np.inf)
+        limit = effort_limits(model)
     else:
         limit = dof_values(model, "torque_limit", plant.torque_limit)
     return np.where(model.dof_actuated, limit, 0.0)

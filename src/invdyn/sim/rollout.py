@@ -7,6 +7,7 @@ forces ``tau_command[k]``. The force that acts during ``[t_k, t_k+1)`` is the co
 held for the whole control period, a whole number of physics steps, as MuJoCo's generalised
 applied force ``qfrc_applied`` (a free joint's linear part is turned from the base frame into
 the world frame at every physics step, as MuJoCo's free-joint velocity is in the world frame).
+A controller that raises `StopRollout` ends the run there (the robot fell, say).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ _TAU_NAMES = {
     JointType.SPHERICAL: ("tx", "ty", "tz"),
     JointType.FREE: ("fx", "fy", "fz", "tx", "ty", "tz"),
 }
+
+
+class StopRollout(Exception):
+    """Raised by a controller to end its rollout early: `rollout` returns the samples before the
+    control step that raised it."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -145,12 +151,13 @@ def rollout(
       progress: show a progress bar (tqdm).
 
     Returns:
-      The trajectory, ``ceil(duration * control_rate) + 1`` samples from ``t = 0``.
+      The trajectory, ``ceil(duration * control_rate) + 1`` samples from ``t = 0``; those before
+      the control step whose controller call raised `StopRollout`, if one did.
 
     Raises:
       InputError: a bad argument, a control period that is not a whole number of physics
-        steps, or a controller output of the wrong shape or not finite (the message names the
-        control step).
+        steps or longer than the duration, or a controller output of the wrong shape or not
+        finite (the message names the control step).
       InvdynError: the simulation diverged (MuJoCo's warnings, or a non-finite state).
     """
     mujoco = import_mujoco()
@@ -160,7 +167,14 @@ def rollout(
     rate = check_positive("control_rate", control_rate)
     period = 1.0 / rate
     substeps = _physics_steps(period, plant.timestep)
-    nsteps = math.ceil(check_positive("duration", duration) * rate - _PERIOD_TOLERANCE)
+    duration = check_positive("duration", duration)
+    if period > duration * (1.0 + _PERIOD_TOLERANCE):
+        # one period would be one long physics call that nothing can interrupt
+        raise InputError(
+            f"the control period 1 / control_rate = {period:g} s is longer than the duration "
+            f"{duration:g} s"
+        )
+    nsteps = math.ceil(duration * rate - _PERIOD_TOLERANCE)
     q_start = _state("q0", q0, model.nq)
     v_start = np.zeros(model.nv) if v0 is None else _state("v0", v0, model.nv)
 
@@ -196,7 +210,11 @@ def rollout(
             qpos_log[k], qvel_log[k] = data.qpos, data.qvel
             # measure, then ask the controller
             q, v = _measure(model, sim, data, plant, rng)
-            tau_command[k] = _command(controller, t, q, v, k, model.nv)
+            try:
+                tau_command[k] = _command(controller, t, q, v, k, model.nv)
+            except StopRollout:
+                count = k
+                break
             # delay, then saturation
             delayed = tau_command[k - plant.delay] if k >= plant.delay else np.zeros(model.nv)
             tau_applied[k] = np.clip(delayed, -limit, limit)
@@ -218,13 +236,13 @@ def rollout(
             _check_diverged(data, watched, t + period, k)
             bar.update(1)
 
-    q_true, v_true = from_mujoco_state(model, sim, qpos_log, qvel_log)
+    q_true, v_true = from_mujoco_state(model, sim, qpos_log[:count], qvel_log[:count])
     return Rollout(
         time=np.arange(count, dtype=np.float64) * period,
         q=q_true,
         v=v_true,
-        tau_command=tau_command,
-        tau_applied=tau_applied,
+        tau_command=tau_command[:count],
+        tau_applied=tau_applied[:count],
     )
 
 
