@@ -239,3 +239,25 @@ def test_workspace_motion_keeps_within_speed_limits(name: str) -> None:
     bounded = np.isfinite(limit) & (limit > 0)
     assert np.all(np.abs(v[:, bounded]) <= 0.8 * limit[bounded] + 1e-9)
     assert np.all((q >= model.q_lower) & (q <= model.q_upper))
+
+
+@requires_erd
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("panda", "panda_link7"),  # its fingers are prismatic
+        ("tiago", "arm_7_link"),  # not a wheel, nor a finger of its hand
+        ("pr2", "r_wrist_roll_link"),  # the last of two arms, above its gripper's fingers
+        ("talos", "gripper_right_motor_double_link"),  # its arms are not fingers
+        ("ur5", "wrist_3_link"),
+    ],
+)
+def test_the_default_payload_goes_on_the_end_effector(load_robot, name, expected):
+    from invdyn.sim import plant_model
+
+    model = load_robot(name, floating_base=False)
+    assert end_effector(model) == expected
+    # the plant's default payload frame is the same body
+    carried = plant_model(model, Plant(payload=1.0))
+    body = model.body_name.index(expected)
+    assert carried.body_mass[body] == pytest.approx(model.body_mass[body] + 1.0)

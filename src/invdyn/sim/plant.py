@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_count
 from invdyn.control.computed_torque import effort_limits
+from invdyn.control.tracking import end_effector
 from invdyn.errors import InputError
 from invdyn.io.mjcf import combine_inertias
 from invdyn.model import Model
@@ -78,8 +79,8 @@ class Plant:
       timestep: physics time step in seconds, > 0.
       payload: mass in kg of a point load rigidly attached at `payload_frame`, >= 0.
       payload_frame: name of a frame (`Model.frame_name`) or of a body (`Model.body_name`)
-        that carries the payload; None for the last body of the model (the end of the last
-        chain, the end effector of an arm).
+        that carries the payload; None for the end effector of the longest arm
+        (`invdyn.control.tracking.end_effector`).
       payload_offset: (3,) position of the payload in `payload_frame`, in metres.
       mass_scale: factor on every link's mass and rotational inertia (centres of mass stay),
         > 0; the payload and the joint armature are not scaled.
@@ -221,8 +222,8 @@ def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
 
     Args:
       model: the robot.
-      plant: the plant; its ``payload_frame`` names a frame or a body of `model`, None for the
-        last body.
+      plant: the plant; its ``payload_frame`` names a frame or a body of `model`, None for its
+        end effector (`invdyn.control.tracking.end_effector`).
 
     Returns:
       The body index and the (3,) position of the payload in the body frame.
@@ -233,9 +234,7 @@ def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
     offset = np.asarray(plant.payload_offset, dtype=np.float64)
     name = plant.payload_frame
     if name is None:
-        if model.nbody == 0:
-            raise InputError(f"Plant.payload: model {model.name!r} has no moving body to carry it")
-        return model.nbody - 1, offset
+        return model.body_name.index(end_effector(model)), offset
     if name in model.frame_name:
         k = model.frame_name.index(name)
         body = int(model.frame_body[k])
