@@ -24,6 +24,7 @@ import dataclasses
 import io
 import math
 import os
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Protocol
 
@@ -561,9 +562,7 @@ def _enforce_limits(trajectory: JointTrajectory, margin: float) -> None:
     speed = np.where(model.dof_velocity_limit > 0.0, model.dof_velocity_limit, np.inf)
     if not (np.isfinite(lower).any() or np.isfinite(upper).any() or np.isfinite(speed).any()):
         return
-    times = _check_times(trajectory.curve)
-    for first in range(0, len(times), _CHECK_CHUNK):
-        t = times[first : first + _CHECK_CHUNK]
+    for t in _check_times(trajectory.curve):
         q, v, _ = trajectory(t)
         checks = [(q < lower, q, lower, "below"), (q > upper, q, upper, "above")]
         checks.append((np.abs(v) > speed, v, speed, "speed"))
@@ -604,14 +603,19 @@ def _limit_message(
     )
 
 
-def _check_times(curve: Curve) -> Float:
-    """(S,) sorted times at which limits are checked: 1 kHz over the curve, and its knots."""
+def _check_times(curve: Curve) -> Iterator[Float]:
+    """The sorted times at which limits are checked, 1 kHz over the curve and its knots, in
+    chunks of about `_CHECK_CHUNK` (a long curve's are never all held)."""
     start, end = curve.start, curve.end
     count = max(_CHECK_MIN_SAMPLES, math.ceil((end - start) * _CHECK_RATE) + 1)
-    times = np.linspace(start, end, count)
-    if isinstance(curve, CubicSpline):
-        times = np.union1d(times, curve.times)
-    return times
+    knots = curve.times if isinstance(curve, CubicSpline) else np.empty(0)
+    for first in range(0, count, _CHECK_CHUNK):
+        last = min(first + _CHECK_CHUNK, count)
+        times = start + (end - start) * np.arange(first, last) / (count - 1)
+        # the knots up to the next chunk's first time
+        upper = np.inf if last == count else start + (end - start) * last / (count - 1)
+        inside = knots[(knots >= times[0]) & (knots < upper)]
+        yield np.union1d(times, inside)
 
 
 def _check_joints(model: Model) -> None:
