@@ -378,7 +378,7 @@ def test_a_target_in_small_units_is_scored():
 
     rng = np.random.default_rng(0)
     target = rng.normal(size=(50, 1, 3))
-    target[:, :, 0] *= 1e-6
+    target[:, :, 0] *= 1e-8  # variance 1e-16: once taken for a constant
     target[:, :, 1] = np.float32(1e6 / 3)  # constant, as float32 stores it
     target[:, :, 2] = 1e3 * (1.0 + 1e-16 * np.arange(50)[:, None])  # constant, rounded
     prediction = target + 0.1 * np.abs(target) * rng.normal(size=target.shape)

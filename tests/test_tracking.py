@@ -248,7 +248,8 @@ def test_workspace_motion_keeps_within_speed_limits(name: str) -> None:
         ("panda", "panda_link7"),  # its fingers are prismatic
         ("tiago", "arm_7_link"),  # not a wheel, nor a finger of its hand
         ("pr2", "r_wrist_roll_link"),  # the last of two arms, above its gripper's fingers
-        ("talos", "gripper_right_motor_double_link"),  # its arms are not fingers
+        # its arms are not fingers; its gripper's one turning jaw ends the arm
+        ("talos", "gripper_right_motor_double_link"),
         ("ur5", "wrist_3_link"),
     ],
 )

@@ -625,6 +625,8 @@ def _track(args: argparse.Namespace) -> int:
     model = _load(args.robot, floating_base=False if args.fixed_base else None)
     _check_trackable(model, "pass --fixed-base to bolt its root link to the world")
     if args.trajectory == "minimum_jerk":
+        if args.no_limit_check:
+            raise InputError("--no-limit-check applies to a --trajectory CSV file")
         _positive_option("--duration", args.duration)
         trajectory = workspace_motion(model, duration=args.duration)
     else:

@@ -367,7 +367,9 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
 
     failure = None
     if function in (aba, aba_derivatives):
-        single = any(str(getattr(x, "dtype", "")) == "torch.float32" for x in named.values())
+        # the tensors compute in float32 when none is float64
+        dtypes = {str(getattr(x, "dtype", "")) for x in named.values()}
+        single = "torch.float32" in dtypes and "torch.float64" not in dtypes
         precision = (
             "; or, in float32, the mass matrix is too ill-conditioned: try float64"
             if single

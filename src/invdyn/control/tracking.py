@@ -129,7 +129,8 @@ def end_effector(model: Model) -> str:
     or continuous joints (an arm's, not a wheel's or a head's; the last of equally long ones),
     or, where that chain ends in a finger (a branch lighter than `FINGER_MASS` and than
     `FINGER_SHARE` of the subtree it branches off), the last turning body before the fingers,
-    the wrist; the last body when nothing turns.
+    the wrist; the last body when nothing turns. A gripper of one turning jaw, which branches
+    off nothing, ends the arm: its jaw carries the payload.
 
     Raises:
       InputError: the model has no body.

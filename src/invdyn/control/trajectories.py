@@ -614,7 +614,7 @@ def _check_times(curve: Curve) -> Iterator[Float]:
         times = start + (end - start) * np.arange(first, last) / (count - 1)
         # the knots up to the next chunk's first time
         upper = np.inf if last == count else start + (end - start) * last / (count - 1)
-        inside = knots[(knots >= times[0]) & (knots < upper)]
+        inside = knots[slice(*np.searchsorted(knots, [times[0], upper]))]
         yield np.union1d(times, inside)
 
 

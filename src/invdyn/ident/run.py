@@ -60,7 +60,8 @@ class DatasetIdentification:
 
     Attributes:
       identification: the identified parameters.
-      nominal_nmse: (nv,) held-out torque nMSE per joint of the model as described.
+      nominal_nmse: (nv,) held-out torque nMSE per joint of the model as described, against
+        the torques through the filter (`filtering`), as identified.
       identified_nmse: (nv,) the same of the identified model.
       train_part: what was identified on, in words ("episodes 0-7", "rows 0-7999").
       held_out_part: what was held out, in words.

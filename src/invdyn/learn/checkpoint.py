@@ -156,8 +156,10 @@ class DataSpec:
 def _names_differ(found: Sequence[str], trained: Sequence[str], key: str) -> bool:
     """Whether a dataset's names of a feature differ from the training data's, where both
     name its entries (``<key>.<i>`` stands in for names that info.json does not give)."""
-    unnamed = tuple(f"{key}.{i}" for i in range(len(found)))
     found, trained = tuple(found), tuple(trained)
+    if len(found) != len(trained):
+        return True
+    unnamed = tuple(f"{key}.{i}" for i in range(len(found)))
     return found != trained and unnamed not in (found, trained)
 
 

@@ -2420,7 +2420,7 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episo
                 elif observations.shape[0] != count:
                     raise DataError(
                         f"{where}: {observations.shape[0]} observations for {count} actions "
-                        f"(expected {count + 1})"
+                        f"(expected {count + 1}, or {count})"
                     )
                 steps = group.attrs.get("total_steps")
                 if steps is not None and int(steps) != count:

@@ -55,6 +55,7 @@ from invdyn.learn.models import (
     select_windows,
     window_inputs,
 )
+from invdyn.metrics import normalised_mse, varies
 
 # windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
@@ -390,17 +391,14 @@ def _evaluate_windows(
     n_action = model.n_action
     prediction = np.concatenate(means).reshape(-1, n_action)
     target = windows.batch()[ACTION].reshape(-1, n_action)
-    error = prediction - target
-    mse = np.mean(error**2, axis=0)
-    mae = np.mean(np.abs(error), axis=0)
-    variance = target.var(axis=0)
+    mae = np.mean(np.abs(prediction - target), axis=0)
     # a constant target has no R^2: NaN, left out of the means
-    varies = variance > 1e-12
-    nmse = np.where(varies, mse / np.where(varies, variance, 1.0), np.nan)
+    moving = varies(target)
+    nmse = normalised_mse(prediction, target)
     r2 = 1.0 - nmse
     out: dict[str, float] = {
-        "r2_mean": _mean(r2, varies),
-        "nmse_mean": _mean(nmse, varies),
+        "r2_mean": _mean(r2, moving),
+        "nmse_mean": _mean(nmse, moving),
         "mae_mean": float(mae.mean()),
         "n_windows": float(len(windows)),
     }
