@@ -147,7 +147,7 @@ def test_frames_and_actions_without_state(data, tmp_path):
     _, held_with_state = data
     again = evaluate_checkpoint(result.checkpoint, held_with_state)
     assert again.model.r2_mean == pytest.approx(report.model.r2_mean, abs=1e-6)
-    with pytest.raises(InputError, match="training data has no state: set model.state=false"):
+    with pytest.raises(InputError, match="a model of frames alone sets model.state=false"):
         train(stateless, config(1, state=True), tmp_path / "state", progress=False)
     with pytest.raises(InputError, match="state_weight estimates observation.state .* no state"):
         train(stateless, config(1, state_weight=1.0), tmp_path / "estimate", progress=False)
