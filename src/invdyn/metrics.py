@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -33,3 +38,53 @@ def normalised_mse(prediction: Float, target: Float) -> Float:
     variance = target.var(axis=0)
     moving = varies(target)
     return np.where(moving, mse / np.where(moving, variance, 1.0), np.nan)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Metrics:
+    """Accuracy of one predictor on the evaluated windows.
+
+    Attributes:
+      r2: (n_action,) coefficient of determination per action dimension (NaN where the
+        target is constant).
+      nmse: (n_action,) mean squared error over the target's variance (NaN likewise).
+      mae: (n_action,) mean absolute error, in the action's units.
+      r2_mean: mean of `r2` over the dimensions whose target varies.
+      nmse_mean: mean of `nmse` likewise.
+      mae_mean: mean of `mae` over all dimensions.
+    """
+
+    r2: Float
+    nmse: Float
+    mae: Float
+    r2_mean: float
+    nmse_mean: float
+    mae_mean: float
+
+    @classmethod
+    def of(cls, prediction: Float, target: Float) -> Metrics:
+        """The metrics of (N, n) predictions of (N, n) targets."""
+        mae = np.mean(np.abs(prediction - target), axis=0)
+        nmse = normalised_mse(prediction, target)
+        moving = varies(target)
+        r2 = 1.0 - nmse
+        return cls(
+            r2=r2,
+            nmse=nmse,
+            mae=mae,
+            r2_mean=float(r2[moving].mean()) if moving.any() else math.nan,
+            nmse_mean=float(nmse[moving].mean()) if moving.any() else math.nan,
+            mae_mean=float(mae.mean()),
+        )
+
+    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
+        """The means and, under ``per_dimension``, each dimension's values by action name."""
+        return {
+            "r2_mean": self.r2_mean,
+            "nmse_mean": self.nmse_mean,
+            "mae_mean": self.mae_mean,
+            "per_dimension": {
+                name: {"r2": float(r2), "nmse": float(nmse), "mae": float(mae)}
+                for name, r2, nmse, mae in zip(names, self.r2, self.nmse, self.mae, strict=True)
+            },
+        }

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -88,7 +87,7 @@ from invdyn.learn.models import (
     select_windows,
 )
 from invdyn.learn.train import _fingerprint, eval_batches
-from invdyn.metrics import normalised_mse, varies
+from invdyn.metrics import Metrics
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -98,40 +97,6 @@ RIDGE = 1e-8
 FOLDS = 5
 # most steps of the example episode kept for the plot
 PLOT_STEPS = 2000
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Metrics:
-    """Accuracy of one predictor on the evaluated windows.
-
-    Attributes:
-      r2: (n_action,) coefficient of determination per action dimension (NaN where the
-        target is constant).
-      nmse: (n_action,) mean squared error over the target's variance (NaN likewise).
-      mae: (n_action,) mean absolute error, in the action's units.
-      r2_mean: mean of `r2` over the dimensions whose target varies.
-      nmse_mean: mean of `nmse` likewise.
-      mae_mean: mean of `mae` over all dimensions.
-    """
-
-    r2: Float
-    nmse: Float
-    mae: Float
-    r2_mean: float
-    nmse_mean: float
-    mae_mean: float
-
-    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
-        """The means and, under ``per_dimension``, each dimension's values by action name."""
-        return {
-            "r2_mean": self.r2_mean,
-            "nmse_mean": self.nmse_mean,
-            "mae_mean": self.mae_mean,
-            "per_dimension": {
-                name: {"r2": float(r2), "nmse": float(nmse), "mae": float(mae)}
-                for name, r2, nmse, mae in zip(names, self.r2, self.nmse, self.mae, strict=True)
-            },
-        }
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -443,20 +408,7 @@ def _infer(model: InverseDynamicsModel, windows: Windows) -> tuple[Float, Float 
 def _metrics(prediction: Float, target: Float) -> Metrics:
     """Metrics of (N, n_out, n) predictions (or (N, n)), the steps of a chunk pooled."""
     n_action = target.shape[-1]
-    prediction = prediction.reshape(-1, n_action)
-    target = target.reshape(-1, n_action)
-    mae = np.mean(np.abs(prediction - target), axis=0)
-    nmse = normalised_mse(prediction, target)
-    moving = varies(target)
-    r2 = 1.0 - nmse
-    return Metrics(
-        r2=r2,
-        nmse=nmse,
-        mae=mae,
-        r2_mean=float(r2[moving].mean()) if moving.any() else math.nan,
-        nmse_mean=float(nmse[moving].mean()) if moving.any() else math.nan,
-        mae_mean=float(mae.mean()),
-    )
+    return Metrics.of(prediction.reshape(-1, n_action), target.reshape(-1, n_action))
 
 
 # the linear baseline

@@ -55,7 +55,7 @@ from invdyn.learn.models import (
     select_windows,
     window_inputs,
 )
-from invdyn.metrics import normalised_mse, varies
+from invdyn.metrics import Metrics
 
 # windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
@@ -391,15 +391,13 @@ def _evaluate_windows(
     n_action = model.n_action
     prediction = np.concatenate(means).reshape(-1, n_action)
     target = windows.batch()[ACTION].reshape(-1, n_action)
-    mae = np.mean(np.abs(prediction - target), axis=0)
     # a constant target has no R^2: NaN, left out of the means
-    moving = varies(target)
-    nmse = normalised_mse(prediction, target)
-    r2 = 1.0 - nmse
+    scores = Metrics.of(prediction, target)
+    r2, nmse, mae = scores.r2, scores.nmse, scores.mae
     out: dict[str, float] = {
-        "r2_mean": _mean(r2, moving),
-        "nmse_mean": _mean(nmse, moving),
-        "mae_mean": float(mae.mean()),
+        "r2_mean": scores.r2_mean,
+        "nmse_mean": scores.nmse_mean,
+        "mae_mean": scores.mae_mean,
         "n_windows": float(len(windows)),
     }
     if model.config.ensemble > 1:
@@ -407,10 +405,6 @@ def _evaluate_windows(
     for j in range(n_action):
         out |= {f"r2/{j}": float(r2[j]), f"nmse/{j}": float(nmse[j]), f"mae/{j}": float(mae[j])}
     return out
-
-
-def _mean(x: Float, mask: np.ndarray) -> float:
-    return float(x[mask].mean()) if mask.any() else math.nan
 
 
 @torch.no_grad()
