@@ -43,6 +43,7 @@ _STATE_NAMES = ("q", "v", "a", "f_ext")
 _ABA_NAMES = ("q", "v", "tau", "f_ext")
 # bound once: module attribute lookups are a visible share of a single call
 _empty = np.empty
+_ndarray = np.ndarray
 _rnea_vector = cpu.rnea_vector
 _rnea_matrix = cpu.rnea_matrix
 _crba_vector = cpu.crba_vector
@@ -81,9 +82,9 @@ def rnea(
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None and params is None:
+    if f_ext is None and params is None and type(q) is _ndarray:
         # plain float64 vectors and matrices take the compiled path directly; anything else
-        # (tensors included) is checked below
+        # is checked below (tensors never reach the kernels: torch.compile cannot trace them)
         try:
             if q.ndim == 1:
                 tau = _empty(nv)
@@ -124,7 +125,8 @@ def mass_matrix(model: Model, q: Array, *, params: Array | None = None) -> Array
         raise not_a_model(model) from None
     out = _empty((nv, nv))
     try:
-        status = _crba_vector(ints, reals, q, out) if q.ndim == 1 and params is None else -1
+        fast = type(q) is _ndarray and q.ndim == 1 and params is None
+        status = _crba_vector(ints, reals, q, out) if fast else -1
     except (TypeError, AttributeError):
         status = -1
     if status == 0:
@@ -170,7 +172,7 @@ def aba(
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None and params is None:
+    if f_ext is None and params is None and type(q) is _ndarray:
         qdd = _empty(nv)
         try:
             status = _aba_vector(ints, reals, q, v, tau, qdd) if q.ndim == 1 else -1

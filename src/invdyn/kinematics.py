@@ -14,8 +14,7 @@ body, whose velocity is ``V_k``; Featherstone 2008, section 3.5).
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -281,13 +280,14 @@ def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
 def support_matrix(model: Model) -> Array:
     """(nbody, nv) 1 where a dof moves a body (it is of the body or of an ancestor), else 0;
     read-only, built once per model."""
-    return _derived(model, _support_matrix)
+    return model.derived(_support_matrix)
 
 
 def _support_matrix(model: Model) -> Array:
     support = np.zeros((model.nbody, model.nv))
     for body in range(model.nbody):
         support[body, np.isin(model.dof_body, _ancestors(model, body))] = 1.0
+    support.setflags(write=False)
     return support
 
 
@@ -373,7 +373,7 @@ def _tensor_frame_jacobian(model: Model, q: Any, index: int, reference: Referenc
 def motion_subspace(model: Model) -> Array:
     """(nv, 6) motion of each velocity coordinate in its body's coordinates: S, column by dof;
     read-only, built once per model."""
-    return _derived(model, _motion_subspace)
+    return model.derived(_motion_subspace)
 
 
 def _motion_subspace(model: Model) -> Array:
@@ -388,22 +388,8 @@ def _motion_subspace(model: Model) -> Array:
         else:
             columns[start : start + 3, 3:] = np.eye(3)
             columns[start + 3 : start + 6, :3] = np.eye(3)
+    columns.setflags(write=False)
     return columns
-
-
-_DERIVED: weakref.WeakKeyDictionary[Model, dict[Callable[[Model], Array], Array]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _derived(model: Model, build: Callable[[Model], Array]) -> Array:
-    """``build(model)``, read-only, computed once and cached with the model."""
-    per_model = _DERIVED.setdefault(model, {})
-    if build not in per_model:
-        array = build(model)
-        array.setflags(write=False)
-        per_model[build] = array
-    return per_model[build]
 
 
 def _ancestors(model: Model, body: int) -> list[int]:

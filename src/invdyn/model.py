@@ -15,9 +15,10 @@ Inertias are expressed in the body frame: ``body_com`` is the centre of mass and
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Hashable
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +27,8 @@ from invdyn.errors import ModelError
 
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
+T = TypeVar("T")
+_DERIVED = "_derived"  # the instance attribute of `Model.derived`
 
 
 class JointType(IntEnum):
@@ -255,6 +258,26 @@ class Model:
             changes["dof_actuated"] = None
         return dataclasses.replace(self, **changes)
 
+    @cached_property
+    def kernel_data(self) -> tuple[Int, Float]:
+        """The packed arrays that the compiled kernels read; see `invdyn.kernels.cpu`."""
+        from invdyn.kernels.cpu import pack_model
+
+        return pack_model(self)
+
+    def derived(self, build: Callable[..., T], *key: Hashable) -> T:
+        """``build(self, *key)``, computed on first use and kept with the model: the caches of
+        the kinematics and the tensor kernels, in plain dictionaries that torch.compile
+        traces. Left out when the model is pickled."""
+        cache: dict[tuple[Hashable, ...], Any] = self.__dict__.setdefault(_DERIVED, {})
+        index = (build, *key)
+        if index not in cache:
+            cache[index] = build(self, *key)
+        return cache[index]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != _DERIVED}
+
     def frame_id(self, name: str) -> int:
         """Index of the frame called `name`."""
         try:
@@ -268,13 +291,6 @@ class Model:
             return self.body_name.index(name)
         except ValueError:
             raise ModelError(f"{self.name}: no body named {name!r}") from None
-
-    @cached_property
-    def kernel_data(self) -> tuple[Int, Float]:
-        """The packed arrays that the compiled kernels read; see `invdyn.kernels.cpu`."""
-        from invdyn.kernels.cpu import pack_model
-
-        return pack_model(self)
 
 
 def _holds_flags(value: Any) -> bool:

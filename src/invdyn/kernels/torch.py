@@ -19,7 +19,6 @@ exact, and autograd differentiates them like any other tensor expression.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 
 import numpy as np
 import torch
@@ -64,18 +63,9 @@ class Tree:
     gravity: Tensor
 
 
-_TREES: weakref.WeakKeyDictionary[Model, dict[tuple[torch.dtype, torch.device], Tree]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
     """The `Tree` of `model` in `dtype` on `device`, built once and cached with the model."""
-    per_model = _TREES.setdefault(model, {})
-    key = (dtype, torch.device(device))
-    if key not in per_model:
-        per_model[key] = _build_tree(model, dtype, key[1])
-    return per_model[key]
+    return model.derived(_build_tree, dtype, torch.device(device))
 
 
 def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:

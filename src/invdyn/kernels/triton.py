@@ -21,7 +21,6 @@ import dataclasses
 import functools
 import hashlib
 import linecache
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -55,10 +54,6 @@ LAUNCH = {torch.float32: Launch(128, 4), torch.float64: Launch(128, 4)}
 _UNSPECIALISED = ["n", *(f"{x}_stride" for x in ("q", "v", "a", "params", "tau"))]
 
 _TRITON_DTYPES = {torch.float32: "tl.float32", torch.float64: "tl.float64"}
-
-_KERNELS: weakref.WeakKeyDictionary[Model, dict[tuple[bool, torch.dtype], Any]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 @functools.cache
@@ -260,14 +255,6 @@ def _build(model: Model, constant_params: bool, dtype: torch.dtype) -> Any:
     return namespace["rnea_kernel"]
 
 
-def _kernel(model: Model, constant_params: bool, dtype: torch.dtype) -> Any:
-    per_model = _KERNELS.setdefault(model, {})
-    key = (constant_params, dtype)
-    if key not in per_model:
-        per_model[key] = _build(model, constant_params, dtype)
-    return per_model[key]
-
-
 def launch(
     model: Model,
     q: Tensor,
@@ -283,7 +270,7 @@ def launch(
     batch = q.shape[0]
     tau = torch.empty((batch, model.nv), dtype=q.dtype, device=q.device)
     shape = shape or LAUNCH[q.dtype]
-    kernel = _kernel(model, params is None, q.dtype)
+    kernel = model.derived(_build, params is None, q.dtype)
     arrays = [q, v, a, q if params is None else params, tau]
     strides = []
     for x in arrays:
