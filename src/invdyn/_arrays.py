@@ -34,11 +34,10 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
         raise InputError(
             f"{name} must be an array of numbers, got {type(x).__name__} of dtype {array.dtype}"
         )
-    array = np.ascontiguousarray(array, dtype=np.float64)
     if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
         expected = ", ".join(["..."] + [str(n) for n in trailing])
         raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
-    return array
+    return np.ascontiguousarray(array, dtype=np.float64)
 
 
 def hash_arrays(digest: Any, arrays: Iterable[np.ndarray]) -> None:
