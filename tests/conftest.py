@@ -62,6 +62,19 @@ def robot_params(cases: list[tuple[str, bool]]) -> list:
 requires_erd = pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data is not installed")
 
 
+def mujoco_mass_matrix(mj_model, data) -> np.ndarray:
+    """(nv, nv) MuJoCo's dense mass matrix of `data` (after mj_forward or mj_fwdPosition), in
+    MuJoCo 3's and 4's calling conventions."""
+    import mujoco
+
+    mass = np.zeros((mj_model.nv, mj_model.nv))
+    if hasattr(data, "qM"):
+        mujoco.mj_fullM(mj_model, mass, data.qM)  # mujoco 3
+    else:
+        mujoco.mj_fullM(mj_model, data, mass)  # mujoco 4 reads the matrix from data
+    return mass
+
+
 def assert_close(
     actual: np.ndarray, expected: np.ndarray, *, rtol: float = 1e-9, what: str = "value"
 ) -> None:

@@ -228,6 +228,50 @@ def test_underactuated_mjcf_is_shown_and_not_tracked(
         assert not out and not (tmp_path / "run").exists()
 
 
+COUPLED_ARM = """
+<mujoco model="coupled_arm">
+  <worldbody>
+    <body name="upper" pos="0 0 1"><joint name="shoulder" axis="0 1 0" range="-1 1"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="1"/>
+      <body name="fore" pos="0.4 0 0"><joint name="elbow" axis="0 1 0" range="-1 1"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+  {equality}
+</mujoco>
+"""
+
+
+def test_track_simulates_an_mjcf_file_as_it_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plant of an MJCF robot is the file itself: an equality constraint that the model
+    leaves out (with a warning at load) pulls the elbow off the move, where the same arm
+    without it tracks."""
+    pytest.importorskip("mujoco")
+    errors = {}
+    for name, equality in (
+        ("free", ""),
+        ("coupled", '<equality><joint joint1="elbow" joint2="shoulder" polycoef="0 -1 0 0 0"/>'
+         "</equality>"),
+    ):  # fmt: skip
+        path = tmp_path / f"{name}.xml"
+        path.write_text(COUPLED_ARM.format(equality=equality))
+        status, out, err = run(
+            capsys, "track", str(path), "--duration", "1", "--out", str(tmp_path / name),
+            "--json", str(tmp_path / f"{name}.json"), "--no-progress",
+        )  # fmt: skip
+        assert status == 0, err
+        assert f"the plant is {path} itself" in out
+        assert ("MuJoCo applies equality constraints, which the model leaves out" in err) == bool(
+            equality
+        ), err
+        metrics = json.loads((tmp_path / f"{name}.json").read_text())
+        errors[name] = metrics["per_joint"]["elbow"]["max_error"]
+    assert errors["free"] < 1e-4 and errors["coupled"] > 100 * errors["free"], errors
+
+
 def test_a_robot_without_moving_joints_is_not_tracked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 import invdyn
 import invdyn.io
+from conftest import assert_close, mujoco_mass_matrix
 from invdyn.configuration import (
     from_mujoco_state,
     integrate,
@@ -401,6 +402,53 @@ def test_armature_on_a_free_joint_warns() -> None:
     )
     with pytest.warns(invdyn.ModelWarning, match=r"free joint 'root' has armature .* world frame"):
         from_mujoco(mujoco.MjModel.from_xml_string(xml))
+
+
+LEFT_OUT = """
+<mujoco model="left_out">
+  <worldbody>
+    <body name="a" pos="0 0 1" gravcomp="1"><joint name="h1" axis="0 1 0" stiffness="{k}"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03"/>
+      <body name="b" pos="0.4 0 0"><joint name="h2" axis="0 1 0" damping="0.1 0.5"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon><fixed name="sum" armature="0.3"><joint joint="h1" coef="1"/><joint joint="h2" coef="1"/>
+  </fixed></tendon>
+  <equality><joint joint1="h2" joint2="h1"/></equality>
+</mujoco>
+"""
+
+
+def test_what_mujoco_adds_and_the_model_leaves_out_is_named_in_one_warning() -> None:
+    """Springs, gravity compensation, tendon armature and equality constraints, and with
+    friction the damping of higher order: where M and rnea differ from MuJoCo's (the mass
+    matrices by the tendon's armature 0.3 J^T J)."""
+    mj_model = mujoco.MjModel.from_xml_string(LEFT_OUT.format(k=2))
+    with pytest.warns(invdyn.ModelWarning) as caught:
+        model = from_mujoco(mj_model, friction=True)
+    (message,) = [str(w.message) for w in caught]
+    for name in ("equality constraints", "joint springs", "gravcomp", "tendon armature",
+                 "dampingpoly"):  # fmt: skip
+        assert name in message, message
+    data = mujoco.MjData(mj_model)
+    mujoco.mj_forward(mj_model, data)
+    tendon = 0.3 * np.ones((2, 2))
+    assert_close(
+        invdyn.mass_matrix(model, data.qpos) + tendon,
+        mujoco_mass_matrix(mj_model, data),
+        what="M + the tendon's armature",
+    )
+
+
+def test_load_warnings_point_at_the_callers_line(tmp_path: Path) -> None:
+    """A warning at load names the line that called invdyn.load, not the library's."""
+    path = tmp_path / "left_out.xml"
+    path.write_text(LEFT_OUT.format(k=0).replace('gravcomp="1"', ""))
+    with pytest.warns(invdyn.ModelWarning) as caught:
+        invdyn.load(path)
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
 
 
 def test_disabled_gravity_is_no_gravity() -> None:

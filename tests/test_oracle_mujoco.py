@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, requires_erd
+from conftest import assert_close, mujoco_mass_matrix, requires_erd
 from invdyn import configuration
 from invdyn.io import robots
 from invdyn.spatial import quaternion_to_matrix
@@ -139,11 +139,7 @@ def _mujoco_rne(mj_model, qpos, qvel, qacc):
     mujoco.mj_fwdVelocity(mj_model, data)  # com velocities and cdof_dot
     tau = np.zeros(mj_model.nv)
     mujoco.mj_rne(mj_model, data, 1, tau)
-    mass = np.zeros((mj_model.nv, mj_model.nv))
-    if hasattr(data, "qM"):
-        mujoco.mj_fullM(mj_model, mass, data.qM)  # mujoco 3
-    else:
-        mujoco.mj_fullM(mj_model, data, mass)  # mujoco 4 reads the matrix from data
+    mass = mujoco_mass_matrix(mj_model, data)
     return tau, mass
 
 

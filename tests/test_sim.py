@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, requires_erd
+from conftest import assert_close, mujoco_mass_matrix, requires_erd
 from invdyn import configuration
 from invdyn.io.mjcf import from_mujoco
 from invdyn.kinematics import frame_jacobian
@@ -125,11 +125,7 @@ def _mujoco_dynamics(model: Model, mj_model, q: np.ndarray, v: np.ndarray):
     data = mujoco.MjData(mj_model)
     data.qpos[:], data.qvel[:] = configuration.to_mujoco_state(model, mj_model, q, v)
     mujoco.mj_forward(mj_model, data)
-    mass = np.zeros((mj_model.nv, mj_model.nv))
-    if hasattr(data, "qM"):
-        mujoco.mj_fullM(mj_model, mass, data.qM)  # mujoco 3
-    else:
-        mujoco.mj_fullM(mj_model, data, mass)  # mujoco 4 reads the matrix from data
+    mass = mujoco_mass_matrix(mj_model, data)
     # T maps invdyn's v to mujoco's qvel; qacc at a = 0 holds the free joint's omega x v term
     t = np.eye(model.nv)
     qacc = np.zeros(mj_model.nv)

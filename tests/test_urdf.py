@@ -12,7 +12,7 @@ import pytest
 
 import invdyn
 from invdyn import JointType, ModelError, ModelWarning
-from invdyn.configuration import random_configuration
+from invdyn.configuration import neutral, random_configuration
 from invdyn.io import robots
 from invdyn.io.urdf import MAX_URDF_BYTES, link_shapes, load_urdf, parse_urdf, write_urdf
 from invdyn.spatial import rpy_to_matrix
@@ -356,6 +356,37 @@ def test_massless_subtree_warns_naming_the_joint() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parse_urdf(heavy, strict=True)
+
+
+def test_a_default_namespace_is_read_as_urdfdom_reads_it(tmp_path: Path) -> None:
+    text = robot(link("a"), link("b"), joint("j", "a", "b"))
+    spaced = text.replace('<robot name="bot"', '<robot name="bot" xmlns="http://www.ros.org"', 1)
+    assert spaced != text
+    plain = parse_urdf(text)
+    path = tmp_path / "spaced.xml"
+    path.write_text(spaced)
+    for model in (parse_urdf(spaced), invdyn.load(path)):
+        assert model.joint_names == plain.joint_names == ("j",)
+        np.testing.assert_array_equal(model.body_inertia, plain.body_inertia)
+
+
+def test_a_floating_massless_root_with_moving_children_warns() -> None:
+    """Its joint's six coordinates and its child's joint undo each other's motion: M is
+    singular although every subtree has mass, so loading warns and aba's error says why."""
+    text = robot('<link name="a"/>', link("b"), joint("j", "a", "b"))
+    match = r"^m\.urdf: joint 'root_joint': floats link 'a', which has zero mass and zero inertia"
+    with pytest.warns(ModelWarning, match=match):
+        model = parse_urdf(text, source="m.urdf", floating_base=True)
+    with pytest.raises(ModelError, match=match):
+        parse_urdf(text, source="m.urdf", floating_base=True, strict=True)
+    assert np.linalg.eigvalsh(invdyn.mass_matrix(model, neutral(model)))[0] < 1e-12
+    with pytest.raises(ModelError, match="a free joint floats a body with none"):
+        invdyn.aba(model, neutral(model), np.zeros(model.nv), np.zeros(model.nv))
+    # fixed to the world, or with mass of its own, the root is fine
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parse_urdf(text, source="m.urdf", strict=True)
+        parse_urdf(text.replace('<link name="a"/>', link("a")), floating_base=True, strict=True)
 
 
 def test_doubtful_inertia_of_a_merged_link_is_checked_as_written() -> None:

@@ -29,7 +29,7 @@ from invdyn.control.balance import SCENARIOS
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
-from invdyn.errors import InputError, InvdynError
+from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import robots
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
@@ -586,6 +586,7 @@ def _demo(args: argparse.Namespace) -> int:
             )
     model = _load(name)
     _check_trackable(model, f"invdyn track {name} --fixed-base bolts its root link to the world")
+    scene = _mjcf_plant(name)
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
@@ -609,7 +610,12 @@ def _demo(args: argparse.Namespace) -> int:
                 f"{100 * DEMO_MASS_ERROR:g} % heavier links than the controller's model:"
             )
         results = _run_tracking(
-            model, trajectory, controllers, plant=run_plant, progress=not args.no_progress
+            model,
+            trajectory,
+            controllers,
+            plant=run_plant,
+            mj_model=scene,
+            progress=not args.no_progress,
         )
         _write_tracking(model, results, Path(args.out), suffix="" if key == "exact" else "-payload")
         metrics[key] = _metrics(model, results, _setup(args, run_plant, trajectory))
@@ -622,8 +628,10 @@ def _track(args: argparse.Namespace) -> int:
 
     controllers = _controller_names(args.controller)
     _output_directory(args.out)
-    model = _load(args.robot, floating_base=False if args.fixed_base else None)
+    floating_base = False if args.fixed_base else None
+    model = _load(args.robot, floating_base=floating_base)
     _check_trackable(model, "pass --fixed-base to bolt its root link to the world")
+    scene = _mjcf_plant(args.robot, floating_base=floating_base)
     if args.trajectory == "minimum_jerk":
         if args.no_limit_check:
             raise InputError("--no-limit-check applies to a --trajectory CSV file")
@@ -643,6 +651,7 @@ def _track(args: argparse.Namespace) -> int:
         plant=plant,
         bandwidth=args.bandwidth,
         control_rate=args.rate,
+        mj_model=scene,
         progress=not args.no_progress,
     )
     out = Path(args.out)
@@ -652,6 +661,19 @@ def _track(args: argparse.Namespace) -> int:
         if path is not None:
             print(f"wrote {write_json(Path(path), metrics)}")
     return 0
+
+
+def _mjcf_plant(robot: str, *, floating_base: bool | None = None) -> Any:
+    """The MuJoCo model of `robot` when it is an MJCF file, simulated as it is written (tendons,
+    equality constraints, contacts and springs included); None for a plant built from the
+    model."""
+    from invdyn.io import is_mjcf
+    from invdyn.io.mjcf import compile_mjcf
+
+    if not is_mjcf(robot):
+        return None
+    print(f"the plant is {robot} itself, as MuJoCo compiles it")
+    return compile_mjcf(robot, floating_base=floating_base)
 
 
 def _run_tracking(
@@ -1186,8 +1208,8 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
     parser.add_argument(
         "--payload-frame",
         metavar="NAME",
-        help=f"{prefix}frame or body carrying the payload (default: the last revolute "
-        "joint's body)",
+        help=f"{prefix}frame or body carrying the payload (default: the end of the longest "
+        "chain of turning joints, above any fingers)",
     )
     parser.add_argument(
         "--mass-error",
@@ -1202,14 +1224,16 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
         metavar="NMS",
         type=float,
         default=0.0,
-        help=f"{prefix}unmodelled viscous friction on every joint, N m s/rad (default: 0)",
+        help=f"{prefix}unmodelled viscous friction on every joint, N m s/rad, added to an "
+        "MJCF file's own (default: 0)",
     )
     parser.add_argument(
         "--friction",
         metavar="NM",
         type=float,
         default=0.0,
-        help=f"{prefix}unmodelled Coulomb friction on every joint, N m (default: 0)",
+        help=f"{prefix}unmodelled Coulomb friction on every joint, N m, added to an MJCF "
+        "file's own (default: 0)",
     )
     parser.add_argument(
         "--sensor-noise",
@@ -1305,10 +1329,9 @@ def _ident_robot(name: str | None, dataset: Any) -> Model:
         return load_robot_source(source)
     model = _load(name, floating_base=False)
     if source.startswith("invdyn:") and robot_source(model) != source:
-        warnings.warn(
+        warn(
             f"{dataset.path} was recorded on {source.removeprefix('invdyn:')}, and is "
-            f"identified as {model.name} (--robot)",
-            stacklevel=2,
+            f"identified as {model.name} (--robot)"
         )
     return model
 

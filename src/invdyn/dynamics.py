@@ -447,7 +447,7 @@ def _plain_batch(q: object, nq: int, v: object, x: object, nv: int) -> bool:
 
 _SINGULAR = (
     "the mass matrix is singular or not positive definite (a joint moves a subtree with no mass "
-    "or inertia, or an inertia is not physical)"
+    "or inertia, a free joint floats a body with none, or an inertia is not physical)"
 )
 
 

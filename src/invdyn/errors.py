@@ -4,6 +4,14 @@ Every error names the quantity, file or element at fault, so that a user can fix
 without reading the source.
 """
 
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
 
 class InvdynError(Exception):
     """Base class of every error raised by invdyn."""
@@ -23,3 +31,14 @@ class DataError(InvdynError, ValueError):
 
 class ModelWarning(UserWarning):
     """A robot description is usable but physically doubtful (for example a bad inertia)."""
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """`warnings.warn`, attributed to the first caller outside invdyn: the user's line, through
+    whichever public function it came (so that warning filters by module and line apply)."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -190,13 +190,16 @@ def track(
     bandwidth: float = DEFAULT_BANDWIDTH,
     plant: Any = None,
     control_rate: float = 1000.0,
+    mj_model: Any = None,
     progress: bool = False,
 ) -> TrackingResult:
     """Run the named controller on the simulated plant along `trajectory`, and measure it.
 
     The controller uses `model`; the plant (`invdyn.sim.Plant`) may differ from it on purpose
-    (payload, mass error, friction, noise, delay). The run starts on the trajectory, at its first
-    point and velocity, and lasts its duration.
+    (payload, mass error, friction, noise, delay), and so may the MuJoCo model it is simulated
+    in, when one is given (an MJCF file's own, with what `model` leaves out: tendons, equality
+    constraints, contacts, springs). The run starts on the trajectory, at its first point and
+    velocity, and lasts its duration.
 
     Args:
       model: the controller's model of the robot.
@@ -205,6 +208,8 @@ def track(
       bandwidth: closed-loop natural frequency of the gains (`gains_for`), rad/s.
       plant: the simulated plant; None for the exact model.
       control_rate: controller calls per second.
+      mj_model: a compiled ``mujoco.MjModel`` to simulate (`invdyn.io.mjcf.compile_mjcf`);
+        None builds one from `model` (`invdyn.sim.build_mujoco`).
       progress: show a progress bar.
 
     Returns:
@@ -226,6 +231,7 @@ def track(
         duration=trajectory.duration,
         control_rate=control_rate,
         plant=plant,
+        mj_model=mj_model,
         progress=progress,
     )
     q_ref, _, _ = trajectory(run.time)

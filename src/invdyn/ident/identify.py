@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import as_float_array, batch_shape, flatten
 from invdyn._files import atomic_open
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.consistent import fit_consistent
 from invdyn.ident.parameters import BaseParameters, base_parameters
 from invdyn.model import Model
@@ -187,11 +186,10 @@ def identify(
             "record more samples"
         )
     if len(q) * model.nv < EQUATIONS_PER_UNKNOWN * columns:
-        warnings.warn(
+        warn(
             f"{len(q)} samples give {len(q) * model.nv} equations for {columns} unknowns, "
             f"fewer than {EQUATIONS_PER_UNKNOWN} each: the estimate fits their noise; record "
-            "more samples",
-            stacklevel=2,
+            "more samples"
         )
     solution, joint_std = _weighted_solution(regressor, tau, np.ones(model.nv))
     weights = np.ones(model.nv)
@@ -268,10 +266,9 @@ def _check_torques(model: Model, tau: Float) -> None:
         raise InputError("tau is zero in every sample: no torque to identify parameters from")
     if silent.any():
         joints = [name for name, zero in zip(model.dof_names, silent, strict=True) if zero]
-        warnings.warn(
+        warn(
             f"the torque of {', '.join(joints)} is zero in every sample: not recorded, or "
-            "a passive joint?",
-            stacklevel=3,
+            "a passive joint?"
         )
 
 

@@ -16,7 +16,6 @@ import dataclasses
 import json
 import math
 import os
-import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,7 +25,7 @@ from numpy.typing import NDArray
 from invdyn._arrays import check_real
 from invdyn._files import write_json
 from invdyn.dynamics import rnea
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse, varies
@@ -244,10 +243,9 @@ def _scored(
         if not moving
     ]
     if constant:
-        warnings.warn(
+        warn(
             f"the torques of {', '.join(constant)} are constant in the held-out {parts[1]}: "
-            "their nMSE is undefined (NaN); hold out episodes that move them (--held-out)",
-            stacklevel=3,
+            "their nMSE is undefined (NaN); hold out episodes that move them (--held-out)"
         )
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = rnea(model, score.q, score.v, score.a)

@@ -49,17 +49,13 @@ def load(
             allowed = "True, False or None" if name == "floating_base" else "True or False"
             raise InputError(f"{name} must be {allowed}, got {flag!r}")
     path = Path(source)
-    if path.suffix.lower() == ".urdf":
+    if is_mjcf(path):
+        return mjcf.load_mjcf(path, floating_base=floating_base, strict=strict, friction=friction)
+    if path.suffix.lower() in (".urdf", ".xml"):
+        # .xml with a <robot> root: a URDF saved as .xml
         return urdf.load_urdf(
             path, floating_base=bool(floating_base), strict=strict, friction=friction
         )
-    if path.suffix.lower() == ".xml":
-        if _root_tag(path) == "robot":
-            # a URDF saved as .xml
-            return urdf.load_urdf(
-                path, floating_base=bool(floating_base), strict=strict, friction=friction
-            )
-        return mjcf.load_mjcf(path, floating_base=floating_base, strict=strict, friction=friction)
     if path.suffix:
         raise ModelError(
             f"{source}: unknown description format {path.suffix!r}, expected .urdf or .xml"
@@ -69,15 +65,22 @@ def load(
     )
 
 
+def is_mjcf(source: str | os.PathLike[str]) -> bool:
+    """Whether `invdyn.load` reads `source` as MJCF: an ``.xml`` file whose root element is not
+    URDF's ``<robot>``."""
+    path = Path(source)
+    return path.suffix.lower() == ".xml" and _root_tag(path) != "robot"
+
+
 def _root_tag(path: Path) -> str | None:
-    """The tag of an XML file's root element, None when it does not parse (the loader then
-    reports the file's fault)."""
+    """The local name of an XML file's root element, None when it does not parse (the loader
+    then reports the file's fault)."""
     try:
         for _, element in defusedxml.ElementTree.iterparse(path, events=("start",)):
-            return str(element.tag)
+            return str(element.tag).rpartition("}")[2]  # without a default namespace
     except (ParseError, defusedxml.DefusedXmlException, OSError):
         return None
     return None
 
 
-__all__ = ["load"]
+__all__ = ["is_mjcf", "load"]

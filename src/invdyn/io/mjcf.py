@@ -47,14 +47,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.errors import ModelError, ModelWarning
+from invdyn.errors import ModelError, ModelWarning, warn
 from invdyn.model import JointType, Model
 from invdyn.spatial import axis_angle_to_matrix, quaternion_to_matrix
 
@@ -102,6 +101,24 @@ def load_mjcf(
       The validated model; see the module docstring for how MuJoCo's concepts map onto it.
 
     Raises:
+      ModelError: as `compile_mjcf`.
+    """
+    mj_model = compile_mjcf(path, floating_base=floating_base)
+    return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
+
+
+def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = None) -> Any:
+    """The ``mujoco.MjModel`` of an MJCF file, as `load_mjcf` reads it: the plant that
+    simulates the file itself (`invdyn.sim.rollout`'s ``mj_model``).
+
+    Args:
+      path: the ``.xml`` file.
+      floating_base: as in `load_mjcf`.
+
+    Returns:
+      The compiled model.
+
+    Raises:
       ModelError: the file is missing, MuJoCo cannot compile it (MuJoCo's message included),
         or `floating_base` is True and it has no free joint.
     """
@@ -132,7 +149,7 @@ def load_mjcf(
             "<freejoint/> to the root body); floating_base=None, the default, takes the file "
             "as it is"
         )
-    return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
+    return mj_model
 
 
 def from_mujoco(
@@ -163,6 +180,7 @@ def from_mujoco(
     joints = joint_names(mj_model)
     _check_inertias(mj_model, bodies, where, strict)
     _check_free_armature(mj_model, joints, where)
+    _check_left_out(mj_model, where, friction)
 
     tree = _Tree()
     # placement of each mujoco body frame in the invdyn body that carries it (-1: the world)
@@ -501,7 +519,7 @@ def _check_inertias(mj_model: Any, bodies: tuple[str, ...], where: str, strict: 
         message = f"{where}: body {bodies[b]!r} {problem}"
         if strict:
             raise ModelError(message)
-        warnings.warn(message, ModelWarning, stacklevel=3)
+        warn(message, ModelWarning)
 
 
 def _check_free_armature(mj_model: Any, joints: tuple[str, ...], where: str) -> None:
@@ -511,13 +529,44 @@ def _check_free_armature(mj_model: Any, joints: tuple[str, ...], where: str) -> 
     for j in np.flatnonzero(mj_model.jnt_type == MJ_FREE):
         start = int(mj_model.jnt_dofadr[j])
         if np.any(mj_model.dof_armature[start : start + 3] != 0.0):
-            warnings.warn(
+            warn(
                 f"{where}: free joint {joints[j]!r} has armature on its translations, which "
                 "invdyn applies in the body frame and MuJoCo in the world frame: the forces "
                 "differ by armature * (angular velocity x linear velocity)",
                 ModelWarning,
-                stacklevel=3,
             )
+
+
+def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
+    """Warn, in one message, of what MuJoCo adds to the joints' dynamics and a `Model` leaves
+    out (contacts and actuator dynamics aside, which most files have and the module docstring
+    states), so that a user comparing with MuJoCo knows where the two differ."""
+    joint_actuators = [a for a, _, _ in _joint_actuators(mj_model)]
+    other_actuators = np.setdiff1d(np.arange(mj_model.nu), joint_actuators)
+    armature = getattr(mj_model, "actuator_armature", np.zeros(mj_model.nu))
+    left_out = {
+        "equality constraints": np.any(mj_model.eq_active0),
+        "joint springs (stiffness)": np.any(mj_model.jnt_stiffness),
+        "gravity compensation (gravcomp)": np.any(mj_model.body_gravcomp),
+        "tendon armature, springs or damping": np.any(mj_model.tendon_armature)
+        or np.any(mj_model.tendon_stiffness)
+        or np.any(mj_model.tendon_damping),
+        "tendon limits": np.any(mj_model.tendon_limited),
+        "armature of actuators not on a hinge or slide": np.any(armature[other_actuators]),
+    }
+    if friction:
+        polynomial = [
+            getattr(mj_model, f"{k}_dampingpoly", np.zeros(0)) for k in ("dof", "actuator")
+        ]
+        left_out["damping of higher order (dampingpoly)"] = any(np.any(p) for p in polynomial)
+        left_out["tendon friction (frictionloss)"] = np.any(mj_model.tendon_frictionloss)
+    found = [name for name, present in left_out.items() if present]
+    if found:
+        warn(
+            f"{where}: MuJoCo applies {', '.join(found)}, which the model leaves out: its "
+            "dynamics differ from MuJoCo's by them",
+            ModelWarning,
+        )
 
 
 def _inertia_problem(mass: float, moments: Float) -> str | None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import warnings
 import xml.etree.ElementTree
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -45,7 +44,7 @@ import defusedxml.ElementTree
 import numpy as np
 
 from invdyn._files import atomic_open
-from invdyn.errors import InputError, ModelError, ModelWarning
+from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
 from invdyn.spatial import rpy_to_matrix
 
@@ -227,7 +226,7 @@ def _report(doubts: list[str], *, strict: bool) -> None:
         more = f" (and {len(doubts) - 1} more)" if len(doubts) > 1 else ""
         raise ModelError(doubts[0] + more)
     for doubt in doubts:
-        warnings.warn(f"{doubt}; loaded as written", ModelWarning, stacklevel=3)
+        warn(f"{doubt}; loaded as written", ModelWarning)
 
 
 def _parse_xml(text: str | bytes, source: str) -> Element:
@@ -249,8 +248,14 @@ def _parse_xml(text: str | bytes, source: str) -> Element:
         raise ModelError(f"{source}: external references are not allowed") from error
     except (ParseError, defusedxml.DefusedXmlException, ValueError) as error:
         raise ModelError(f"{source}: malformed XML ({error})") from error
-    if root.tag != "robot":
+    namespace = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+    if root.tag != namespace + "robot":
         raise ModelError(f"{source}: the root element is <{root.tag}>, expected <robot>")
+    # a default namespace (<robot xmlns="...">), which urdfdom ignores, is dropped from the tags
+    # it names; elements of other namespaces (xacro:...) keep theirs and are ignored
+    for element in root.iter():
+        if isinstance(element.tag, str) and namespace and element.tag.startswith(namespace):
+            element.tag = element.tag[len(namespace) :]
     return root
 
 
@@ -508,19 +513,31 @@ def _body_inertias(
 
 
 def _massless_doubts(bodies: list[_Body], mass: Float, inertia: Float, source: str) -> list[str]:
-    """A message for each moving joint whose subtree has no mass and no inertia."""
+    """A message for each moving joint whose subtree has no mass and no inertia, and for each
+    free joint of a massless body with moving children, whose joints can undo its motion:
+    either way the mass matrix is singular."""
     subtree_mass = mass.copy()
     subtree_inertia = np.abs(inertia).sum(axis=(1, 2))
     for i in range(len(bodies) - 1, -1, -1):
         if bodies[i].parent >= 0:
             subtree_mass[bodies[i].parent] += subtree_mass[i]
             subtree_inertia[bodies[i].parent] += subtree_inertia[i]
-    return [
-        f"{source}: joint {_joint_name(body)!r}: moves a subtree with zero mass and zero inertia, "
-        "so the mass matrix is singular"
-        for i, body in enumerate(bodies)
-        if subtree_mass[i] <= _TOL and subtree_inertia[i] <= _TOL
-    ]
+    massless = (mass <= _TOL) & (np.abs(inertia).sum(axis=(1, 2)) <= _TOL)
+    parents = {body.parent for body in bodies}
+    doubts = []
+    for i, body in enumerate(bodies):
+        if subtree_mass[i] <= _TOL and subtree_inertia[i] <= _TOL:
+            doubts.append(
+                f"{source}: joint {_joint_name(body)!r}: moves a subtree with zero mass and zero "
+                "inertia, so the mass matrix is singular"
+            )
+        elif massless[i] and i in parents and (body.joint is None or body.joint.kind == "floating"):
+            doubts.append(
+                f"{source}: joint {_joint_name(body)!r}: floats link {body.link!r}, which has zero "
+                "mass and zero inertia: the joints below it can undo its motion, so the mass "
+                f"matrix is singular (give {body.link!r} an <inertial>)"
+            )
+    return doubts
 
 
 def _joint_name(body: _Body) -> str:

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from invdyn.errors import InputError
+from invdyn.errors import InputError, warn
 
 # seconds that the actors get to be placed on the cluster and load the model
 START_TIMEOUT = 300.0
@@ -107,10 +106,9 @@ def label_units(
         resources = ray.cluster_resources()
         count = min(workers, len(units), max(1, int(resources.get("CPU", 1))))
         if count < min(workers, len(units)):
-            warnings.warn(
+            warn(
                 f"{workers} workers asked for, but the Ray cluster has {count} CPUs: "
-                f"labelling on {count}",
-                stacklevel=3,
+                f"labelling on {count}"
             )
         share = _gpu_share(float(resources.get("GPU", 0.0)) if cuda else 0.0, count)
         remote = ray.remote(num_cpus=1, num_gpus=share)(_Labeller)
@@ -157,9 +155,8 @@ def _started(ray: Any, actors: list[Any]) -> list[Any]:
             "CPU (or GPU share) for one"
         )
     if pending:
-        warnings.warn(
+        warn(
             f"{len(pending)} of {len(actors)} Ray workers could not start within "
-            f"{START_TIMEOUT:g} s; labelling on {len(started)}",
-            stacklevel=4,
+            f"{START_TIMEOUT:g} s; labelling on {len(started)}"
         )
     return started

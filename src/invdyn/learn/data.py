@@ -54,7 +54,6 @@ import os
 import re
 import shutil
 import tempfile
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -65,7 +64,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, plain_number
 from invdyn._files import output_mode
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.keys import (
     ACTION,
     EPISODE_INDEX,
@@ -1563,10 +1562,9 @@ def _warn_of_unread(root: Path, features: dict[str, Any], *, state: bool) -> Non
         if isinstance(feature, dict) and feature.get("dtype") == "image"
     ]
     if images:
-        warnings.warn(
+        warn(
             f"{root / INFO_PATH}: {images} are images in the data files, which are not read: "
-            "cameras are read from videos (dtype video)",
-            stacklevel=4,
+            "cameras are read from videos (dtype video)"
         )
     vectors = [
         key
@@ -1574,10 +1572,9 @@ def _warn_of_unread(root: Path, features: dict[str, Any], *, state: bool) -> Non
         if key.startswith("observation.") and _is_vector_feature(feature)
     ]
     if not state and vectors:
-        warnings.warn(
+        warn(
             f"{root / INFO_PATH}: has no {OBS_STATE!r}, the one state feature that is read: "
-            f"{vectors} are not read (write them as one {OBS_STATE})",
-            stacklevel=4,
+            f"{vectors} are not read (write them as one {OBS_STATE})"
         )
 
 
@@ -1705,10 +1702,9 @@ def read_extra_features(path: str | os.PathLike[str]) -> dict[str, FrameFeature]
     kept = [key for key in vectors if columns[key].dtype == bool or np.isfinite(columns[key]).all()]
     left_out = [key for key in others if key not in kept]
     if left_out:
-        warnings.warn(
+        warn(
             f"{root}: features {left_out} are not vectors of finite numbers or booleans, and are "
-            "left out",
-            stacklevel=2,
+            "left out"
         )
     pa, pq = _pyarrow()
     bounds = np.cumsum(_read_episodes(pa, pq, root)["length"])[:-1]
@@ -2005,7 +2001,7 @@ def _read_stats(root: Path, widths: dict[str, int]) -> dict[str, dict[str, np.nd
     the file is missing (reading needs none of them)."""
     file = root / STATS_PATH
     if not file.exists():
-        warnings.warn(f"{file}: missing; the dataset is read without it", stacklevel=3)
+        warn(f"{file}: missing; the dataset is read without it")
         return {}
     content = _read_json(root, STATS_PATH)
     if not isinstance(content, dict):

@@ -61,7 +61,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from invdyn._files import atomic_open
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.data import (
     MUJOCO_STATE,
@@ -221,17 +220,15 @@ def evaluate_checkpoint(
         raise InputError(f"dataset {data.path} has no actions to evaluate against")
     progress = checkpoint.train_state or {}
     if progress.get("finished") is False:
-        warnings.warn(
+        warn(
             f"{checkpoint_dir} is the checkpoint of epoch {progress.get('epoch')} of "
-            f"{checkpoint.config.train.epochs}: its training has not finished",
-            stacklevel=2,
+            f"{checkpoint.config.train.epochs}: its training has not finished"
         )
     labeller = read_metadata(data.path).get("labelled_by")
     if labeller:
-        warnings.warn(
+        warn(
             f"the actions of {data.path} were predicted by the model {labeller}, not recorded: "
-            "these scores measure agreement with it",
-            stacklevel=2,
+            "these scores measure agreement with it"
         )
     # a model of frames alone reads no state: the dataset may have any, or none
     reads_state = model.config.state or bool(model.state_estimators)
@@ -268,10 +265,9 @@ def evaluate_checkpoint(
         eval_idx, selection = val_idx, "validation"
     else:
         if same_data and state.get("val_episodes") == []:
-            warnings.warn(
+            warn(
                 f"{data.path} is the model's training data and no episode of it was held out "
-                "(train.val_fraction): these scores are of the training episodes",
-                stacklevel=2,
+                "(train.val_fraction): these scores are of the training episodes"
             )
         eval_idx, selection = list(range(count)), "all"
     config = model.config

@@ -55,7 +55,6 @@ import hashlib
 import json
 import os
 import shutil
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,7 +65,7 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import as_float_array, check_count, hash_arrays
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
     MODEL_FILE,
@@ -609,10 +608,9 @@ def _fill(
         flags.append(flag)
         offset += count
     if unlabelled:
-        warnings.warn(
+        warn(
             f"{unlabelled} episode(s) have at most context + horizon + future = {context + ahead} "
-            "frames and no window: their actions are the training mean, flagged unlabelled",
-            stacklevel=3,
+            "frames and no window: their actions are the training mean, flagged unlabelled"
         )
     return actions, (stds if ensemble else None), flags
 
@@ -664,7 +662,7 @@ def _open_work(work: Path, identity: dict[str, Any], *, overwrite: bool) -> None
                 f"{work} holds partial labels of another checkpoint, dataset or batch size; "
                 "delete it or pass overwrite=True (--overwrite on the command line) to discard it"
             )
-        warnings.warn(f"discarding {work}: partial labels of other inputs", stacklevel=3)
+        warn(f"discarding {work}: partial labels of other inputs")
         shutil.rmtree(work)
     work.mkdir(parents=True)
     _write_atomic(manifest, (json.dumps(expected, indent=2) + "\n").encode())

@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import math
 import os
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ import torch
 from tqdm.auto import tqdm
 
 from invdyn._arrays import hash_arrays
-from invdyn.errors import InputError
+from invdyn.errors import InputError, warn
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import (
     RUN_CHECKPOINT,
@@ -165,11 +164,10 @@ def train(
             f"{config.model.context + config.model.offsets[-1]} steps"
         )
     if val_w is not None and len(val_w) == 0:
-        warnings.warn(
+        warn(
             f"the {len(val_idx)} validation episodes {val_idx} are too short for a window "
             f"(more than {config.model.context + config.model.offsets[-1]} steps): the run "
-            "reports no validation metrics",
-            stacklevel=2,
+            "reports no validation metrics"
         )
         val_w = None
     device = distributed.local_device(resolve_device(tc.device))
@@ -510,12 +508,11 @@ def _warn_if_labelled(episodes: Iterable[Any]) -> None:
         return
     labeller = read_metadata(episodes.path).get("labelled_by")
     if labeller:
-        warnings.warn(
+        warn(
             f"the actions of {episodes.path} were predicted by the model {labeller}, not "
             "recorded: this model learns "
             "its labels, and those of the frames at the episodes' ends are copies of their "
-            "neighbours' (action.is_labelled False)",
-            stacklevel=3,
+            "neighbours' (action.is_labelled False)"
         )
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -37,7 +36,7 @@ from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_positive, plain_number
-from invdyn.errors import DataError, InputError
+from invdyn.errors import DataError, InputError, warn
 
 Frames = NDArray[np.uint8]
 Int = NDArray[np.int64]
@@ -599,10 +598,7 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
                 names = ", ".join(str(p.relative_to(path)) for p in skipped[:3])
                 more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
                 files = "1 file" if len(skipped) == 1 else f"{len(skipped)} files"
-                warnings.warn(
-                    f"{path}: skipped {files} neither video nor image: {names}{more}",
-                    stacklevel=2,
-                )
+                warn(f"{path}: skipped {files} neither video nor image: {names}{more}")
             found.extend(inside)
         elif path.exists():
             raise InputError(f"{path} is neither a video file nor a folder")
@@ -851,11 +847,10 @@ def _resized(image: Any, size: tuple[int, int]) -> Any:
         return image
     (width, height), (to_width, to_height) = image.size, size
     if abs(width * to_height - height * to_width) > ASPECT_TOLERANCE * height * to_width:
-        warnings.warn(
+        warn(
             f"frames of {width}x{height} are stretched to {to_width}x{to_height} (aspect ratio "
             f"{width / height:.2f} to {to_width / to_height:.2f}): crop them first to keep "
-            "their proportions",
-            stacklevel=2,
+            "their proportions"
         )
     return image.resize(size, Image.Resampling.LANCZOS)
 

@@ -37,7 +37,6 @@ applied to a copy of the compiled arrays.
 from __future__ import annotations
 
 import copy
-import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn.configuration import from_mujoco_state, mujoco_index
-from invdyn.errors import InputError, ModelError, ModelWarning
+from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.io.mjcf import combine_inertias
 from invdyn.kinematics import forward_kinematics, frame_point
 from invdyn.model import JointType, Model
@@ -341,12 +340,11 @@ def _simulated_inertia(model: Model, i: int) -> tuple[float, Float, Float]:
         simulated[order[0]], simulated[order[1]] = a, b
     scale = max(float(np.max(np.abs(moments))), MIN_INERTIA)
     if gap > _TRIANGLE_TOLERANCE * c or np.min(moments) < -_TRIANGLE_TOLERANCE * scale:
-        warnings.warn(
+        warn(
             f"model {model.name!r}: body {model.body_name[i]!r} has principal moments "
             f"{moments.tolist()} that MuJoCo refuses (negative, or A + B < C); simulated with "
             f"{simulated.tolist()}",
             ModelWarning,
-            stacklevel=3,
         )
     return mass, simulated, axes
 

@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import os
-import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -47,7 +46,7 @@ from invdyn._arrays import check_count, hash_arrays, not_a_model
 from invdyn._files import atomic_open
 from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
-from invdyn.errors import InputError, InvdynError
+from invdyn.errors import InputError, InvdynError, warn
 from invdyn.kinematics import forward_kinematics
 from invdyn.model import Model
 from invdyn.sim.collect import Collection, _import_gymnasium, _make_env, load_robot_source
@@ -519,7 +518,7 @@ def _saved_shard(
             arrays = [video for episode in frames for video in episode.values()]
             np.savez_compressed(out, *arrays, cameras=np.array(list(frames[0])))
     except OSError as error:
-        warnings.warn(f"rendered episodes not saved in {cache}: {error}", stacklevel=2)
+        warn(f"rendered episodes not saved in {cache}: {error}")
     return frames
 
 
