@@ -155,7 +155,9 @@ def test_track_floating_base_needs_fixed_base(
     status, _, err = run(capsys, "track", "solo12", "--out", str(tmp_path), "--no-progress")
     assert status == 2 and "--fixed-base" in err, err
     status, _, err = run(capsys, "demo", "--robot", "solo12", "--out", str(tmp_path))
-    assert status == 2 and "invdyn track solo12 --fixed-base bolts its root link" in err, err
+    assert status == 2 and "invdyn track solo12 --fixed-base welds what free joints move" in err, (
+        err
+    )
     status, out, err = run(
         capsys,
         "track",
@@ -270,6 +272,20 @@ def test_track_simulates_an_mjcf_file_as_it_is_written(
         metrics = json.loads((tmp_path / f"{name}.json").read_text())
         errors[name] = metrics["per_joint"]["elbow"]["max_error"]
     assert errors["free"] < 1e-4 and errors["coupled"] > 100 * errors["free"], errors
+
+
+def test_a_free_object_in_an_mjcf_scene_is_named_and_welded_by_fixed_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mujoco")
+    cube = '<body name="cube" pos="1 0 0.1"><freejoint name="cube"/><geom size="0.05"/></body>'
+    path = tmp_path / "scene.xml"
+    path.write_text(COUPLED_ARM.format(equality="").replace("</worldbody>", cube + "</worldbody>"))
+    command = ["track", str(path), "--duration", "0.5", "--out", str(tmp_path), "--no-progress"]
+    status, _, err = run(capsys, *command)
+    assert status == 2 and "has a free joint, 'cube', which joint-space tracking" in err, err
+    status, out, err = run(capsys, *command, "--fixed-base")
+    assert status == 0 and "elbow" in out, err
 
 
 def test_a_robot_without_moving_joints_is_not_tracked(

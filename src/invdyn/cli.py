@@ -585,7 +585,9 @@ def _demo(args: argparse.Namespace) -> int:
                 f"(pip install example-robot-data for the {DEMO_ROBOT})"
             )
     model = _load(name)
-    _check_trackable(model, f"invdyn track {name} --fixed-base bolts its root link to the world")
+    _check_trackable(
+        model, f"invdyn track {name} --fixed-base welds what free joints move to the world"
+    )
     scene = _mjcf_plant(name)
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
@@ -630,7 +632,7 @@ def _track(args: argparse.Namespace) -> int:
     _output_directory(args.out)
     floating_base = False if args.fixed_base else None
     model = _load(args.robot, floating_base=floating_base)
-    _check_trackable(model, "pass --fixed-base to bolt its root link to the world")
+    _check_trackable(model, "pass --fixed-base to weld what free joints move to the world")
     scene = _mjcf_plant(args.robot, floating_base=floating_base)
     if args.trajectory == "minimum_jerk":
         if args.no_limit_check:
@@ -788,10 +790,13 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
     error gives the `fixed_base` advice), moving joints and an actuator on each."""
     from invdyn.control.computed_torque import check_actuated
 
-    if model.floating_base:
+    free = [
+        n for n, t in zip(model.joint_names, model.jnt_type, strict=True) if t == JointType.FREE
+    ]
+    if free:
+        what = "a floating base," if model.floating_base else f"a free joint, {free[0]!r},"
         raise InputError(
-            f"{model.name} has a floating base, which joint-space tracking cannot drive; "
-            f"{fixed_base}"
+            f"{model.name} has {what} which joint-space tracking cannot drive; {fixed_base}"
         )
     if model.nv == 0:
         raise InputError(f"{model.name} has no moving joints: there is nothing to track")

@@ -93,7 +93,7 @@ def load_mjcf(
       floating_base: None keeps the file's joints; False welds every body that a free joint
         moves to its parent at its pose in the file (MuJoCo's ``qpos0``), as if the free joint
         were not there (and drops the file's keyframes, whose ``qpos`` counts it); True
-        requires the file to have a free joint.
+        requires a free joint on the root body of the file's first tree.
       strict: raise `ModelError` instead of warning on physically doubtful inertias.
       friction: read joint damping and Coulomb friction (``frictionloss``) into the model.
 
@@ -120,7 +120,7 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
 
     Raises:
       ModelError: the file is missing, MuJoCo cannot compile it (MuJoCo's message included),
-        or `floating_base` is True and it has no free joint.
+        or `floating_base` is True and its first joint is not free.
     """
     path = Path(path)
     if not path.is_file():
@@ -143,11 +143,13 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
     except Exception as error:  # mujoco reports compile errors as ValueError
         message = " ".join(str(error).split())
         raise ModelError(f"{path}: mujoco cannot compile it: {message}") from None
-    if floating_base and not np.any(mj_model.jnt_type == MJ_FREE):
+    if floating_base and not (mj_model.njnt and mj_model.jnt_type[0] == MJ_FREE):
+        others = [joint_names(mj_model)[j] for j in np.flatnonzero(mj_model.jnt_type == MJ_FREE)]
+        elsewhere = f" (the free joints {others} move other bodies)" if others else ""
         raise ModelError(
-            f"{path}: no free joint to float on; an MJCF file declares its own (add "
-            "<freejoint/> to the root body); floating_base=None, the default, takes the file "
-            "as it is"
+            f"{path}: no free joint at the root of the first body tree to float on{elsewhere}; "
+            "an MJCF file declares its own (add <freejoint/> to the root body); "
+            "floating_base=None, the default, takes the file as it is"
         )
     return mj_model
 
