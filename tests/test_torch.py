@@ -13,9 +13,9 @@
   is the regressor's (rnea is linear in them); parameters fitted by gradient descent.
 * Dynamic parameters replaced per call (``params``) equal a model rebuilt from them
   (`invdyn.with_parameters`), for numpy arrays and tensors alike.
-* torch.func's vmap over the functions and over their Jacobians; torch.compile traces rnea
-  and the mass matrix in one graph each (``fullgraph=True``) once the model has been called on
-  tensors of that dtype and device.
+* torch.func's vmap over the functions and over their Jacobians; torch.compile traces the
+  dynamics and frame kinematics in one graph (``fullgraph=True``) once the model has been
+  called on tensors of that dtype and device.
 * Errors: shapes, non-finite values, complex tensors, singular mass matrices.
 * On a CUDA device: `tests/test_fused.py` (rnea's fused kernel and the mass matrix).
 """
@@ -209,17 +209,29 @@ def test_torch_func_transforms_vmap_the_functions(robot):
 
 
 def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
-    """After an eager call has built the model's tensors, rnea and the mass matrix compile
-    without a graph break (``fullgraph=True`` raises at one) and equal the eager results."""
+    """After an eager call has built the model's tensors, rnea, the mass matrix, aba and a
+    frame's placement and Jacobian compile without a graph break (``fullgraph=True`` raises at
+    one) and equal the eager results."""
     robot = load_robot("solo12")
+    frame = robot.frame_name[-1]
+
+    def functions(q, v, a):
+        rotation, origin = invdyn.frame_placement(robot, q, frame)
+        return (
+            invdyn.rnea(robot, q, v, a),
+            invdyn.mass_matrix(robot, q),
+            invdyn.aba(robot, q, v, a),
+            rotation,
+            origin,
+            invdyn.frame_jacobian(robot, q, frame),
+        )
+
     q, v, a = tensors(*states(robot, "torch-compile", n=4))
-    eager = invdyn.rnea(robot, q, v, a), invdyn.mass_matrix(robot, q)
-    compiled = torch.compile(
-        lambda q, v, a: (invdyn.rnea(robot, q, v, a), invdyn.mass_matrix(robot, q)),
-        fullgraph=True,
-    )(q, v, a)
-    for got, want, what in zip(compiled, eager, ("rnea", "M"), strict=True):
-        assert_close(got.numpy(), want.numpy(), rtol=RTOL, what=what)
+    eager = functions(q, v, a)
+    compiled = torch.compile(functions, fullgraph=True)(q, v, a)
+    names = ("rnea", "M", "aba", "rotation", "origin", "J")
+    for got, want, what in zip(compiled, eager, names, strict=True):
+        assert_close(got.numpy(), want.numpy(), rtol=1e-9, what=what)
 
 
 def test_import_invdyn_does_not_import_torch():

@@ -75,7 +75,7 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
       (..., 3, 3) rotation and (..., 3) origin of the frame in the world frame.
     """
     index = _frame_index(model, frame)
-    body = int(model.frame_body[index])
+    body = _frame_body(model, index)
     local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
     if any_tensor(q):
         return _tensor_frame_placement(model, q, body, local_rot, local_pos)
@@ -117,7 +117,7 @@ def frame_jacobian(
     if any_tensor(q):
         return _tensor_frame_jacobian(model, q, index, reference)
     rotations, origins = forward_kinematics(model, q)
-    body = int(model.frame_body[index])
+    body = _frame_body(model, index)
     if body < 0:
         return np.zeros((*rotations.shape[:-3], 6, model.nv))
     # the columns of the dofs that move the body, moved from the world origin to the frame's
@@ -189,7 +189,7 @@ def frame_acceleration(
     """
     _check_reference(reference)
     index = _frame_index(model, frame)
-    body = int(model.frame_body[index])
+    body = _frame_body(model, index)
     rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
     if body < 0:
         return np.zeros((*velocity.shape[:-2], 6))
@@ -259,7 +259,7 @@ def frame_point(
     `point` (given in the frame's coordinates); `InputError` for an unknown frame or one fixed
     to the world."""
     index = _frame_index(model, frame)
-    body = int(model.frame_body[index])
+    body = _frame_body(model, index)
     if body < 0:
         raise InputError(f"{model.name}: frame {frame!r} is fixed to the world")
     return body, model.frame_pos[index] + model.frame_rot[index] @ np.asarray(point, float)
@@ -359,7 +359,7 @@ def _tensor_frame_jacobian(model: Model, q: Any, index: int, reference: Referenc
     from invdyn.kernels import torch as kernels
 
     prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    body = int(model.frame_body[index])
+    body = _frame_body(model, index)
     t, flat_q = prepared.tree, prepared.tensor("q")
     if body < 0:
         _tensors.check_finite(prepared)
@@ -390,6 +390,17 @@ def _motion_subspace(model: Model) -> Array:
             columns[start + 3 : start + 6, :3] = np.eye(3)
     columns.setflags(write=False)
     return columns
+
+
+def _frame_body(model: Model, index: int) -> int:
+    """The body that carries frame `index` (-1 for the world), read from a tuple of ints,
+    which torch.compile traces as constants (an integer array it traces as a tensor)."""
+    bodies: tuple[int, ...] = model.derived(_frame_bodies)
+    return bodies[index]
+
+
+def _frame_bodies(model: Model) -> tuple[int, ...]:
+    return tuple(int(body) for body in model.frame_body)
 
 
 def _ancestors(model: Model, body: int) -> list[int]:

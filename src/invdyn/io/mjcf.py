@@ -547,22 +547,23 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
     other_actuators = np.setdiff1d(np.arange(mj_model.nu), joint_actuators)
     armature = getattr(mj_model, "actuator_armature", np.zeros(mj_model.nu))
     left_out = {
-        "equality constraints": np.any(mj_model.eq_active0),
-        "joint springs (stiffness)": np.any(mj_model.jnt_stiffness),
-        "gravity compensation (gravcomp)": np.any(mj_model.body_gravcomp),
-        "tendon armature, springs or damping": np.any(mj_model.tendon_armature)
-        or np.any(mj_model.tendon_stiffness)
-        or np.any(mj_model.tendon_damping),
-        "tendon limits": np.any(mj_model.tendon_limited),
-        "armature of actuators not on a hinge or slide": np.any(armature[other_actuators]),
+        "equality constraints": [mj_model.eq_active0],
+        "joint springs (stiffness)": [mj_model.jnt_stiffness],
+        "gravity compensation (gravcomp)": [mj_model.body_gravcomp],
+        "tendon armature, springs or damping": [
+            mj_model.tendon_armature,
+            mj_model.tendon_stiffness,
+            mj_model.tendon_damping,
+        ],
+        "tendon limits": [mj_model.tendon_limited],
+        "armature of actuators not on a hinge or slide": [armature[other_actuators]],
     }
     if friction:
-        polynomial = [
+        left_out["damping of higher order (dampingpoly)"] = [
             getattr(mj_model, f"{k}_dampingpoly", np.zeros(0)) for k in ("dof", "actuator")
         ]
-        left_out["damping of higher order (dampingpoly)"] = any(np.any(p) for p in polynomial)
-        left_out["tendon friction (frictionloss)"] = np.any(mj_model.tendon_frictionloss)
-    found = [name for name, present in left_out.items() if present]
+        left_out["tendon friction (frictionloss)"] = [mj_model.tendon_frictionloss]
+    found = [name for name, arrays in left_out.items() if any(np.any(a) for a in arrays)]
     if found:
         warn(
             f"{where}: MuJoCo applies {', '.join(found)}, which the model leaves out: its "
