@@ -124,7 +124,7 @@ def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_pat
     config = small_config(epochs=1)
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, val_fraction=0))
     run = train(read_dataset(copy), config, tmp_path / "run", progress=False)
-    with pytest.warns(UserWarning, match="training data and no episode of it was held out"):
+    with pytest.warns(UserWarning, match="every episode of .* the model was trained on"):
         assert evaluate_checkpoint(run.checkpoint, copy).selection == "all"
     # a run stopped before its last epoch is scored, and said to be unfinished
     config = dataclasses.replace(
@@ -196,6 +196,126 @@ def test_given_episodes_and_another_dataset(robot, tmp_path):
     assert fresh.oracle is not None and fresh.oracle.r2_mean > 0.999
     with pytest.raises(InputError, match="out of range"):
         evaluate_checkpoint(checkpoint, path, episodes=[3])
+
+
+def _with_extra_episodes(dataset, path, *, first: bool, single: bool = False):
+    """The dataset's episodes and 3 new ones of its robot, these `first` or last, written to
+    `path` (in float32 if `single`)."""
+    extra = collect_robot(
+        invdyn.load("double_pendulum"), episodes=3, duration=0.3, control_rate=1000.0, seed=7
+    )
+    new = [Episode(e.state, e.action, e.timestamp) for e in extra.episodes]
+    episodes = new + list(dataset) if first else list(dataset) + new
+    if single:
+        episodes = [
+            Episode(e.state.astype(np.float32), e.action.astype(np.float32), e.timestamp)
+            for e in episodes
+        ]
+    info = dataset.info
+    return write_dataset(
+        path, episodes, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+
+
+def _titles(monkeypatch) -> list[str]:
+    """The titles of the plots that `save_evaluation` makes from now on."""
+    import invdyn.viz.plots
+
+    titles: list[str] = []
+    plot = invdyn.viz.plots.plot_predictions
+
+    def recording(*args, title: str, **kwargs):
+        titles.append(title)
+        return plot(*args, title=title, **kwargs)
+
+    monkeypatch.setattr(invdyn.viz.plots, "plot_predictions", recording)
+    return titles
+
+
+def test_training_episodes_inside_a_larger_dataset_are_left_out(robot, tmp_path, monkeypatch):
+    """The training data with more episodes (before it, in float32): its training episodes
+    are recognised by their fingerprints and left out, its validation episodes and the new
+    ones evaluated; the linear map fits on the training episodes."""
+    dataset, checkpoint, result = robot
+    path = _with_extra_episodes(dataset, tmp_path / "more", first=True, single=True)
+    with pytest.warns(UserWarning, match=r"96 of the 123 episodes .* trained on .* other 27"):
+        report = evaluate_checkpoint(checkpoint, path)
+    assert report.selection == "held out"
+    assert list(report.episodes) == [0, 1, 2] + [i + 3 for i in result.val_episodes]
+    assert report.trained_episodes == tuple(i + 3 for i in result.train_episodes)
+    assert report.n_trained_evaluated == 0
+    assert report.linear_note.endswith("training episodes (96)")
+    data = json.loads(report.to_json())
+    assert data["trained_episodes"] == list(report.trained_episodes)
+    assert data["n_trained_evaluated"] == 0
+    titles = _titles(monkeypatch)
+    save_evaluation(report, tmp_path / "eval")
+    assert titles[-1].endswith("over 27 held-out episodes")
+    # training episodes named by the caller are scored, and not called held out
+    given = evaluate_checkpoint(checkpoint, path, episodes=[3 + result.train_episodes[0], 0])
+    assert given.n_trained_evaluated == 1
+    save_evaluation(given, tmp_path / "given")
+    assert titles[-1].endswith("over 2 episodes, 1 of them trained on")
+
+
+def test_a_checkpoint_without_episode_fingerprints_recognises_its_data_first(robot, tmp_path):
+    """A checkpoint of an earlier version keeps the fingerprint of its whole training data
+    only: it recognises that data at the start of a dataset, not elsewhere."""
+    import shutil
+
+    dataset, checkpoint, result = robot
+    old = shutil.copytree(checkpoint, tmp_path / "old")
+    state_file = old / "train_state.json"
+    state = json.loads(state_file.read_text())
+    del state["episode_fingerprints"]
+    state_file.write_text(json.dumps(state))
+    after = _with_extra_episodes(dataset, tmp_path / "after", first=False)
+    with pytest.warns(UserWarning, match="96 of the 123 episodes"):
+        report = evaluate_checkpoint(old, after)
+    assert report.selection == "held out"
+    assert list(report.episodes) == [*result.val_episodes, 120, 121, 122]
+    # elsewhere, nothing is known: every episode is evaluated, and not called held out
+    before = _with_extra_episodes(dataset, tmp_path / "before", first=True)
+    report = evaluate_checkpoint(old, before)
+    assert report.selection == "all" and report.n_episodes == 123
+    assert report.trained_episodes is None and report.n_trained_evaluated is None
+
+
+def test_a_feature_constant_to_rounding_is_left_out_of_the_linear_fit():
+    """A feature constant within the fitted episodes (Reacher's target position), for which
+    np.std gives rounding (~1e-17) rather than 0, is left out of the fit: divided by its
+    rounding, another episode's value of it made predictions of ~1e14."""
+    from invdyn.learn.evaluate import _apply_linear, _fit_linear
+
+    rng = np.random.default_rng(0)
+
+    def episode(target: float) -> tuple[np.ndarray, np.ndarray]:
+        moving = rng.normal(size=(300, 2))
+        action = moving @ np.array([[1.0], [-2.0]]) + 0.5
+        return np.column_stack([moving, np.full(300, target)]), action
+
+    x_fit, y_fit = episode(-0.15063557)
+    x_other, y_other = episode(0.18527348)
+    assert 0.0 < x_fit[:, 2].std() < 1e-15  # the rounding of a constant, not 0
+    prediction = _apply_linear(_fit_linear(x_fit, y_fit), x_other)
+    np.testing.assert_allclose(prediction, y_other, atol=1e-6)  # the ridge bias aside
+
+
+def test_no_linear_baseline_without_states():
+    """Frames alone (a labelled video): no state, so no features for a linear map, which
+    would be the mean action; it is left out, and the note says why."""
+    from invdyn.learn.evaluate import _linear_baseline
+    from invdyn.learn.models import make_windows
+
+    rng = np.random.default_rng(0)
+    arrays = [(np.zeros((30, 0)), rng.normal(size=(30, 2))) for _ in range(3)]
+    config = preset("small").model
+    prediction, note = _linear_baseline(
+        arrays, [0, 1, 2], None, make_windows(arrays, config), config
+    )
+    assert prediction is None
+    assert "no state" in note and "mean action" in note
 
 
 def test_mismatched_dataset_is_refused(robot, tmp_path):
@@ -346,7 +466,7 @@ def test_gym_oracle_is_exact_for_one_euler_step_per_frame(tmp_path):
     path = write_collection(_euler_collection("HalfCheetah-v5", 200), tmp_path / "euler")
     # a model of this data's spec (one frame per physics step), only for the oracle beside it
     result = train(read_dataset(path), small_config(epochs=1), tmp_path / "run", progress=False)
-    with pytest.warns(UserWarning, match="no episode of it was held out"):  # one episode
+    with pytest.warns(UserWarning, match="trained on and none was held out"):  # one episode
         report = evaluate_checkpoint(result.checkpoint, path)
     oracle = report.oracle
     assert oracle is not None, report.oracle_note

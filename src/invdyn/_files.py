@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
 
 
 @contextlib.contextmanager
@@ -65,8 +68,28 @@ def _umask() -> int:
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:
-    """Write `data` as indented JSON, atomically; return the absolute path."""
+    """Write `data` as indented JSON (`json_text`), atomically; return the absolute path."""
     with atomic_open(path) as out:
-        json.dump(data, out, indent=2)
-        out.write("\n")
+        out.write(json_text(data))
     return Path(path).absolute()
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented, strictly valid JSON text, ending in a newline: NaN and infinite
+    numbers are written as null (`finite_json`), as JSON has no token for them."""
+    return json.dumps(finite_json(data), indent=2, allow_nan=False) + "\n"
+
+
+def finite_json(data: Any) -> Any:
+    """`data` with every NaN or infinite float in it, through dicts, lists, tuples and numpy
+    arrays, as None (JSON's null), and numpy arrays and scalars as Python lists and numbers;
+    everything else as it is."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        data = data.tolist()
+    if isinstance(data, dict):
+        return {key: finite_json(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite_json(value) for value in data]
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    return data

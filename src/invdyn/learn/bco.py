@@ -27,7 +27,6 @@ return" means ``normalised_score >= 0.8``. The plain ratio is reported too (`ret
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import tempfile
 from typing import Any
@@ -39,6 +38,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count
+from invdyn._files import finite_json, json_text
 from invdyn.errors import InputError
 from invdyn.learn.config import ACTIVATIONS, Config, preset
 from invdyn.learn.label import Inputs, _predict
@@ -151,14 +151,12 @@ class BCOResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON data (NaN becomes null)."""
-        return {
-            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in dataclasses.asdict(self).items()
-        }
+        result: dict[str, Any] = finite_json(dataclasses.asdict(self))
+        return result
 
     def to_json(self) -> str:
-        """The result as indented JSON text."""
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        """The result as indented, strictly valid JSON text."""
+        return json_text(self.to_dict())
 
 
 def bco(

@@ -12,7 +12,8 @@ and, for resuming an unfinished run:
     ``"<parameter index>.<name>"`` (AdamW's ``step``, ``exp_avg``, ``exp_avg_sq``).
   ``train_state.json``: the epoch reached, the optimiser's parameter groups and the rest of
     the loop's state (`invdyn.learn.train` reseeds every epoch from the seed and the epoch
-    number, so no random generator state needs saving).
+    number, so no random generator state needs saving), and what the run was trained on:
+    the split of its episodes and fingerprints of its data and of each episode.
 
 `save_checkpoint` writes into a temporary sibling directory and renames it into place, so a
 reader sees the old checkpoint or the new one, never half of one. `load_checkpoint` raises
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from invdyn._files import json_text
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
@@ -267,7 +269,7 @@ def load_checkpoint(
     stats = _parse(
         path / NORM_STATS_FILE, lambda: NormStats.from_dict(_read_json(path / NORM_STATS_FILE))
     )
-    metrics = _read_json(path / METRICS_FILE)
+    metrics = _nan_for_null(_read_json(path / METRICS_FILE))
     model = InverseDynamicsModel(config.model, stats)
     weights = _read_safetensors(path / MODEL_FILE, device="cpu")
     encoder_keys = [k for k in weights if k.startswith("encoders.")]
@@ -327,7 +329,17 @@ def load_model(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, allow_nan=True) + "\n")
+    path.write_text(json_text(data))
+
+
+def _nan_for_null(data: Any) -> Any:
+    """Numbers read back from JSON (`metrics.json`, whose values are all numbers): null, a NaN
+    that `invdyn._files.json_text` wrote, as NaN, through dicts and lists."""
+    if isinstance(data, dict):
+        return {key: _nan_for_null(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_nan_for_null(value) for value in data]
+    return math.nan if data is None else data
 
 
 def _read_json(path: Path) -> dict[str, Any]:

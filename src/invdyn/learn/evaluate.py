@@ -2,12 +2,17 @@
 
 `evaluate_checkpoint` measures a checkpoint on the held-out episodes of a dataset:
 
-- which episodes: the checkpoint's validation episodes when its ``train_state.json`` records
-  the split and the dataset is the one it was trained on (the fingerprint of its episodes,
-  which `invdyn.learn.train.train` stores, matches, in their precision or in float32: a
-  float32 copy is the same data); otherwise every episode of the dataset, which is then
-  assumed held out (a dataset collected apart from the training data; a warning says when it
-  is the training data, of which nothing was held out); or the episodes the caller names.
+- which episodes: those of the dataset that the checkpoint was not trained on. Its
+  ``train_state.json`` records the split of the training data and the fingerprint of each
+  episode's values in float32 (`invdyn.learn.train.episode_fingerprints`: a float32 copy is
+  the same data), so that its training episodes are recognised in any dataset that holds
+  them, and left out, a warning says, when there are others (the training data extended with
+  more episodes). On the training data itself these are its validation episodes; on a
+  dataset collected apart, every episode. A checkpoint of an earlier version records only
+  the fingerprint of the whole training data: its episodes are recognised when they are the
+  dataset's first ones; otherwise every episode is evaluated and assumed held out. When
+  every episode was trained on (nothing was held out), all are evaluated, with a warning; or
+  the episodes the caller names.
 - what: per action dimension the coefficient of determination ``R^2``, the normalised mean
   squared error (MSE over the target's variance, ``R^2 = 1 - NMSE``) and the mean absolute
   error, and their means (`Metrics`), as `invdyn.learn.train.evaluate` computes them; a chunked
@@ -17,10 +22,14 @@
   * ``linear``: ridge regression (regulariser `RIDGE`, relative to the features' scale, so in
     effect ordinary least squares) from the same window the model sees, ``o_{t-C} .. o_t``,
     ``o_{t+H}`` and ``o_{t+H} - o_t``, to the action(s). It is fitted on the checkpoint's
-    training episodes when the split is known; otherwise on the dataset's episodes that are
-    not evaluated, if the caller named the evaluated ones; otherwise by cross-fitting over the
-    evaluated episodes in `FOLDS` episode folds (each fold predicted by a fit on the other
-    ~80%), so that no window is predicted by a fit that saw its episode.
+    training episodes when the dataset holds them; otherwise on the dataset's episodes that
+    are not evaluated, if the caller named the evaluated ones; otherwise by cross-fitting over
+    the evaluated episodes in `FOLDS` episode folds (each fold predicted by a fit on the other
+    ~80%), so that no window is predicted by a fit that saw its episode. A feature constant
+    in the fitted windows, to rounding relative to its size (`invdyn.metrics.varies`: a
+    target's position in one episode), is left out of the fit. A dataset without states
+    (frames alone) has no linear baseline: a map of no features is the mean action, whose
+    R^2 is 0 by definition.
   * ``oracle``: the known physics, when there is one. For a dataset collected from an invdyn
     robot (`invdyn.sim.collect_robot`: source ``"invdyn:<robot>"``, state ``(q, v)`` named
     ``q.*`` and ``v.*``), ``tau_t = rnea(model, q_t, v_t, (v_{t+1} - v_t) * fps)``. MuJoCo's
@@ -59,7 +68,6 @@ recorded actions of one evaluated episode.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,7 +75,7 @@ from typing import Any
 
 import numpy as np
 
-from invdyn._files import atomic_open
+from invdyn._files import atomic_open, json_text
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.data import (
@@ -85,8 +93,8 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import _fingerprint, eval_batches
-from invdyn.metrics import Metrics
+from invdyn.learn.train import _fingerprint, episode_fingerprints, eval_batches
+from invdyn.metrics import Metrics, varies
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -128,13 +136,19 @@ class EvaluationReport:
       linear_note: how the linear baseline was fitted, or why it is missing.
       oracle_note: what the oracle computes, or why it is unavailable.
       episodes: indices of the evaluated episodes in the dataset.
-      selection: how they were chosen: ``"validation"`` (the checkpoint's validation split),
-        ``"all"`` (the whole dataset, assumed held out) or ``"given"`` (by the caller).
+      selection: how they were chosen: ``"validation"`` (the checkpoint's validation
+        episodes, the dataset's others being its training ones), ``"held out"`` (the dataset's
+        episodes that the checkpoint was not trained on, its training ones left out), ``"all"``
+        (the whole dataset: none of it trained on, or not known to be, or, with a warning, all
+        of it) or ``"given"`` (by the caller).
       n_windows: number of evaluated windows.
       example: the predictions along one evaluated episode, for plots.
       state_names: (n_state,) name of each state dimension.
       state_estimate: for a model of frames that estimates the states, the accuracy of its
         estimate of each window's next state ``o_{t+H}``; else None.
+      trained_episodes: indices of the dataset's episodes that the checkpoint was trained on
+        (recognised by their fingerprints); None when the checkpoint cannot tell (one of an
+        earlier version, on a dataset that does not start with its training data).
     """
 
     action_names: tuple[str, ...]
@@ -149,16 +163,25 @@ class EvaluationReport:
     example: EpisodePrediction | None = None
     state_names: tuple[str, ...] = ()
     state_estimate: Metrics | None = None
+    trained_episodes: tuple[int, ...] | None = None
 
     @property
     def n_episodes(self) -> int:
         """Number of evaluated episodes."""
         return len(self.episodes)
 
+    @property
+    def n_trained_evaluated(self) -> int | None:
+        """Number of evaluated episodes that the checkpoint was trained on; None if not known."""
+        if self.trained_episodes is None:
+            return None
+        return len(set(self.episodes) & set(self.trained_episodes))
+
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON types: the model's metrics at the top level, then
         ``baselines``, ``state_estimate`` (for a model that estimates the states),
-        ``episodes`` and counts (NaN stays NaN, as JSON's ``NaN``)."""
+        ``episodes``, ``trained_episodes`` (null when not known) and counts, among them
+        ``n_trained_evaluated`` (NaN stays NaN here, and is written as null)."""
         out = self.model.to_dict(self.action_names)
         baselines: dict[str, Any] = {}
         for name, metrics, note in (
@@ -177,14 +200,18 @@ class EvaluationReport:
             "action_names": list(self.action_names),
             "selection": self.selection,
             "episodes": list(self.episodes),
+            "trained_episodes": None
+            if self.trained_episodes is None
+            else list(self.trained_episodes),
             "n_episodes": self.n_episodes,
+            "n_trained_evaluated": self.n_trained_evaluated,
             "n_windows": self.n_windows,
         }
         return out
 
     def to_json(self) -> str:
-        """`to_dict` as indented JSON text."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=True) + "\n"
+        """`to_dict` as indented, strictly valid JSON text (`invdyn._files.json_text`)."""
+        return json_text(self.to_dict())
 
 
 def evaluate_checkpoint(
@@ -200,8 +227,8 @@ def evaluate_checkpoint(
     Args:
       checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
       dataset: a dataset read by `invdyn.learn.data.read_dataset`, or its directory.
-      episodes: indices of the episodes to evaluate; None for the checkpoint's validation
-        episodes when the dataset is the one it was trained on, else all of them.
+      episodes: indices of the episodes to evaluate; None for those the checkpoint was not
+        trained on (see the module docstring).
 
     Returns:
       The report.
@@ -248,28 +275,13 @@ def evaluate_checkpoint(
     arrays = episode_arrays(data)
     count = len(arrays)
 
-    # the split the checkpoint was trained with, if this is its dataset
-    state = checkpoint.train_state or {}
-    identity = state.get("identity")
-    same_data = (isinstance(identity, dict) and identity.get("data") == _fingerprint(arrays)) or (
-        state.get("data_float32") == _fingerprint(arrays, single=True)
-    )
-    train_idx = _indices(state.get("train_episodes"), count) if same_data else None
-    val_idx = _indices(state.get("val_episodes"), count) if same_data else None
-
-    # the evaluated episodes
+    # the dataset's episodes that the checkpoint was trained on and validated on, if known
+    run = _run_episodes(checkpoint.train_state or {}, arrays)
+    train_idx = None if run is None else run[0]
     if episodes is not None:
-        eval_idx = _given(episodes, count)
-        selection = "given"
-    elif val_idx:
-        eval_idx, selection = val_idx, "validation"
+        eval_idx, selection = _given(episodes, count), "given"
     else:
-        if same_data and state.get("val_episodes") == []:
-            warn(
-                f"{data.path} is the model's training data and no episode of it was held out "
-                "(train.val_fraction): these scores are of the training episodes"
-            )
-        eval_idx, selection = list(range(count)), "all"
+        eval_idx, selection = _held_out(run, count, str(data.path))
     config = model.config
     windows = select_windows(arrays, data, eval_idx, config)
     if len(windows) == 0:
@@ -317,6 +329,7 @@ def evaluate_checkpoint(
         example=_example(data, eval_idx, windows, target, predictions),
         state_names=tuple(info.state_names),
         state_estimate=state_estimate,
+        trained_episodes=None if train_idx is None else tuple(train_idx),
     )
 
 
@@ -342,7 +355,7 @@ def save_evaluation(report: EvaluationReport, out_dir: str | os.PathLike[str]) -
             labels=report.action_names,
             title=(
                 f"episode {example.episode}: model R^2 = {report.model.r2_mean:.4f} "
-                f"over {report.n_episodes} held-out episodes"
+                f"over {_evaluated_in_words(report)}"
             ),
             baselines=others,
         )
@@ -350,7 +363,85 @@ def save_evaluation(report: EvaluationReport, out_dir: str | os.PathLike[str]) -
     return written
 
 
+def _evaluated_in_words(report: EvaluationReport) -> str:
+    """The evaluated episodes, in words: held out only when known to be."""
+    trained = report.n_trained_evaluated
+    if trained is None:
+        return f"{report.n_episodes} episodes"
+    if trained == 0:
+        return f"{report.n_episodes} held-out episodes"
+    return f"{report.n_episodes} episodes, {trained} of them trained on"
+
+
 # episodes
+
+
+def _run_episodes(
+    state: dict[str, Any], arrays: Sequence[tuple[Float, Float]]
+) -> tuple[list[int], list[int]] | None:
+    """The dataset's episodes (indices into `arrays`) that the checkpoint's run trained on,
+    and those it held out for validation; None when its `state` (``train_state.json``)
+    cannot tell.
+
+    An episode is recognised by the fingerprint of its values in float32, which training
+    stores for each episode (`episode_fingerprints`), wherever it lies in the dataset. A
+    checkpoint of an earlier version stores only the fingerprint of its whole training data
+    (in its precision and in float32): the dataset's first episodes must be that data.
+    """
+    train_stored, val_stored = state.get("train_episodes"), state.get("val_episodes")
+    if not isinstance(train_stored, list) or not isinstance(val_stored, list):
+        return None
+    size = len(train_stored) + len(val_stored)
+    train_run, val_run = _indices(train_stored, size), _indices(val_stored, size)
+    if train_run is None or val_run is None:
+        return None
+    stored = state.get("episode_fingerprints")
+    if isinstance(stored, list) and len(stored) == size:
+        trained = {stored[i] for i in train_run}
+        validated = {stored[i] for i in val_run} - trained
+        prints = episode_fingerprints(arrays)
+        return (
+            [i for i, p in enumerate(prints) if p in trained],
+            [i for i, p in enumerate(prints) if p in validated],
+        )
+    first = arrays[:size]
+    identity = state.get("identity")
+    if len(first) == size and (
+        (isinstance(identity, dict) and identity.get("data") == _fingerprint(first))
+        or state.get("data_float32") == _fingerprint(first, single=True)
+    ):
+        return train_run, val_run
+    return None
+
+
+def _held_out(
+    run: tuple[list[int], list[int]] | None, count: int, path: str
+) -> tuple[list[int], str]:
+    """The episodes to evaluate, of `count`, when the caller names none, and the selection
+    (`EvaluationReport.selection`): those not trained on, given `run` (`_run_episodes`).
+    Warns when it leaves training episodes out of a dataset that holds more than the run's
+    validation episodes besides (the training data extended), and when every episode was
+    trained on (all are then evaluated)."""
+    if run is None:
+        return list(range(count)), "all"
+    trained, validated = run
+    held_out = sorted(set(range(count)) - set(trained))
+    if not held_out:
+        warn(
+            f"every episode of {path} is one the model was trained on and none was held out "
+            "(train.val_fraction): these scores are of training episodes"
+        )
+        return list(range(count)), "all"
+    if held_out == validated:
+        return held_out, "validation"
+    if not trained:
+        return held_out, "all"
+    warn(
+        f"{len(trained)} of the {count} episodes of {path} are episodes the model was trained "
+        f"on (recognised by their values): they are left out, and the other {len(held_out)} "
+        f"evaluated ({len(validated)} of them its validation episodes)"
+    )
+    return held_out, "held out"
 
 
 def _indices(value: Any, count: int) -> list[int] | None:
@@ -420,24 +511,34 @@ def _features(windows: Windows) -> Float:
 def _fit_linear(x: Float, y: Float) -> tuple[Float, Float, Float]:
     """Ridge regression of (N, d_out) `y` on (N, d_in) `x`, on standardised features.
 
+    A feature constant to rounding in `x` (`invdyn.metrics.varies`, relative to its size) is
+    left out: standardising would divide by its rounding error, and another value of it where
+    the fit is applied (another episode's) would come out huge.
+
     Returns:
-      the feature means and scales, and the (d_in + 1, d_out) weights, the bias last.
+      the (d_in,) feature means and scales (inf for a feature left out, which `_standardised`
+      makes 0), and the (d_in + 1, d_out) weights, the bias last.
     """
     mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    z = np.concatenate([(x - mean) / scale, np.ones((len(x), 1))], axis=1)
+    scale: Float = np.where(varies(x), x.std(axis=0), np.inf)
+    z = _standardised(x, mean, scale)
     gram = z.T @ z
     # the regulariser spares the bias
     penalty = RIDGE * len(x) * np.eye(z.shape[1])
     penalty[-1, -1] = 0.0
     weights = np.linalg.solve(gram + penalty, z.T @ y)
-    return mean, scale, weights
+    return mean, scale, weights.astype(np.float64, copy=False)
+
+
+def _standardised(x: Float, mean: Float, scale: Float) -> Float:
+    """(N, d_in + 1) the (N, d_in) features `x` standardised, then a column of ones (the bias)."""
+    return np.concatenate([(x - mean) / scale, np.ones((len(x), 1))], axis=1)
 
 
 def _apply_linear(fit: tuple[Float, Float, Float], x: Float) -> Float:
+    """(N, d_out) the predictions of `_fit_linear`'s `fit` for (N, d_in) features `x`."""
     mean, scale, weights = fit
-    return np.concatenate([(x - mean) / scale, np.ones((len(x), 1))], axis=1) @ weights
+    return _standardised(x, mean, scale) @ weights
 
 
 def _linear_baseline(
@@ -450,6 +551,11 @@ def _linear_baseline(
     """(N, n_out, n_action) the linear baseline's actions for `windows`, and how it was fitted."""
     shape = (*windows.action_index.shape, windows.actions.shape[1])
     x_eval = _features(windows)
+    if x_eval.shape[1] == 0:
+        return None, (
+            "none: the dataset has no state (frames alone), and a linear map of no features "
+            "would be the mean action, whose R^2 is 0 by definition"
+        )
     # training episodes: the checkpoint's, else those not evaluated
     fit_idx = [i for i in (train_idx or []) if i not in eval_idx]
     note = "ridge regression on the checkpoint's training episodes"

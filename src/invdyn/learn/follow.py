@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -64,6 +63,7 @@ import numpy as np
 import torch
 
 from invdyn._arrays import check_positive, check_real
+from invdyn._files import json_text
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import load_checkpoint, require_state_model
 from invdyn.learn.data import (
@@ -149,8 +149,8 @@ class Runs:
         }
 
     def to_json(self) -> str:
-        """`to_dict` as indented JSON text."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=True) + "\n"
+        """`to_dict` as indented, strictly valid JSON text (`invdyn._files.json_text`)."""
+        return json_text(self.to_dict())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -177,6 +177,7 @@ def train(
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
     single_precision = _fingerprint(arrays, single=True)
+    episode_prints = episode_fingerprints(arrays)
 
     # a previous run in out_dir: check it is this run, return it if finished
     previous = None
@@ -286,6 +287,7 @@ def train(
                             "finished": done,
                             "identity": identity,
                             "data_float32": single_precision,
+                            "episode_fingerprints": episode_prints,
                             "train_episodes": train_idx,
                             "val_episodes": val_idx,
                         },
@@ -582,6 +584,13 @@ def _fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False)
     values = (a for pair in arrays for a in pair)
     hash_arrays(digest, (a.astype(np.float32) for a in values) if single else values)
     return digest.hexdigest()
+
+
+def episode_fingerprints(arrays: Sequence[tuple[Float, Float]]) -> list[str]:
+    """The fingerprint of each episode's values in float32 (`_fingerprint`): the checkpoint
+    keeps them, so that `invdyn.learn.evaluate` recognises the training episodes in any
+    dataset that holds them."""
+    return [_fingerprint([pair], single=True) for pair in arrays]
 
 
 @contextlib.contextmanager
