@@ -489,7 +489,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
     ),
     "stats": (
         lambda p: (p / "meta/stats.json").write_text('{"observation.state": {"mean": [0]}}'),
-        "stats.json: no min of observation.state",
+        r"stats.json: mean of observation.state must be 4 finite numbers, got \[0.0\]",
     ),
     "truncated data": (lambda p: _truncate(p / DATA_FILE), "file-000.parquet: not a readable"),
     "truncated episodes": (
@@ -555,6 +555,22 @@ def test_a_dataset_without_statistics_is_read(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match="stats.json: missing; the dataset is read without it"):
         dataset = read_dataset(path)
     assert_same(list(dataset), episodes())
+
+
+def test_a_dataset_with_partial_statistics_is_read(tmp_path: Path) -> None:
+    """meta/stats.json without some statistics reads as one that is missing: warned of,
+    naming what it lacks, and the statistics it has are kept."""
+    path = write(tmp_path / "ds")
+    file = path / "meta/stats.json"
+    stats = json.loads(file.read_text())
+    del stats[keys.ACTION]
+    del stats[keys.OBS_STATE]["min"], stats[keys.OBS_STATE]["std"]
+    file.write_text(json.dumps(stats))
+    lacking = "no min, std of observation.state; no min, max, mean, std of action"
+    with pytest.warns(UserWarning, match=f"stats.json: {lacking}; the dataset is read without"):
+        dataset = read_dataset(path)
+    assert_same(list(dataset), episodes())
+    assert dataset.stats[keys.OBS_STATE]["max"].tolist() == stats[keys.OBS_STATE]["max"]
 
 
 def test_features_that_are_not_read_are_named(tmp_path: Path) -> None:

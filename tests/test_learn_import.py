@@ -133,7 +133,8 @@ def test_a_video_of_other_packets_than_frames_is_refused(tmp_path: Path, monkeyp
 
     video = encode_video(tmp_path / "a.mp4", pattern(10), FPS)
     for packets, decoded in ((11, "10"), (9, "more")):
-        monkeypatch.setattr(invdyn.learn.video, "_packets", lambda path, n=packets: n)
+        times = np.arange(packets) / FPS
+        monkeypatch.setattr(invdyn.learn.video, "_packet_times", lambda path, t=times: t)
         with pytest.raises(
             DataError, match=f"a.mp4 decodes to {decoded} frames, but holds {packets} packets"
         ):
@@ -218,8 +219,8 @@ def bad_sources(tmp_path: Path, case: str) -> tuple[object, dict[str, object]]:
         ("images and videos in one folder", "both holds both images and video files"),
         ("sizes", r"b.mp4 has frames of 64x32, but .*a.mp4 of 48x32: pass size="),
         ("image sizes", r"2.png is 16x16, but .*0.png is 48x32: pass size="),
-        ("rates", r"b.mp4 has 25 fps, but .*a.mp4 has 20: videos are not resampled"),
-        ("rate against fps", r"a.mp4 has 20 fps, but fps 30"),
+        ("rates", r"b.mp4 has 25 fps, but .*a.mp4 has 20 fps: .* resample it down .*fps=20 "),
+        ("rate against fps", r"a.mp4 has 20 fps, but the fps asked for is 30 fps: raising"),
         ("images without fps", "fps is needed"),
         ("odd size", r"frames is 48x31: .*even width and height .* pass size="),
         ("odd size asked", r"size is 47x32: .*even"),
@@ -257,8 +258,25 @@ def test_variable_frame_rate_is_refused(tmp_path: Path) -> None:
             frame.pts = k if k < 5 else 2 * k  # half the rate after frame 5
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
-    with pytest.raises(DataError, match=r"vfr.mp4: frame \d+ is shown at .* variable frame rate"):
-        import_videos(path, tmp_path / "ds")
+    variable = r"vfr.mp4 has a variable frame rate: frame \d+ is shown at [\d.]+ s, not at"
+    # found from the packets' times, before the average rate is compared with fps
+    with pytest.raises(DataError, match=variable):
+        import_videos(path, tmp_path / "ds", fps=20)
+    with pytest.raises(DataError, match=variable):
+        read_video(path)
+
+
+def test_a_rate_is_named_by_where_it_comes_from(tmp_path: Path) -> None:
+    """A video file of another rate than the one asked for: the message says whose rate it
+    is, and does not advise raising a rate, which would only repeat frames."""
+    video = encode_video(tmp_path / "a.mp4", pattern(4), FPS)
+    trained = "the model was trained at"
+    lower = rf"a.mp4 has 20 fps, but {trained} 40 fps: raising its rate would only repeat frames"
+    with pytest.raises(InputError, match=rf"{lower}.*; record or export it at 40 fps$"):
+        import_videos(video, tmp_path / "ds", fps=2 * FPS, fps_origin=trained)
+    higher = rf"a.mp4 has 20 fps, but {trained} 10 fps: .*resample it down .*fps=10 out.mp4\)$"
+    with pytest.raises(InputError, match=higher):
+        import_videos(video, tmp_path / "ds", fps=FPS / 2, fps_origin=trained)
 
 
 def test_find_sources_orders_by_name(tmp_path: Path) -> None:

@@ -302,6 +302,28 @@ def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):
     label_dataset(ensemble, recorded, out, replace=True, overwrite=True)
 
 
+@pytest.mark.parametrize("replace", [[], ["--replace"]])
+def test_label_command_checks_data_first(ensemble, held_out, tmp_path, capsys, replace):
+    """DATA that is missing, or neither a dataset nor videos, is named as such, before the
+    model (of states, not of plain videos) or --replace are checked against it."""
+    from invdyn.cli import main
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.txt").write_text("no videos here")
+    meta = write(tmp_path / "data", held_out) / "meta"
+    expected = {
+        tmp_path / "absent": "absent: no such file or directory",
+        notes: "notes is neither a dataset (the folder of meta/info.json), a video file",
+        meta: "meta is neither a dataset (the folder of meta/info.json), a video file",
+    }
+    for data, message in expected.items():
+        args = ["label", str(ensemble), str(data), "--out", str(tmp_path / "out"), *replace]
+        assert main(args) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_path):
     """Every feature but the recorded actions and those about them stays: other per-frame
     features with their names, and the videos of a dataset labelled by a model of its state."""

@@ -418,10 +418,14 @@ def _parser() -> argparse.ArgumentParser:
         "follow",
         help="drive the simulation along a recorded episode's states with a trained model",
         description="At every step ask the model for the action from the simulated state to "
-        "the episode's next recorded state, and compare the states reached with replaying "
-        "the recorded actions open-loop and with the physics oracle. For invdyn robots, "
-        "--payload (robots) and --mass-error (robots and environments) make the simulated "
-        "plant differ from the recording, which open-loop replay cannot correct. A model of "
+        "a desired state it can reach: the episode's reference velocity plus --position-gain "
+        "times the position error, and the position a constant acceleration to that velocity "
+        "leads to (the recorded next state itself does not follow from the simulated state "
+        "once the system is off the reference, and a model asked for it answers with large, "
+        "wrong actions). Compare the states reached with replaying the recorded actions "
+        "open-loop and with the physics oracle asked for the same desired state. --payload "
+        "(robots), --mass-error and --damping make the simulated plant differ from the "
+        "recording, which open-loop replay cannot correct. A model of "
         "one camera's frames follows goal frames instead (Gymnasium datasets with video): "
         "frames of the states a world model that knows the episode would predict from the "
         "simulated state, or with --recorded-goals the episode's own frames.",
@@ -1093,7 +1097,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     from invdyn.learn.data import INFO_PATH
     from invdyn.learn.label import label_dataset, label_videos
-    from invdyn.learn.video import VIDEO_SUFFIXES
+    from invdyn.learn.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, holds_sources
 
     checkpoint = _checkpoint_dir(args.checkpoint)
     options = {
@@ -1104,18 +1108,21 @@ def _label(args: argparse.Namespace) -> int:
         "batch_size": args.batch_size,
     }
     data = Path(args.dataset)
-    if data.is_file() and data.suffix.lower() not in VIDEO_SUFFIXES:
-        raise InputError(
-            f"{data} is neither a dataset (the folder of {INFO_PATH}), a video file "
-            f"({', '.join(VIDEO_SUFFIXES)}) nor a folder of them"
-        )
+    if not data.exists():
+        raise InputError(f"{data}: no such file or directory")
     if (data / INFO_PATH).is_file():
         if args.size is not None:
             raise InputError("--size is for plain videos; DATA is a dataset")
         path = label_dataset(checkpoint, args.dataset, args.out, replace=args.replace, **options)
     else:
-        if (Path(args.dataset) / "meta").is_dir():
-            raise InputError(f"{args.dataset} has meta/ but no {INFO_PATH}: not a readable dataset")
+        if (data / "meta").is_dir():
+            raise InputError(f"{data} has meta/ but no {INFO_PATH}: not a readable dataset")
+        if not holds_sources(data):
+            raise InputError(
+                f"{data} is neither a dataset (the folder of {INFO_PATH}), a video file "
+                f"({', '.join(VIDEO_SUFFIXES)}) nor a folder holding video files or folders of "
+                f"images ({', '.join(IMAGE_SUFFIXES)})"
+            )
         if args.replace:
             raise InputError("--replace is for datasets; plain videos have no actions")
         size = None if args.size is None else _frame_size(args.size)

@@ -98,6 +98,8 @@ Int = NDArray[np.int64]
 CODEBASE_VERSION = "v3.0"
 INFO_PATH = "meta/info.json"
 STATS_PATH = "meta/stats.json"
+# the statistics of a vector feature that stats.json is checked for where it has them
+VECTOR_STATISTICS = ("min", "max", "mean", "std")
 TASKS_PATH = "meta/tasks.parquet"
 EPISODES_DIR = "meta/episodes"
 DATA_DIR = "data"
@@ -1337,6 +1339,7 @@ def import_videos(
     *,
     camera: str = "video",
     fps: float | None = None,
+    fps_origin: str = "the fps asked for is",
     size: tuple[int, int] | None = None,
     overwrite: bool = False,
     progress: bool = False,
@@ -1361,6 +1364,8 @@ def import_videos(
       camera: the camera's name: letters, digits, '_' or '-'.
       fps: frames per second, > 0; None to take it from the video files (needed for images
         alone). Every video file must have this rate.
+      fps_origin: where `fps` comes from, for the message about a video file of another rate
+        (`invdyn.learn.video.scan_sources`).
       size: (width, height), both even, to resize every frame to; None to keep the frames as
         they are, which must then all have one size, with an even width and height.
       overwrite: replace an existing dataset at `out`.
@@ -1381,7 +1386,7 @@ def import_videos(
     target = Path(out)
     check_target(target, overwrite=overwrite)
     found = find_sources(sources)
-    lengths, rate = scan_sources(found, fps=fps)
+    lengths, rate = scan_sources(found, fps=fps, fps_origin=fps_origin)
     episodes = [
         Episode(state=None, action=None, timestamp=np.arange(n, dtype=np.float64) / rate)
         for n in lengths
@@ -1996,9 +2001,10 @@ def _read_episodes(pa: ModuleType, pq: ModuleType, root: Path) -> dict[str, np.n
 
 
 def _read_stats(root: Path, widths: dict[str, int]) -> dict[str, dict[str, np.ndarray]]:
-    """``meta/stats.json`` as feature -> statistic -> array, with finite min, max, mean and
-    std of the right sizes for the vector features of `widths`; empty, with a warning, when
-    the file is missing (reading needs none of them)."""
+    """``meta/stats.json`` as feature -> statistic -> array, the min, max, mean and std of
+    the vector features of `widths` checked to be finite numbers of the right sizes where the
+    file has them. Reading needs none of them: a missing file, or statistics missing from
+    it, are warned of and the dataset is read without them."""
     file = root / STATS_PATH
     if not file.exists():
         warn(f"{file}: missing; the dataset is read without it")
@@ -2017,15 +2023,27 @@ def _read_stats(root: Path, widths: dict[str, int]) -> dict[str, dict[str, np.nd
             except (TypeError, ValueError):
                 raise DataError(f"{file}: {key}.{stat} is not numbers: {value!r}") from None
     for key, width in widths.items():
-        for stat in ("min", "max", "mean", "std"):
+        for stat in VECTOR_STATISTICS:
             value = stats.get(key, {}).get(stat)
-            if value is None:
-                raise DataError(f"{file}: no {stat} of {key}")
-            if value.shape != (width,) or not np.all(np.isfinite(value)):
+            if value is not None and (value.shape != (width,) or not np.all(np.isfinite(value))):
                 raise DataError(
                     f"{file}: {stat} of {key} must be {width} finite numbers, got {value.tolist()}"
                 )
+    missing = _missing_statistics(stats, list(widths))
+    if missing:
+        warn(f"{file}: no {'; no '.join(missing)}; the dataset is read without them")
     return stats
+
+
+def _missing_statistics(stats: dict[str, dict[str, np.ndarray]], keys: list[str]) -> list[str]:
+    """What `stats` lacks of the `VECTOR_STATISTICS` of each feature of `keys`, one text for
+    each feature that lacks any ("min, std of action")."""
+    missing = []
+    for key in keys:
+        lacking = [stat for stat in VECTOR_STATISTICS if stat not in stats.get(key, {})]
+        if lacking:
+            missing.append(f"{', '.join(lacking)} of {key}")
+    return missing
 
 
 def _format_path(root: Path, template: str, chunk: int, index: int) -> str:

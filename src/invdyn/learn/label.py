@@ -327,6 +327,7 @@ def label_videos(
             imported,
             camera=config.camera_names[0],
             fps=None if spec is None else spec.fps,
+            fps_origin="the model was trained at",
             size=size,
             overwrite=True,
             progress=progress,

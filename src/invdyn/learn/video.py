@@ -23,6 +23,7 @@ Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -174,7 +175,7 @@ def decode_video(
     size = None if size is None else _image_size(size)
     # one array, made at the first frame and filled as they are decoded: as many frames as
     # the file has packets
-    count = _packets(Path(path))
+    count = len(_packet_times(Path(path)))
 
     def decode(container: Any, stream: Any) -> tuple[Frames, NDArray[np.float64]]:
         images = np.empty((0, 0, 0, 3), dtype=np.uint8)
@@ -607,6 +608,13 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
     return found
 
 
+def holds_sources(path: Path) -> bool:
+    """Whether `path` is a video file or a folder with episodes for `find_sources` beneath
+    it (video files, folders of images); `InputError` as `find_sources` for a folder that
+    holds a LeRobot dataset, or both images and video files."""
+    return _is_video_file(path) or bool(_episodes_beneath(path, [], set()))
+
+
 def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> list[Path]:
     """The episodes of `find_sources` in `folder` and beneath it, the folder first when it
     holds images; files that are neither videos nor images are added to `skipped`, and
@@ -668,40 +676,62 @@ def _entries(folder: Path) -> list[Path]:
     return sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=key)
 
 
-def scan_sources(paths: Sequence[Source], *, fps: float | None = None) -> tuple[list[int], float]:
+def scan_sources(
+    paths: Sequence[Source], *, fps: float | None = None, fps_origin: str = "the fps asked for is"
+) -> tuple[list[int], float]:
     """The number of frames of each episode source of `find_sources`, and their one frame
     rate, read without decoding a frame: a video file's packets (one per frame), a folder's
     images.
 
-    Nothing is resampled in time: every video file must have the frame rate `fps`, or without
-    it that of the first video file; images have no rate of their own and take that one.
+    Nothing is resampled in time: every video file must have a constant frame rate, `fps`,
+    or without it that of the first video file; images have no rate of their own and take
+    that one.
 
     Args:
       paths: video files and folders of images.
       fps: frames per second, > 0; None to take it from the video files.
+      fps_origin: where `fps` comes from, as the words before "<fps> fps" in the message
+        about a video file of another rate (such as "the model was trained at").
 
     Raises:
       InputError: a bad `fps`, no `fps` for images only, or a video file of another rate;
         the message names the file.
-      DataError: a video file that is missing, corrupt or holds no frames; the message
-        names it.
+      DataError: a video file that is missing, corrupt, holds no frames or has a variable
+        frame rate; the message names it.
     """
     files = [Path(p) for p in paths]
     videos = [p for p in files if _is_video_file(p)]
+    times = {p: _packet_times(p) for p in videos}
     rates = {p: float(video_info(p)["video.fps"]) for p in videos}
+    for path, found in rates.items():
+        # packets without presentation times are left to decoding (`read_video`) to time
+        if np.all(np.isfinite(times[path])):
+            _check_constant_rate(path, times[path], found)
     if fps is not None:
-        rate, where = check_positive("fps", fps), "fps"
+        rate, origin = check_positive("fps", fps), fps_origin
     elif videos:
-        rate, where = rates[videos[0]], f"{videos[0]} has"
+        rate, origin = rates[videos[0]], f"{videos[0]} has"
     else:
         raise InputError("fps is needed: folders of images have no frame rate, and no video")
     for path, found in rates.items():
         if abs(found - rate) > 1e-4 * rate:
-            raise InputError(
-                f"{path} has {found:g} fps, but {where} {rate:g}: videos are not resampled, "
-                f"re-encode it (ffmpeg -i in.mp4 -vf fps={rate:g} out.mp4)"
-            )
-    return [_packets(p) if p in rates else len(image_files(p)) for p in files], rate
+            advice = _resampling_advice(found, rate)
+            raise InputError(f"{path} has {found:g} fps, but {origin} {rate:g} fps: {advice}")
+    return [len(times[p]) if p in times else len(image_files(p)) for p in files], rate
+
+
+def _resampling_advice(found: float, wanted: float) -> str:
+    """What to do with a video of `found` fps where `wanted` fps are needed: resample it
+    down, or, below the rate, record it anew (raising its rate would only repeat frames)."""
+    if found > wanted:
+        return (
+            "videos are not resampled here; resample it down first "
+            f"(ffmpeg -i in.mp4 -vf fps={wanted:g} out.mp4)"
+        )
+    return (
+        "raising its rate would only repeat frames, not show the motion between them; "
+        f"record or export it at {wanted:g} fps"
+    )
 
 
 def iter_sources(
@@ -746,18 +776,35 @@ def iter_sources(
         yield checked
 
 
-def _packets(path: Path) -> int:
-    """The number of frames of a video file's video stream (`video_stream`), counted from its
-    packets (demuxed, not decoded); `DataError` naming the file if it cannot be read or holds
-    none."""
+def _packet_times(path: Path) -> NDArray[np.float64]:
+    """The presentation times in seconds, in order, of a video file's frames in its video
+    stream (`video_stream`), from its packets (one per frame; demuxed, not decoded), NaN
+    for packets without one; `DataError` naming the file if it cannot be read or holds
+    no frames."""
 
-    def count(container: Any, stream: Any) -> int:
-        return sum(1 for packet in container.demux(stream) if packet.size > 0)
+    def stamps(container: Any, stream: Any) -> NDArray[np.float64]:
+        found = [p.pts for p in container.demux(stream) if p.size > 0]
+        known = np.array([math.nan if pts is None else pts for pts in found], dtype=np.float64)
+        return np.sort(known) * float(stream.time_base)
 
-    packets = _with_video(path, count)
-    if packets == 0:
+    times = _with_video(path, stamps)
+    if len(times) == 0:
         raise DataError(f"video file {path} holds no frames")
-    return packets
+    return times
+
+
+def _check_constant_rate(path: Path, times: NDArray[np.float64], fps: float) -> None:
+    """`DataError` naming the video file `path` unless its frame k, shown at ``times[k]``
+    (seconds, in order), is shown at about ``k / fps``: a variable frame rate, which
+    nothing here resamples."""
+    late = np.abs(times - times[0] - np.arange(len(times)) / fps)
+    k = int(np.argmax(late))
+    if late[k] > 0.5 / fps:
+        raise DataError(
+            f"video file {path} has a variable frame rate: frame {k} is shown at "
+            f"{times[k] - times[0]:.4f} s, not at {k / fps:.4f} s as its average {fps:g} fps "
+            "puts it; re-encode it at a constant rate (ffmpeg -i in.mp4 -vf fps=<rate> out.mp4)"
+        )
 
 
 def read_video(
@@ -780,14 +827,7 @@ def read_video(
     """
     frames, times = decode_video(path, size=size)
     fps = float(video_info(path)["video.fps"])
-    late = np.abs(times - times[0] - np.arange(len(times)) / fps)
-    if late.max() > 0.5 / fps:
-        k = int(np.argmax(late))
-        raise DataError(
-            f"video file {path}: frame {k} is shown at {times[k] - times[0]:.4f} s, not at "
-            f"{k / fps:.4f} s as {fps:g} fps puts it (a variable frame rate?); re-encode it at "
-            f"a constant rate (ffmpeg -i in.mp4 -vf fps={fps:g} out.mp4)"
-        )
+    _check_constant_rate(Path(path), times, fps)
     return frames, fps
 
 
