@@ -261,7 +261,7 @@ def test_training_episodes_inside_a_larger_dataset_are_left_out(robot, tmp_path,
 
 def test_a_checkpoint_without_episode_fingerprints_recognises_its_data_first(robot, tmp_path):
     """A checkpoint of an earlier version keeps the fingerprint of its whole training data
-    only: it recognises that data at the start of a dataset, not elsewhere."""
+    only: it recognises that data at the start of a dataset, not elsewhere, and says so."""
     import shutil
 
     dataset, checkpoint, result = robot
@@ -275,9 +275,11 @@ def test_a_checkpoint_without_episode_fingerprints_recognises_its_data_first(rob
         report = evaluate_checkpoint(old, after)
     assert report.selection == "held out"
     assert list(report.episodes) == [*result.val_episodes, 120, 121, 122]
-    # elsewhere, nothing is known: every episode is evaluated, and not called held out
+    # elsewhere, nothing is known: every episode is evaluated, not called held out, and a
+    # warning says the checkpoint cannot tell
     before = _with_extra_episodes(dataset, tmp_path / "before", first=True)
-    report = evaluate_checkpoint(old, before)
+    with pytest.warns(UserWarning, match="of an earlier version.* cannot tell whether"):
+        report = evaluate_checkpoint(old, before)
     assert report.selection == "all" and report.n_episodes == 123
     assert report.trained_episodes is None and report.n_trained_evaluated is None
 
@@ -466,7 +468,9 @@ def test_gym_oracle_is_exact_for_one_euler_step_per_frame(tmp_path):
     path = write_collection(_euler_collection("HalfCheetah-v5", 200), tmp_path / "euler")
     # a model of this data's spec (one frame per physics step), only for the oracle beside it
     result = train(read_dataset(path), small_config(epochs=1), tmp_path / "run", progress=False)
-    with pytest.warns(UserWarning, match="trained on and none was held out"):  # one episode
+    with pytest.warns(
+        UserWarning, match="trained on, as none of the training data was held out"
+    ):  # one episode
         report = evaluate_checkpoint(result.checkpoint, path)
     oracle = report.oracle
     assert oracle is not None, report.oracle_note

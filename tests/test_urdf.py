@@ -370,9 +370,10 @@ def test_a_default_namespace_is_read_as_urdfdom_reads_it(tmp_path: Path) -> None
         np.testing.assert_array_equal(model.body_inertia, plain.body_inertia)
 
 
-def test_a_floating_massless_root_with_moving_children_warns() -> None:
-    """Its joint's six coordinates and its child's joint undo each other's motion: M is
-    singular although every subtree has mass, so loading warns and aba's error says why."""
+def test_a_floating_massless_root_that_its_children_can_undo_warns() -> None:
+    """A massless link on a free joint with one moving child: the child's joint undoes the
+    base's motion about its axis, so M is singular although every subtree has mass; loading
+    warns and aba's error says why. Children on three different axes cannot undo it."""
     text = robot('<link name="a"/>', link("b"), joint("j", "a", "b"))
     match = r"^m\.urdf: joint 'root_joint': floats link 'a', which has zero mass and zero inertia"
     with pytest.warns(ModelWarning, match=match):
@@ -382,11 +383,19 @@ def test_a_floating_massless_root_with_moving_children_warns() -> None:
     assert np.linalg.eigvalsh(invdyn.mass_matrix(model, neutral(model)))[0] < 1e-12
     with pytest.raises(ModelError, match="a free joint floats a body with none"):
         invdyn.aba(model, neutral(model), np.zeros(model.nv), np.zeros(model.nv))
-    # fixed to the world, or with mass of its own, the root is fine
+    limit = '<limit lower="-1" upper="1" effort="10" velocity="2"/>'
+    legs = [link(n) for n in "bcd"] + [
+        joint(f"j{n}", "a", n, extra=f'<axis xyz="{axis}"/>{limit}')
+        for n, axis in zip("bcd", ("1 0 0", "0 1 0", "0 0 1"), strict=True)
+    ]
+    branching = robot('<link name="a"/>', *legs)
+    # fixed to the world, with mass of its own, or on branching legs, the root is fine
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parse_urdf(text, source="m.urdf", strict=True)
         parse_urdf(text.replace('<link name="a"/>', link("a")), floating_base=True, strict=True)
+        three = parse_urdf(branching, floating_base=True, strict=True)
+    assert np.linalg.eigvalsh(invdyn.mass_matrix(three, neutral(three)))[0] > 1e-6
 
 
 def test_doubtful_inertia_of_a_merged_link_is_checked_as_written() -> None:

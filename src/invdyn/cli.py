@@ -588,11 +588,12 @@ def _demo(args: argparse.Namespace) -> int:
                 f"example-robot-data is not installed, so the demo uses the {DEMO_FALLBACK} "
                 f"(pip install example-robot-data for the {DEMO_ROBOT})"
             )
-    model = _load(name)
+    model, scene = _tracked_robot(name)
     _check_trackable(
         model, f"invdyn track {name} --fixed-base welds what free joints move to the world"
     )
-    scene = _mjcf_plant(name)
+    if scene is not None:
+        print(f"the plant is {name} itself, as MuJoCo compiles it")
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
@@ -634,10 +635,10 @@ def _track(args: argparse.Namespace) -> int:
 
     controllers = _controller_names(args.controller)
     _output_directory(args.out)
-    floating_base = False if args.fixed_base else None
-    model = _load(args.robot, floating_base=floating_base)
+    model, scene = _tracked_robot(args.robot, floating_base=False if args.fixed_base else None)
     _check_trackable(model, "pass --fixed-base to weld what free joints move to the world")
-    scene = _mjcf_plant(args.robot, floating_base=floating_base)
+    if scene is not None:
+        print(f"the plant is {args.robot} itself, as MuJoCo compiles it")
     if args.trajectory == "minimum_jerk":
         if args.no_limit_check:
             raise InputError("--no-limit-check applies to a --trajectory CSV file")
@@ -669,17 +670,17 @@ def _track(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mjcf_plant(robot: str, *, floating_base: bool | None = None) -> Any:
-    """The MuJoCo model of `robot` when it is an MJCF file, simulated as it is written (tendons,
-    equality constraints, contacts and springs included); None for a plant built from the
-    model."""
+def _tracked_robot(robot: str, *, floating_base: bool | None = None) -> tuple[Model, Any]:
+    """The model of `robot` and the MuJoCo model to simulate it in: for an MJCF file, the file
+    as it is written (tendons, equality constraints, contacts and springs included), compiled
+    once for both; None for a plant built from the model."""
     from invdyn.io import is_mjcf
-    from invdyn.io.mjcf import compile_mjcf
+    from invdyn.io.mjcf import compile_mjcf, from_mujoco
 
     if not is_mjcf(robot):
-        return None
-    print(f"the plant is {robot} itself, as MuJoCo compiles it")
-    return compile_mjcf(robot, floating_base=floating_base)
+        return _load(robot, floating_base=floating_base), None
+    scene = compile_mjcf(robot, floating_base=floating_base)
+    return from_mujoco(scene, source=robot), scene
 
 
 def _run_tracking(

@@ -560,7 +560,8 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
     }
     if friction:
         left_out["damping of higher order (dampingpoly)"] = [
-            getattr(mj_model, f"{k}_dampingpoly", np.zeros(0)) for k in ("dof", "actuator")
+            getattr(mj_model, f"{k}_dampingpoly", np.zeros(0))
+            for k in ("dof", "actuator", "tendon")
         ]
         left_out["tendon friction (frictionloss)"] = [mj_model.tendon_frictionloss]
     found = [name for name, arrays in left_out.items() if any(np.any(a) for a in arrays)]

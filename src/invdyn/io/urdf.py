@@ -56,6 +56,8 @@ ROOT_JOINT_NAME = "root_joint"
 
 # round-off below this is not a violation of the inertia checks
 _TOL = 1e-12
+# the smallest eigenvalue of a singular mass matrix, relative to its largest
+_SINGULAR_RATIO = 1e-12
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _MOVING = {
     "revolute": JointType.REVOLUTE,
@@ -217,7 +219,7 @@ def _build(
 
     frames = list(placed.values())
     model = _assemble(name, bodies, frames, inertias, friction=friction, source=source)
-    return model, doubts
+    return model, doubts + _floating_massless_doubts(model, source)
 
 
 def _report(doubts: list[str], *, strict: bool) -> None:
@@ -513,31 +515,49 @@ def _body_inertias(
 
 
 def _massless_doubts(bodies: list[_Body], mass: Float, inertia: Float, source: str) -> list[str]:
-    """A message for each moving joint whose subtree has no mass and no inertia, and for each
-    free joint of a massless body with moving children, whose joints can undo its motion:
-    either way the mass matrix is singular."""
+    """A message for each moving joint whose subtree has no mass and no inertia."""
     subtree_mass = mass.copy()
     subtree_inertia = np.abs(inertia).sum(axis=(1, 2))
     for i in range(len(bodies) - 1, -1, -1):
         if bodies[i].parent >= 0:
             subtree_mass[bodies[i].parent] += subtree_mass[i]
             subtree_inertia[bodies[i].parent] += subtree_inertia[i]
-    massless = (mass <= _TOL) & (np.abs(inertia).sum(axis=(1, 2)) <= _TOL)
-    parents = {body.parent for body in bodies}
-    doubts = []
-    for i, body in enumerate(bodies):
-        if subtree_mass[i] <= _TOL and subtree_inertia[i] <= _TOL:
-            doubts.append(
-                f"{source}: joint {_joint_name(body)!r}: moves a subtree with zero mass and zero "
-                "inertia, so the mass matrix is singular"
-            )
-        elif massless[i] and i in parents and (body.joint is None or body.joint.kind == "floating"):
-            doubts.append(
-                f"{source}: joint {_joint_name(body)!r}: floats link {body.link!r}, which has zero "
-                "mass and zero inertia: the joints below it can undo its motion, so the mass "
-                f"matrix is singular (give {body.link!r} an <inertial>)"
-            )
-    return doubts
+    return [
+        f"{source}: joint {_joint_name(body)!r}: moves a subtree with zero mass and zero inertia, "
+        "so the mass matrix is singular"
+        for i, body in enumerate(bodies)
+        if subtree_mass[i] <= _TOL and subtree_inertia[i] <= _TOL
+    ]
+
+
+def _floating_massless_doubts(model: Model, source: str) -> list[str]:
+    """A message for each free joint that floats a link of zero mass and zero inertia whose
+    children's joints can undo its motion (one child, or children moving along one line), so
+    that the mass matrix is singular. Whether they can does not depend on the configuration:
+    it is read off the mass matrix at the neutral one."""
+    from invdyn.configuration import neutral
+    from invdyn.dynamics import mass_matrix
+
+    children = set(model.body_parent.tolist())
+    floating = [
+        i
+        for i in range(model.nbody)
+        if model.jnt_type[i] == JointType.FREE
+        and i in children
+        and model.body_mass[i] <= _TOL
+        and np.abs(model.body_inertia[i]).sum() <= _TOL
+    ]
+    if not floating:
+        return []
+    eigenvalues = np.linalg.eigvalsh(mass_matrix(model, neutral(model)))
+    if eigenvalues[0] > _SINGULAR_RATIO * eigenvalues[-1]:
+        return []
+    return [
+        f"{source}: joint {model.jnt_name[i]!r}: floats link {model.body_name[i]!r}, which has "
+        "zero mass and zero inertia, and the joints below it can undo its motion, so the mass "
+        f"matrix is singular (give {model.body_name[i]!r} an <inertial>)"
+        for i in floating
+    ]
 
 
 def _joint_name(body: _Body) -> str:

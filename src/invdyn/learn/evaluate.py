@@ -276,12 +276,13 @@ def evaluate_checkpoint(
     count = len(arrays)
 
     # the dataset's episodes that the checkpoint was trained on and validated on, if known
-    run = _run_episodes(checkpoint.train_state or {}, arrays)
+    state = checkpoint.train_state or {}
+    run = _run_episodes(state, arrays)
     train_idx = None if run is None else run[0]
     if episodes is not None:
         eval_idx, selection = _given(episodes, count), "given"
     else:
-        eval_idx, selection = _held_out(run, count, str(data.path))
+        eval_idx, selection = _held_out(run, count, str(data.path), state)
     config = model.config
     windows = select_windows(arrays, data, eval_idx, config)
     if len(windows) == 0:
@@ -415,21 +416,33 @@ def _run_episodes(
 
 
 def _held_out(
-    run: tuple[list[int], list[int]] | None, count: int, path: str
+    run: tuple[list[int], list[int]] | None, count: int, path: str, state: dict[str, Any]
 ) -> tuple[list[int], str]:
     """The episodes to evaluate, of `count`, when the caller names none, and the selection
-    (`EvaluationReport.selection`): those not trained on, given `run` (`_run_episodes`).
-    Warns when it leaves training episodes out of a dataset that holds more than the run's
-    validation episodes besides (the training data extended), and when every episode was
-    trained on (all are then evaluated)."""
+    (`EvaluationReport.selection`): those not trained on, given `run` (`_run_episodes`) and
+    the checkpoint's `state`. Warns when it leaves training episodes out of a dataset that
+    holds more than the run's validation episodes besides (the training data extended), when
+    every episode was trained on (all are then evaluated), and when a checkpoint that records
+    its split cannot tell its training episodes in the dataset."""
     if run is None:
+        if isinstance(state.get("train_episodes"), list):
+            warn(
+                f"the model's checkpoint (of an earlier version) cannot tell whether {path} "
+                "holds episodes it was trained on, unless they are its first: every episode "
+                "is evaluated as held out; train again to have them recognised"
+            )
         return list(range(count)), "all"
     trained, validated = run
     held_out = sorted(set(range(count)) - set(trained))
     if not held_out:
+        reason = (
+            "none of the training data was held out (train.val_fraction)"
+            if state.get("val_episodes") == []
+            else "it holds none of the episodes the run held out"
+        )
         warn(
-            f"every episode of {path} is one the model was trained on and none was held out "
-            "(train.val_fraction): these scores are of training episodes"
+            f"every episode of {path} is one the model was trained on, as {reason}: these "
+            "scores are of training episodes"
         )
         return list(range(count)), "all"
     if held_out == validated:
