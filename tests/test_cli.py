@@ -233,7 +233,8 @@ def test_underactuated_mjcf_is_shown_and_not_tracked(
 COUPLED_ARM = """
 <mujoco model="coupled_arm">
   <worldbody>
-    <body name="upper" pos="0 0 1"><joint name="shoulder" axis="0 1 0" range="-1 1"/>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" axis="0 1 0" range="-1 1" damping="3"/>
       <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="1"/>
       <body name="fore" pos="0.4 0 0"><joint name="elbow" axis="0 1 0" range="-1 1"/>
         <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5"/>
@@ -250,7 +251,7 @@ def test_track_simulates_an_mjcf_file_as_it_is_written(
 ) -> None:
     """The plant of an MJCF robot is the file itself: an equality constraint that the model
     leaves out (with a warning at load) pulls the elbow off the move, where the same arm
-    without it tracks."""
+    without it tracks, its joint damping in the controller's model."""
     pytest.importorskip("mujoco")
     errors = {}
     for name, equality in (
@@ -271,7 +272,7 @@ def test_track_simulates_an_mjcf_file_as_it_is_written(
         ), err
         metrics = json.loads((tmp_path / f"{name}.json").read_text())
         errors[name] = metrics["per_joint"]["elbow"]["max_error"]
-    assert errors["free"] < 1e-4 and errors["coupled"] > 100 * errors["free"], errors
+    assert errors["free"] < 1e-3 and errors["coupled"] > 20 * errors["free"], errors
 
 
 def test_a_free_object_in_an_mjcf_scene_is_named_and_welded_by_fixed_base(

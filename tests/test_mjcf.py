@@ -445,6 +445,19 @@ def test_what_mujoco_adds_and_the_model_leaves_out_is_named_in_one_warning() -> 
     )
 
 
+def test_joint_damping_left_out_without_friction_is_named() -> None:
+    xml = LEFT_OUT.format(k=0, damping="0.4").replace('gravcomp="1"', "")
+    xml = xml.replace("<equality>", "<!--").replace("</equality>", "-->")
+    xml = xml.replace('armature="0.3"', "")
+    mj_model = mujoco.MjModel.from_xml_string(xml)
+    with pytest.warns(invdyn.ModelWarning, match=r"applies joint damping and friction \(read"):
+        from_mujoco(mj_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = from_mujoco(mj_model, friction=True)
+    assert model.dof_damping.tolist() == [0.0, 0.4]
+
+
 def test_load_warnings_point_at_the_callers_line(tmp_path: Path) -> None:
     """A warning at load names the line that called invdyn.load, not the library's."""
     path = tmp_path / "left_out.xml"
@@ -727,4 +740,5 @@ def test_plausible_inertias_do_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for xml in MODELS.values():
-            _compile(xml)
+            # with their damping read, nothing that the models hold is left out
+            from_mujoco(mujoco.MjModel.from_xml_string(xml), friction=True)

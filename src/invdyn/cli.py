@@ -218,7 +218,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Simulate SOURCE and write its episodes (observation.state, action, "
         "timestamp) as a LeRobot v3 dataset. SOURCE is an invdyn robot (torque control "
         "tracking random excitations with a noisy controller) or a Gymnasium MuJoCo "
-        "environment id such as HalfCheetah-v5 (random, noisy or scripted policy). "
+        "environment id such as HalfCheetah-v5 (random, noisy, bounded or scripted policy). "
         "Rendered episodes are kept in DIR.rendered until the dataset is written, so that "
         "a killed run, started again, renders only what it lacked.",
     )
@@ -336,7 +336,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     wbc.add_argument("--push", metavar="N", type=float, help="push: its force, N (default: 50)")
     wbc.add_argument(
-        "--out", metavar="DIR", type=Path, default=Path("invdyn-wbc"), help="output directory"
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("invdyn-wbc"),
+        help="output directory (default: invdyn-wbc)",
     )
     wbc.add_argument("--no-progress", action="store_true", help="no progress bar")
     wbc.set_defaults(command=_wbc)
@@ -435,7 +439,10 @@ def _parser() -> argparse.ArgumentParser:
     follow.add_argument("--episode", type=int, default=0, help="the episode to follow (0)")
     follow.add_argument("--seconds", type=float, help="follow this long (default: all of it)")
     follow.add_argument(
-        "--payload", metavar="KG", type=float, help="robots: an unmodelled end-effector load"
+        "--payload",
+        metavar="KG",
+        type=float,
+        help="robots: an unmodelled end-effector load (default: none)",
     )
     follow.add_argument(
         "--mass-error",
@@ -673,14 +680,15 @@ def _track(args: argparse.Namespace) -> int:
 def _tracked_robot(robot: str, *, floating_base: bool | None = None) -> tuple[Model, Any]:
     """The model of `robot` and the MuJoCo model to simulate it in: for an MJCF file, the file
     as it is written (tendons, equality constraints, contacts and springs included), compiled
-    once for both; None for a plant built from the model."""
+    once for both, the model with the file's joint damping and friction; None for a plant
+    built from the model."""
     from invdyn.io import is_mjcf
     from invdyn.io.mjcf import compile_mjcf, from_mujoco
 
     if not is_mjcf(robot):
         return _load(robot, floating_base=floating_base), None
     scene = compile_mjcf(robot, floating_base=floating_base)
-    return from_mujoco(scene, source=robot), scene
+    return from_mujoco(scene, source=robot, friction=True), scene
 
 
 def _run_tracking(

@@ -26,7 +26,8 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   coordinates are unbounded. ``dof_armature`` is MuJoCo's plus, for each actuator
   driving a hinge or slide directly, its ``armature`` times its gear squared (as MuJoCo adds it
   to the mass matrix). ``dof_damping`` (joint plus actuator damping, alike) and ``dof_friction``
-  (MuJoCo's ``frictionloss``) are read only with ``friction=True``. The effort limit of a
+  (MuJoCo's ``frictionloss``) are read only with ``friction=True`` (loading warns of them
+  otherwise). The effort limit of a
   hinge or slide joint sums the bounds of the actuators that drive it (``|gear| * max|forcerange|``,
   or ``|gear * gain| * max|ctrlrange|`` for a plain motor without a force range), capped by the
   joint's ``actuatorfrcrange``; it is ``+inf`` when nothing bounds it. Velocity limits are
@@ -558,7 +559,13 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
         "tendon limits": [mj_model.tendon_limited],
         "armature of actuators not on a hinge or slide": [armature[other_actuators]],
     }
-    if friction:
+    if not friction:
+        left_out["joint damping and friction (read with friction=True)"] = [
+            mj_model.dof_damping,
+            mj_model.dof_frictionloss,
+            _actuator_dof_sum(mj_model, "damping"),
+        ]
+    else:
         left_out["damping of higher order (dampingpoly)"] = [
             getattr(mj_model, f"{k}_dampingpoly", np.zeros(0))
             for k in ("dof", "actuator", "tendon")
