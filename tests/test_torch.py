@@ -234,6 +234,18 @@ def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
         assert_close(got.numpy(), want.numpy(), rtol=1e-9, what=what)
 
 
+def test_torch_compile_of_a_fresh_model():
+    """Straight after loading: compiled with graph breaks, a call equals the eager one; in one
+    graph, the error says that a first, eager call builds the model's tensors."""
+    fresh = invdyn.load("double_pendulum")
+    q, v, a = tensors(*states(fresh, "torch-compile-fresh", n=3))
+    compiled = torch.compile(lambda q, v, a: invdyn.rnea(fresh, q, v, a))(q, v, a)
+    assert_close(compiled.numpy(), invdyn.rnea(fresh, q, v, a).numpy(), rtol=RTOL, what="rnea")
+    other = invdyn.load("double_pendulum")
+    with pytest.raises(Exception, match="built by a first call outside the compiled function"):
+        torch.compile(lambda q: invdyn.mass_matrix(other, q), fullgraph=True)(q)
+
+
 def test_import_invdyn_does_not_import_torch():
     code = "import sys, invdyn; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -179,6 +179,9 @@ class Model:
                     raise ModelError(f"model {self.name!r}: field {field.name}: {exc}") from None
                 object.__setattr__(self, field.name, _readonly(array))
         _validate(self)
+        # every derived property computed now, so that no traced call (torch.compile) does
+        for name in _CACHED:
+            getattr(self, name)
 
     # sizes and layout, derived from the joint types
     @cached_property
@@ -275,6 +278,10 @@ class Model:
             cache[index] = build(self, *key)
         return cache[index]
 
+    def has_derived(self, build: Callable[..., Any], *key: Hashable) -> bool:
+        """Whether `derived` holds ``build(self, *key)`` already."""
+        return (build, *key) in self.__dict__.get(_DERIVED, {})
+
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key != _DERIVED}
 
@@ -291,6 +298,9 @@ class Model:
             return self.body_name.index(name)
         except ValueError:
             raise ModelError(f"{self.name}: no body named {name!r}") from None
+
+
+_CACHED = tuple(name for name, value in vars(Model).items() if isinstance(value, cached_property))
 
 
 def _holds_flags(value: Any) -> bool:

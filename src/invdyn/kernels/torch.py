@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from invdyn.errors import InputError
 from invdyn.kinematics import motion_subspace
 from invdyn.model import JointType, Model
 from invdyn.regressor import inertial_parameters
@@ -64,8 +65,15 @@ class Tree:
 
 
 def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
-    """The `Tree` of `model` in `dtype` on `device`, built once and cached with the model."""
-    return model.derived(_build_tree, dtype, torch.device(device))
+    """The `Tree` of `model` in `dtype` on `device`, built once and cached with the model; by
+    an eager call, as torch.compile cannot trace its building (`InputError` in a traced one)."""
+    key = (dtype, torch.device(device))
+    if torch.compiler.is_compiling() and not model.has_derived(_build_tree, *key):
+        raise InputError(
+            f"torch.compile: {model.name}'s tensors in {dtype} on {key[1]} are built by a first "
+            "call outside the compiled function (a call of any invdyn function on such tensors)"
+        )
+    return model.derived(_build_tree, *key)
 
 
 def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
