@@ -321,3 +321,17 @@ def test_parallel_collection_equals_serial():
         assert _same_episodes(serial, parallel)
     with pytest.raises(invdyn.InputError, match="workers"):
         collect_robot(model, episodes=1, workers=0)
+
+
+def test_an_mjcf_robot_is_read_with_its_joint_damping_and_friction(tmp_path: Path) -> None:
+    """As MuJoCo simulates the file: the command line's robots and a dataset's source."""
+    from invdyn.cli import _load
+
+    path = tmp_path / "arm.xml"
+    path.write_text(
+        '<mujoco model="arm"><worldbody><body name="link" pos="0 0 1">'
+        '<joint name="hinge" axis="0 1 0" damping="3" frictionloss="0.5"/>'
+        '<geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03"/></body></worldbody></mujoco>'
+    )
+    for model in (_load(str(path)), load_robot_source(f"invdyn:{path}")):
+        assert model.dof_damping.tolist() == [3.0] and model.dof_friction.tolist() == [0.5]

@@ -774,6 +774,9 @@ def _setup(args: argparse.Namespace, plant: Any, trajectory: Any) -> dict[str, A
         "payload": plant.payload,
         "payload_frame": plant.payload_frame,
         "mass_scale": plant.mass_scale,
+        "damping": plant.damping,
+        "friction": plant.friction,
+        "sensor_noise": plant.sensor_noise,
     }
 
 
@@ -1529,9 +1532,12 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _load(name: str, *, floating_base: bool | None = None) -> Model:
-    """`invdyn.load`, pointing at ``invdyn robots`` when a name is unknown."""
+    """`invdyn.load`, pointing at ``invdyn robots`` when a name is unknown; an MJCF file with
+    its joint damping and friction, which MuJoCo simulates as part of it."""
+    from invdyn.io import is_mjcf
+
     try:
-        return invdyn.load(name, floating_base=floating_base)
+        return invdyn.load(name, floating_base=floating_base, friction=is_mjcf(name))
     except InvdynError as error:
         if Path(name).suffix or not str(error).startswith("unknown robot"):
             raise

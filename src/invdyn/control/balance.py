@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,11 @@ def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> F
     configurations = robot_configurations(model)
     name = next((n for n in STANDING if n in configurations), None)
     if name is None:
-        raise InputError(f"{model.name} has no standing configuration in its SRDF files")
+        srdf = Path(model.source).parent.parent / "srdf"
+        raise InputError(
+            f"{model.name} has no standing configuration ({', '.join(STANDING)}) in the SRDF "
+            f"files that fit it in {srdf}"
+        )
     q = configurations[name].copy()
     outside = (q < model.q_lower) | (q > model.q_upper)
     joints = [

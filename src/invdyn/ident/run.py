@@ -300,6 +300,11 @@ def write_results(
     else:
         # an earlier run's, which these results do not describe
         urdf.unlink(missing_ok=True)
+        if params is not None:
+            warn(
+                f"{model.name} was not loaded from a URDF file ({model.source or 'in memory'}): "
+                "no identified.urdf is written (report.json holds the base parameters)"
+            )
     errors = found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
     bars = plot_error_bars(
         joints,
