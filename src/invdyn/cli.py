@@ -176,7 +176,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         default="minimum_jerk",
         help="'minimum_jerk' (a move across the workspace, from 20%% to 80%% of each joint's "
-        "range) or a CSV file with columns time,<joint names> (default: minimum_jerk)",
+        "range) or a CSV file with columns time,<joint names>, in rad or m, a continuous "
+        "joint's angle followed as written (default: minimum_jerk)",
     )
     track.add_argument(
         "--controller",

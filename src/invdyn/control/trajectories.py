@@ -438,11 +438,13 @@ def from_csv(
     check_limits: bool = True,
     limit_margin: float = 0.0,
 ) -> JointTrajectory:
-    """Joint positions over time read from a CSV file, interpolated as by `via_points`.
+    """Joint positions over time read from a CSV file, through the spline of `via_points`.
 
     The file has a header ``time,<joint names>`` and one row per sample: the time in seconds
     (strictly increasing, the first >= 0) and the position of every joint of `model` (rad or m;
-    the angle for a continuous joint). Joint columns are matched by name and may come in any
+    the angle for a continuous joint, followed as written: from 3 to -3 it turns 6 rad, where
+    `via_points` turns the short way between configurations; ``numpy.unwrap`` makes wrapped
+    encoder angles turn the short way). Joint columns are matched by name and may come in any
     order; a column that names no joint, or a joint without a column, is an error. Velocities
     and accelerations come from the clamped cubic spline of `via_points` through the rows.
 
