@@ -349,3 +349,46 @@ def test_a_qp_failure_of_a_robot_that_stands_is_an_error(solo, monkeypatch):
     monkeypatch.setattr(WholeBodyController, "_solve", fails_later)
     with pytest.raises(QPError, match="not solved"):
         run_balance(solo, Scenario(duration=0.1))
+
+
+def _mjcf_quadruped(keyframe: str) -> str:
+    """A torso on four legs of hip, thigh and calf hinges, each ending in a *_foot body."""
+    legs = []
+    for leg, x, y in (("FL", 0.2, 0.1), ("FR", 0.2, -0.1), ("RL", -0.2, 0.1), ("RR", -0.2, -0.1)):
+        legs.append(
+            f'<body name="{leg}_hip" pos="{x} {y} 0"><joint name="{leg}_hip_joint" axis="1 0 0" '
+            'range="-0.8 0.8"/><inertial pos="0 0 0" mass="0.5" diaginertia="1e-3 1e-3 1e-3"/>'
+            f'<body name="{leg}_thigh"><joint name="{leg}_thigh_joint" axis="0 1 0" '
+            'range="-1.5 1.5"/><inertial pos="0 0 -0.1" mass="0.8" diaginertia="4e-3 4e-3 5e-4"/>'
+            f'<body name="{leg}_calf" pos="0 0 -0.2"><joint name="{leg}_calf_joint" axis="0 1 0" '
+            'range="-2.6 -0.3"/><inertial pos="0 0 -0.1" mass="0.3" diaginertia="2e-3 2e-3 2e-4"/>'
+            f'<body name="{leg}_foot" pos="0 0 -0.2"><geom size="0.02" mass="0.05"/></body>'
+            "</body></body></body>"
+        )
+    return (
+        '<mujoco model="quad"><compiler angle="radian"/><worldbody>'
+        '<body name="torso" pos="0 0 0.35"><freejoint name="root"/>'
+        '<inertial pos="0 0 0" mass="6" diaginertia="0.03 0.08 0.1"/>'
+        + "".join(legs)
+        + f"</body></worldbody>{keyframe}</mujoco>"
+    )
+
+
+def test_an_mjcf_robot_stands_in_its_keyframe(tmp_path: Path) -> None:
+    """A menagerie-style MJCF quadruped without SRDF files: its 'home' keyframe is the standing
+    pose; without one, the error names where it looked."""
+    from invdyn.control.balance import Scenario, foot_contacts, standing
+
+    legs = " ".join(["0 0.8 -1.6"] * 4)
+    path = tmp_path / "quad.xml"
+    path.write_text(_mjcf_quadruped(f'<keyframe><key name="home" qpos="0 0 0.35 1 0 0 0 {legs}"/>'
+                                    "</keyframe>"))  # fmt: skip
+    model = invdyn.load(path, floating_base=True)
+    contacts = foot_contacts(model, Scenario())
+    q = standing(model, contacts, radius=0.02)
+    np.testing.assert_allclose(q[7:], np.tile([0.0, 0.8, -1.6], 4))
+    bare = tmp_path / "bare.xml"
+    bare.write_text(_mjcf_quadruped(""))
+    model = invdyn.load(bare, floating_base=True)
+    with pytest.raises(invdyn.InputError, match=r"or among the keyframes of .*bare\.xml"):
+        standing(model, foot_contacts(model, Scenario()), radius=0.02)

@@ -325,7 +325,7 @@ def _parser() -> argparse.ArgumentParser:
         "accelerations and contact forces, friction cones, torque limits), print the centre of "
         "mass error and the friction cone and torque margins, and write a plot and a report.",
     )
-    wbc.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf path, e.g. go1")
+    wbc.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf/.xml path, e.g. go1")
     wbc.add_argument(
         "--scenario", choices=SCENARIOS, default="stand", help="what to do (default: stand)"
     )

@@ -43,6 +43,8 @@ from invdyn.control.wbc import (
     WholeBodyController,
 )
 from invdyn.errors import InputError
+from invdyn.io import is_mjcf
+from invdyn.io.mjcf import keyframes
 from invdyn.io.srdf import robot_configurations
 from invdyn.kinematics import frame_placement, frame_point
 from invdyn.model import Model
@@ -51,8 +53,15 @@ Float = NDArray[np.float64]
 SCENARIOS = ("stand", "sway", "squat", "push", "lift")
 # the centre of mass this far below its reference means the robot fell, m
 FALL = 0.05
-# the SRDF states a robot starts from, in order of preference
-STANDING = ("standing", "half_sitting", "standing_with_arm_home", "standing_with_arm_up")
+# the SRDF states or MJCF keyframes a legged robot starts from, in order of preference
+STANDING = (
+    "standing",
+    "half_sitting",
+    "standing_with_arm_home",
+    "standing_with_arm_up",
+    "stand",
+    "home",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,16 +249,21 @@ def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
 
 
 def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> Float:
-    """(nq,) the SRDF's standing configuration (the first state of `STANDING` that
-    `invdyn.io.srdf.robot_configurations` has) with the lowest contact sphere on the ground;
-    `InputError` when there is none, or it puts joints outside their limits."""
+    """(nq,) the robot's standing configuration (the first of `STANDING` among the SRDF states
+    that `invdyn.io.srdf.robot_configurations` finds and, for an MJCF file, its keyframes,
+    which win) with the lowest contact sphere on the ground; `InputError` when there is none,
+    or it puts joints outside their limits."""
     configurations = robot_configurations(model)
+    mjcf = is_mjcf(model.source)
+    if mjcf:
+        configurations |= keyframes(model)
     name = next((n for n in STANDING if n in configurations), None)
     if name is None:
         srdf = Path(model.source).parent.parent / "srdf"
+        keys = f" or among the keyframes of {model.source}" if mjcf else ""
         raise InputError(
             f"{model.name} has no standing configuration ({', '.join(STANDING)}) in the SRDF "
-            f"files that fit it in {srdf}"
+            f"files that fit it in {srdf}{keys}"
         )
     q = configurations[name].copy()
     outside = (q < model.q_lower) | (q > model.q_upper)
@@ -260,7 +274,7 @@ def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> F
     ]
     if joints:
         raise InputError(
-            f"{model.name}: the SRDF state {name!r} puts joints outside their limits: "
+            f"{model.name}: the standing configuration {name!r} puts joints outside their limits: "
             f"{', '.join(joints)}"
         )
     q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)

@@ -155,6 +155,24 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
     return mj_model
 
 
+def keyframes(model: Model) -> dict[str, Float]:
+    """The named keyframes (``<keyframe><key name=... qpos=...>``) of the MJCF file `model` was
+    loaded from, as (nq,) configurations by name; unnamed keys and those without a ``qpos``
+    left out.
+
+    Raises:
+      ModelError: as `compile_mjcf`.
+    """
+    from invdyn.configuration import from_mujoco_state
+
+    mj_model = compile_mjcf(model.source, floating_base=model.floating_base or None)
+    named = [k for k in range(mj_model.nkey) if mj_model.key(k).name]
+    return {
+        mj_model.key(k).name: from_mujoco_state(model, mj_model, mj_model.key_qpos[k])[0]
+        for k in named
+    }
+
+
 def from_mujoco(
     mj_model: Any,
     *,
