@@ -245,10 +245,10 @@ def evaluate_checkpoint(
     info = data.info
     if info.action_names is None:
         raise InputError(f"dataset {data.path} has no actions to evaluate against")
-    progress = checkpoint.train_state or {}
-    if progress.get("finished") is False:
+    state = checkpoint.train_state or {}
+    if state.get("finished") is False:
         warn(
-            f"{checkpoint_dir} is the checkpoint of epoch {progress.get('epoch')} of "
+            f"{checkpoint_dir} is the checkpoint of epoch {state.get('epoch')} of "
             f"{checkpoint.config.train.epochs}: its training has not finished"
         )
     labeller = read_metadata(data.path).get("labelled_by")
@@ -276,7 +276,6 @@ def evaluate_checkpoint(
     count = len(arrays)
 
     # the dataset's episodes that the checkpoint was trained on and validated on, if known
-    state = checkpoint.train_state or {}
     run = _run_episodes(state, arrays)
     train_idx = None if run is None else run[0]
     if episodes is not None:
