@@ -137,6 +137,19 @@ def test_wrong_last_dimension(function, argument, pendulum2, continuous):
 
 
 @pytest.mark.parametrize(("function", "argument"), ARGUMENTS)
+def test_a_scalar_is_not_a_vector_of_one(function, argument):
+    """For a robot of one coordinate, a scalar is refused by its own shape, (), rather than
+    read as the vector of shape (1,) that the functions take."""
+    pendulum = invdyn.load("pendulum")
+    assert pendulum.nq == pendulum.nv == 1
+    _call(function, pendulum, **{argument: np.full(1, 0.3)})
+    with pytest.raises(
+        invdyn.InputError, match=rf"^{argument} must have shape \(\.\.\., 1\), got \(\)"
+    ):
+        _call(function, pendulum, **{argument: 0.3})
+
+
+@pytest.mark.parametrize(("function", "argument"), ARGUMENTS)
 def test_transposed_batch(function, argument, continuous):
     """A batch laid out (size, batch) instead of (batch, size) is refused, not reinterpreted."""
     size = _size(continuous, argument)
