@@ -689,6 +689,22 @@ def test_load_dispatches_xml(tmp_path: Path) -> None:
     assert as_xml.source == str(urdf)
 
 
+def test_load_simulated_reads_damping_from_mjcf_only(tmp_path: Path) -> None:
+    """The simulation commands' robot: MuJoCo simulates an MJCF file's damping and friction,
+    so its model has them; a URDF's plant is built from the ideal rigid-body tree."""
+    mjcf = tmp_path / "anchors.xml"
+    mjcf.write_text(ANCHORS)
+    np.testing.assert_allclose(invdyn.io.load_simulated(mjcf).dof_damping, [0.0, 0.5, 0.0])
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        Path(invdyn.io.robots.robot_path("double_pendulum"))
+        .read_text()
+        .replace("</joint>", '<dynamics damping="0.3" friction="0.1"/></joint>')
+    )
+    assert invdyn.io.load(urdf, friction=True).dof_damping.max() == 0.3
+    np.testing.assert_allclose(invdyn.io.load_simulated(urdf).dof_damping, 0.0)
+
+
 # bad input
 
 

@@ -1533,12 +1533,11 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _load(name: str, *, floating_base: bool | None = None) -> Model:
-    """`invdyn.load`, pointing at ``invdyn robots`` when a name is unknown; an MJCF file with
-    its joint damping and friction, which MuJoCo simulates as part of it."""
-    from invdyn.io import is_mjcf
+    """`invdyn.io.load_simulated`, pointing at ``invdyn robots`` when a name is unknown."""
+    from invdyn.io import load_simulated
 
     try:
-        return invdyn.load(name, floating_base=floating_base, friction=is_mjcf(name))
+        return load_simulated(name, floating_base=floating_base)
     except InvdynError as error:
         if Path(name).suffix or not str(error).startswith("unknown robot"):
             raise

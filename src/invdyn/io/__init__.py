@@ -65,6 +65,13 @@ def load(
     )
 
 
+def load_simulated(source: str | os.PathLike[str], *, floating_base: bool | None = None) -> Model:
+    """`load` as the simulation commands read a robot: an MJCF file with its joint damping and
+    friction, which MuJoCo simulates as part of the file; a URDF file or a built-in robot as the
+    ideal rigid-body tree."""
+    return load(source, floating_base=floating_base, friction=is_mjcf(source))
+
+
 def is_mjcf(source: str | os.PathLike[str]) -> bool:
     """Whether `invdyn.load` reads `source` as MJCF: an ``.xml`` file whose root element is not
     URDF's ``<robot>``."""
@@ -83,4 +90,4 @@ def _root_tag(path: Path) -> str | None:
     return None
 
 
-__all__ = ["is_mjcf", "load"]
+__all__ = ["is_mjcf", "load", "load_simulated"]

@@ -354,12 +354,11 @@ def load_robot_source(source: str) -> Model:
     """
     if not source.startswith("invdyn:"):
         raise InputError(f"source {source!r} is not an invdyn robot ('invdyn:<robot>')")
-    from invdyn.io import is_mjcf, load
+    from invdyn.io import load_simulated
 
     robot = source.removeprefix("invdyn:")
     try:
-        # an MJCF file with its joint damping and friction, as the command line loads it
-        return load(robot, floating_base=False, friction=is_mjcf(robot))
+        return load_simulated(robot, floating_base=False)
     except (InvdynError, OSError, ValueError) as exc:
         raise InputError(f"robot {robot!r} of source {source!r} cannot be loaded: {exc}") from None
 
