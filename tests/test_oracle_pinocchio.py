@@ -150,6 +150,18 @@ def test_mass_matrix(name, floating):
 
 
 @pytest.mark.parametrize(("name", "floating"), CASES)
+def test_coriolis_matrix(name, floating):
+    """The same factorisation, the Christoffel symbols of M, not merely one with the same C v."""
+    model, pmodel = _load(name, floating)
+    pdata = pmodel.createData()
+    q, v, _ = _states(model, pmodel, name + "/coriolis", NSTATES)
+    for k in range(NSTATES):
+        expected = pin.computeCoriolisMatrix(pmodel, pdata, q[k], v[k]).copy()
+        ours = invdyn.coriolis(model, q[k], v[k])
+        assert_close(ours, expected, rtol=RTOL, what=f"C {name} state {k}")
+
+
+@pytest.mark.parametrize(("name", "floating"), CASES)
 def test_rnea_derivatives(name, floating):
     model, pmodel = _load(name, floating)
     pdata = pmodel.createData()

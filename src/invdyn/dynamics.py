@@ -222,10 +222,13 @@ def bias(model: Model, q: Array, v: Array, *, params: Array | None = None) -> Ar
 
 
 def coriolis(model: Model, q: Array, v: Array, *, params: Array | None = None) -> Array:
-    """Coriolis matrix C(q, v), with C v the velocity-product forces and M_dot - 2 C skew.
+    """Coriolis matrix C(q, v) of the Christoffel symbols of M: C v the velocity-product forces,
+    C + C^T = M_dot (so M_dot - 2 C is skew-symmetric: passivity).
 
-    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i) in world coordinates, a factorisation that
-    keeps M_dot - 2 C skew-symmetric (passivity).
+    Of the many C with the same C v, the one of the Christoffel symbols of the first kind,
+    ``C_ij = sum_k (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) v_k / 2``, as Pinocchio's
+    ``computeCoriolisMatrix``, by C = sum_i J_i^T (I_i J_dot_i + B(I_i, v_i) J_i) in world
+    coordinates (Echeandia and Wensing 2021; `invdyn.kernels.cpu.coriolis`).
 
     Args:
       model: the robot.

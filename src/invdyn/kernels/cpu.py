@@ -945,10 +945,13 @@ def regressor(ints, reals, q, v, a, out):
 
 @njit(cache=True, fastmath=_FAST)
 def coriolis(ints, reals, q, v, out):
-    """Coriolis matrix C (nv, nv) with C v the velocity product terms and M_dot - 2 C skew.
+    """Coriolis matrix C (nv, nv) of the Christoffel symbols of M: C v the velocity product
+    terms, C + C^T = M_dot.
 
-    C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), everything in the coordinates of each
-    tree's root body (`_world_placements` from roots: any fixed frame gives the same C).
+    C = sum_i J_i^T (I_i J_dot_i + B(I_i, v_i) J_i) with the body Coriolis matrix
+    B(I, v) = ((v x*) I - I (v x) + (I v) xbar*) / 2, where (f xbar*) m = m x* f (Echeandia
+    and Wensing 2021, as Pinocchio's ``computeCoriolisMatrix``), everything in the coordinates
+    of each tree's root body (`_world_placements` from roots: any fixed frame gives the same C).
     """
     dofs = reals[ints.shape[0] :]
     status = _check(q, v, v, np.zeros((0, 6)))
@@ -979,6 +982,9 @@ def coriolis(ints, reals, q, v, out):
     inertia = np.empty((6, 6))
     chain = np.empty(nv, dtype=np.int64)
     ij = np.empty(6)
+    momentum = np.empty(6)
+    crossed = np.empty(6)
+    turned = np.empty(6)
     term = np.empty((nv, 6))
     for i in range(nbody):
         # body i's inertia in world coordinates
@@ -994,17 +1000,26 @@ def coriolis(ints, reals, q, v, out):
                 chain[count] = ints[j, 3] + k
                 count += 1
             j = ints[j, 0]
+        for r in range(6):
+            acc = 0.0
+            for s in range(6):
+                acc += inertia[r, s] * vel[i, s]
+            momentum[r] = acc
         for c in range(count):
             d = chain[c]
-            # I J_dot + v x* (I J)
+            # I J_dot + (v x* (I J) - I (v x J) + J x* (I v)) / 2
+            turned[:] = 0.0
+            _add_cross_motion(vel[i], cols[d], turned)
+            crossed[:] = 0.0
+            _add_cross_force(cols[d], momentum, crossed)
             for r in range(6):
                 acc = 0.0
                 acc2 = 0.0
                 for s in range(6):
-                    acc += inertia[r, s] * dcols[d, s]
+                    acc += inertia[r, s] * (dcols[d, s] - 0.5 * turned[s])
                     acc2 += inertia[r, s] * cols[d, s]
-                term[c, r] = acc
-                ij[r] = acc2
+                term[c, r] = acc + 0.5 * crossed[r]
+                ij[r] = 0.5 * acc2
             _add_cross_force(vel[i], ij, term[c])
         for r in range(count):
             for c in range(count):

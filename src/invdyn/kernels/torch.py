@@ -388,8 +388,9 @@ def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
 
 
 def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
-    """(B, nv, nv) Coriolis matrix C = sum_i J_i^T (I_i J_dot_i + (v_i x*) I_i J_i), world
-    coordinates, as the CPU kernel factorises it (M_dot - 2 C skew)."""
+    """(B, nv, nv) Coriolis matrix of the Christoffel symbols of M,
+    C = sum_i J_i^T (I_i J_dot_i + B(I_i, v_i) J_i) in world coordinates, with the body
+    Coriolis matrix B of the CPU kernel (`invdyn.kernels.cpu.coriolis`)."""
     rotations, origins = forward_kinematics(t, q, from_roots=True)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
@@ -400,12 +401,16 @@ def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     column_rates = _cross_motion(body_velocity[:, dof_body], columns)
     jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
     rates = column_rates.transpose(-1, -2)[:, None] * t.moves[:, None, :]
-    momentum = inertias @ jacobians
-    # v_i x* (I J): the force cross product applied to every column
-    crossed = _cross_force(body_velocity[:, :, None, :], momentum.transpose(-1, -2)).transpose(
-        -1, -2
+    # B(I, v) J = (v x* (I J) - I (v x J) + J x* (I v)) / 2, column by column (B, nbody, nv, 6)
+    by_column = jacobians.transpose(-1, -2)
+    velocity = body_velocity[:, :, None, :]
+    momentum = (inertias @ body_velocity[..., None]).transpose(-1, -2)
+    turned = _cross_motion(velocity, by_column).transpose(-1, -2)
+    crossed = _cross_force(velocity, (inertias @ jacobians).transpose(-1, -2)) + _cross_force(
+        by_column, momentum
     )
-    return torch.einsum("bkxi,bkxj->bij", jacobians, inertias @ rates + crossed)
+    body_terms = inertias @ (rates - 0.5 * turned) + 0.5 * crossed.transpose(-1, -2)
+    return torch.einsum("bkxi,bkxj->bij", jacobians, body_terms)
 
 
 def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
@@ -509,6 +514,8 @@ def rnea_derivatives(
 ) -> Tensor:
     """(B, 3, nv, nv) d tau / dq (tangent space, `tangent_map`), d tau / dv and d tau / da of
     rnea, by forward-mode automatic differentiation along every coordinate at once."""
+    # forward mode writes tangents into its primals: a broadcast view (stride 0) cannot take them
+    q, v = q.contiguous(), v.contiguous()
 
     def along(dq: Tensor, dv: Tensor) -> Tensor:
         return torch.func.jvp(lambda q_, v_: rnea(t, q_, v_, a, f_ext, params), (q, v), (dq, dv))[1]
@@ -531,6 +538,8 @@ def aba_derivatives(
     qdd = aba(t, q, v, tau, f_ext, params)
     derivatives = rnea_derivatives(t, q, v, qdd, f_ext, params)
     factor, info = torch.linalg.cholesky_ex(derivatives[:, 2])
-    inverse = torch.cholesky_inverse(factor)
+    factored = (info == 0)[:, None, None]
+    # cholesky_inverse raises on a zero pivot: a failed factor is inverted as the identity
+    inverse = torch.cholesky_inverse(torch.where(factored, factor, torch.eye(t.nv).to(factor)))
     out = torch.stack([-inverse @ derivatives[:, 0], -inverse @ derivatives[:, 1], inverse], 1)
-    return torch.where((info == 0)[:, None, None, None], out, torch.nan)
+    return torch.where(factored[:, None], out, torch.nan)
