@@ -252,12 +252,14 @@ def test_random_configuration_respects_limits() -> None:
 @pytest.mark.parametrize(
     ("q", "v", "message"),
     [
-        (np.zeros(5), None, r"q has shape \(5,\), expected \(\.\.\., 20\)"),
-        (0.0, None, r"q has shape \(\), expected"),
-        (None, np.zeros((2, 4)), r"v has shape \(2, 4\), expected \(\.\.\., 16\)"),
+        (np.zeros(5), None, r"q must have shape \(\.\.\., 20\), got \(5,\)"),
+        (0.0, None, r"q must have shape \(\.\.\., 20\), got \(\)"),
+        (None, np.zeros((2, 4)), r"v must have shape \(\.\.\., 16\), got \(2, 4\)"),
         (np.full(20, np.nan), None, "q holds a non-finite value"),
         (None, np.full(16, np.inf), "v holds a non-finite value"),
-        ("abc", None, "q must be a numeric array"),
+        ("abc", None, "q must be an array of numbers"),
+        (np.zeros(20, dtype=complex), None, "q must be an array of numbers"),
+        (None, np.zeros(16, dtype="datetime64[s]"), "v must be an array of numbers"),
     ],
 )
 def test_integrate_rejects_bad_input(q: Any, v: Any, message: str) -> None:
@@ -268,14 +270,35 @@ def test_integrate_rejects_bad_input(q: Any, v: Any, message: str) -> None:
         integrate(model, q, v)
 
 
+@pytest.mark.parametrize(
+    "joint", [i for i, t in enumerate(ALL_TYPES) if t in (J.FREE, J.SPHERICAL, J.CONTINUOUS)]
+)
+def test_a_direction_of_zero_norm_is_refused_by_name(joint: int) -> None:
+    """A quaternion or (cos, sin) pair of zeros has no direction: integrate and difference
+    refuse it, naming the joint, rather than return NaN."""
+    model = chain(ALL_TYPES)
+    jtype = JointType(model.jnt_type[joint])
+    start = model.jnt_qadr[joint] + (3 if jtype == J.FREE else 0)
+    stop = model.jnt_qadr[joint] + model.jnt_nq[joint]
+    zero = np.tile(neutral(model), (2, 1))
+    zero[1, start:stop] = 0.0
+    message = rf"joint '{model.jnt_name[joint]}' \(q0?\[\.\.\., {start}:{stop}\]\) has zero norm"
+    with pytest.raises(invdyn.InputError, match=message):
+        integrate(model, zero, np.zeros(model.nv))
+    with pytest.raises(invdyn.InputError, match=message.replace("q0?", "q0")):
+        difference(model, zero, neutral(model))
+    with pytest.raises(invdyn.InputError, match=message):
+        normalize(model, zero)
+
+
 def test_difference_rejects_bad_input() -> None:
     model = chain(ALL_TYPES)
-    with pytest.raises(invdyn.InputError, match="q1 has shape"):
+    with pytest.raises(invdyn.InputError, match="q1 must have shape"):
         difference(model, neutral(model), np.zeros(3))
     with pytest.raises(invdyn.InputError, match="q0 holds a non-finite"):
         difference(model, np.full(model.nq, np.nan), neutral(model))
     with pytest.raises(invdyn.InputError, match=r"do not broadcast: q0 \(2, 20\), q1 \(3, 20\)"):
-        difference(model, np.zeros((2, model.nq)), np.zeros((3, model.nq)))
+        difference(model, np.tile(neutral(model), (2, 1)), np.tile(neutral(model), (3, 1)))
     with pytest.raises(invdyn.InputError, match="dt must be finite"):
         integrate(model, neutral(model), np.zeros(model.nv), dt=np.nan)
 
@@ -427,9 +450,14 @@ def test_mujoco_mismatch_is_reported() -> None:
 @requires_mujoco
 def test_mujoco_rejects_bad_input() -> None:
     mj_model, model = _robot()
-    with pytest.raises(invdyn.InputError, match=r"qpos has shape \(3,\)"):
+    with pytest.raises(
+        invdyn.InputError, match=r"qpos must have shape \(\.\.\., \d+\), got \(3,\)"
+    ):
         from_mujoco_state(model, mj_model, np.zeros(3))
     with pytest.raises(invdyn.InputError, match="qvel holds a non-finite"):
         from_mujoco_state(model, mj_model, mj_model.qpos0, np.full(mj_model.nv, np.nan))
-    with pytest.raises(invdyn.InputError, match="v has shape"):
+    with pytest.raises(invdyn.InputError, match="v must have shape"):
         to_mujoco_state(model, mj_model, neutral(model), np.zeros(2))
+    # an MjData in place of its MjModel
+    with pytest.raises(invdyn.InputError, match="compiled mujoco.MjModel, got MjData"):
+        to_mujoco_state(model, mujoco.MjData(mj_model), neutral(model))

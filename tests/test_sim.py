@@ -712,7 +712,7 @@ def test_control_period_not_a_multiple_of_the_timestep(control_rate, timestep):
             {"control_rate": 1e-5},
             r"control period 1 / control_rate = 100000 s is longer than the duration 0.01 s",
         ),
-        ({"q0": [0.0, 0.0]}, r"q0 has shape \(2,\)"),
+        ({"q0": [0.0, 0.0]}, r"q0 must have shape \(\.\.\., 1\), got \(2,\)"),
         ({"q0": [[0.0]]}, r"q0 has shape \(1, 1\)"),
         ({"q0": [float("nan")]}, "q0 holds a non-finite"),
         ({"v0": [0.0, 1.0]}, "v0"),

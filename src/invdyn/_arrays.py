@@ -40,6 +40,14 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
+def as_finite_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray:
+    """`as_float_array` of `x`, or `InputError` naming it when it holds NaN or inf."""
+    array = as_float_array(name, x, size)
+    if not np.isfinite(array).all():
+        raise InputError(f"{name} holds a non-finite value (NaN or inf)")
+    return array
+
+
 def hash_arrays(digest: Any, arrays: Iterable[np.ndarray]) -> None:
     """Feed each array's shape and bytes to the `hashlib` object `digest`: arrays of other
     shapes, or split otherwise, never hash alike."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_real
+from invdyn._arrays import as_finite_array, check_real
 from invdyn.errors import InputError
 from invdyn.model import JointType, Model
 from invdyn.spatial import quaternion_to_matrix, skew
@@ -135,23 +135,9 @@ def normalize(model: Model, q: ArrayLike) -> Float:
     Raises:
       InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
     """
-    out = check_array("q", q, model.nq).copy()
-    for i, (jtype, qs, _, _) in enumerate(_joints(model)):
-        if jtype == JointType.CONTINUOUS:
-            part, what = slice(qs, qs + 2), "(cos, sin)"
-        elif jtype == JointType.SPHERICAL:
-            part, what = slice(qs, qs + 4), "quaternion"
-        elif jtype == JointType.FREE:
-            part, what = slice(qs + 3, qs + 7), "quaternion"
-        else:
-            continue
-        norm = np.linalg.norm(out[..., part], axis=-1, keepdims=True)
-        if np.any(norm == 0.0):
-            raise InputError(
-                f"q: the {what} of joint {model.jnt_name[i]!r} "
-                f"(q[..., {part.start}:{part.stop}]) has zero norm"
-            )
-        out[..., part] /= norm
+    out = _configuration(model, "q", q).copy()
+    for _, part, _ in _directions(model):
+        out[..., part] /= np.linalg.norm(out[..., part], axis=-1, keepdims=True)
     return out
 
 
@@ -171,9 +157,12 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Floa
 
     Returns:
       (..., nq) configurations.
+
+    Raises:
+      InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
     """
-    q = check_array("q", q, model.nq)
-    v = check_array("v", v, model.nv) * check_real("dt", dt)
+    q = _configuration(model, "q", q)
+    v = as_finite_array("v", v, model.nv) * check_real("dt", dt)
     batch = _batch_shape(q=q, v=v)
     q = np.broadcast_to(q, (*batch, model.nq))
     v = np.broadcast_to(v, (*batch, model.nv))
@@ -217,9 +206,12 @@ def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> Float:
 
     Returns:
       (..., nv) velocities.
+
+    Raises:
+      InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
     """
-    q0 = check_array("q0", q0, model.nq)
-    q1 = check_array("q1", q1, model.nq)
+    q0 = _configuration(model, "q0", q0)
+    q1 = _configuration(model, "q1", q1)
     batch = _batch_shape(q0=q0, q1=q1)
     q0 = np.broadcast_to(q0, (*batch, model.nq))
     q1 = np.broadcast_to(q1, (*batch, model.nq))
@@ -300,10 +292,13 @@ def to_mujoco_state(
 
     Returns:
       (..., mujoco nq) ``qpos`` and (..., mujoco nv) ``qvel``.
+
+    Raises:
+      InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
     """
     index = mujoco_index(model, mj_model)
-    q = check_array("q", q, model.nq)
-    v = np.zeros(model.nv) if v is None else check_array("v", v, model.nv)
+    q = _configuration(model, "q", q)
+    v = np.zeros(model.nv) if v is None else as_finite_array("v", v, model.nv)
     batch = _batch_shape(q=q, v=v)
     qpos = np.array(np.broadcast_to(mj_model.qpos0, (*batch, mj_model.nq)), dtype=np.float64)
     qvel = np.zeros((*batch, mj_model.nv))
@@ -349,8 +344,10 @@ def from_mujoco_state(
       (..., nq) configurations and (..., nv) velocities.
     """
     index = mujoco_index(model, mj_model)
-    qpos = check_array("qpos", qpos, int(mj_model.nq))
-    qvel = np.zeros(mj_model.nv) if qvel is None else check_array("qvel", qvel, int(mj_model.nv))
+    qpos = as_finite_array("qpos", qpos, int(mj_model.nq))
+    qvel = (
+        np.zeros(mj_model.nv) if qvel is None else as_finite_array("qvel", qvel, int(mj_model.nv))
+    )
     batch = _batch_shape(qpos=qpos, qvel=qvel)
     qpos = np.broadcast_to(qpos, (*batch, mj_model.nq))
     qvel = np.broadcast_to(qvel, (*batch, mj_model.nv))
@@ -378,6 +375,35 @@ def from_mujoco_state(
             rotation = quaternion_to_matrix(_normalize(quat))
             v[..., vs : vs + 3] = _apply(np.swapaxes(rotation, -1, -2), qvel[..., ds : ds + 3])
     return q, v
+
+
+def _configuration(model: Model, name: str, q: ArrayLike) -> Float:
+    """`q` as a finite (..., nq) float array whose quaternions and ``(cos θ, sin θ)`` pairs
+    have a direction (a norm above zero), or `InputError` naming the joint that has none."""
+    q = as_finite_array(name, q, model.nq)
+    for joint, part, what in _directions(model):
+        if np.any(np.linalg.norm(q[..., part], axis=-1) == 0.0):
+            raise InputError(
+                f"{name}: the {what} of joint {joint!r} "
+                f"({name}[..., {part.start}:{part.stop}]) has zero norm"
+            )
+    return q
+
+
+def _directions(model: Model) -> list[tuple[str, slice, str]]:
+    """(joint name, slice of q, what it holds) of each quaternion and ``(cos θ, sin θ)`` pair of
+    `model`, the coordinates that hold a direction rather than a value."""
+    parts = {
+        JointType.CONTINUOUS: (0, 2, "(cos, sin)"),
+        JointType.SPHERICAL: (0, 4, "quaternion"),
+        JointType.FREE: (3, 7, "quaternion"),
+    }
+    out = []
+    for name, (jtype, qs, _, _) in zip(model.jnt_name, _joints(model), strict=True):
+        if jtype in parts:
+            start, stop, what = parts[jtype]
+            out.append((name, slice(qs + start, qs + stop), what))
+    return out
 
 
 def _joints(model: Model) -> list[tuple[JointType, int, int, int]]:
@@ -520,27 +546,3 @@ def _batch_shape(**arrays: Float) -> tuple[int, ...]:
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InputError(f"leading dimensions do not broadcast: {shapes}") from None
-
-
-def check_array(name: str, x: ArrayLike, size: int) -> Float:
-    """`x` as a float array of shape (..., size), or `InputError` naming `name`.
-
-    Args:
-      name: the argument's name, for the message.
-      x: (..., size) array-like.
-      size: the expected trailing dimension.
-
-    Returns:
-      (..., size) float64 array.
-    """
-    try:
-        array = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise InputError(
-            f"{name} must be a numeric array of shape (..., {size}): {error}"
-        ) from None
-    if array.ndim == 0 or array.shape[-1] != size:
-        raise InputError(f"{name} has shape {array.shape}, expected (..., {size})")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{name} holds a non-finite value (NaN or inf)")
-    return array

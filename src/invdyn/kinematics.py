@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import (
     any_tensor,
+    as_finite_array,
     as_float_array,
     batch_shape,
     not_a_model,
@@ -81,9 +82,7 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
         return _tensor_frame_placement(model, q, body, local_rot, local_pos)
     if body < 0:
         # fixed to the world: q is only checked, and sets the batch shape
-        q = as_float_array("q", q, model.nq)
-        if not np.all(np.isfinite(q)):
-            raise InputError("q holds a non-finite value (NaN or inf)")
+        q = as_finite_array("q", q, model.nq)
         lead = q.shape[:-1]
         return (
             np.broadcast_to(local_rot, (*lead, 3, 3)).copy(),
@@ -295,12 +294,11 @@ def _broadcast(model: Model, **named: Any) -> list[Array]:
     """q (..., nq) and velocity-like (..., nv) arrays, velocities checked finite, broadcast to
     their common batch shape (q is checked by the kinematics kernel)."""
     arrays = {
-        name: as_float_array(name, x, model.nq if name == "q" else model.nv)
+        name: as_float_array(name, x, model.nq)
+        if name == "q"
+        else as_finite_array(name, x, model.nv)
         for name, x in named.items()
     }
-    for name, x in arrays.items():
-        if name != "q" and not np.all(np.isfinite(x)):
-            raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
     return [np.broadcast_to(x, (*lead, x.shape[-1])) for x in arrays.values()]
 

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import (
     any_tensor,
+    as_finite_array,
     as_float_array,
     batch_shape,
     flatten,
@@ -66,14 +67,12 @@ def with_parameters(model: Model, params: Array | None) -> Model:
     if params is None:
         return model
     packed(model)
-    params = as_float_array("params", params, 10 * model.nbody + 3 * model.nv)
+    params = as_finite_array("params", params, 10 * model.nbody + 3 * model.nv)
     if params.ndim != 1:
         raise InputError(
             f"params must have shape ({10 * model.nbody + 3 * model.nv},) with numpy arrays "
             f"(a batch of parameter sets needs tensors), got {params.shape}"
         )
-    if not np.all(np.isfinite(params)):
-        raise InputError("params holds a non-finite value (NaN or inf)")
     bodies = params[: 10 * model.nbody].reshape(model.nbody, 10)
     mass, moment = bodies[:, 0], bodies[:, 1:4]
     for i in np.flatnonzero((mass < 0) | ((mass == 0) & np.any(moment != 0, axis=1))):

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.errors import ModelError, ModelWarning, warn
+from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JointType, Model
 from invdyn.spatial import axis_angle_to_matrix, quaternion_to_matrix
 
@@ -194,6 +194,7 @@ def from_mujoco(
     Returns:
       The validated model; see the module docstring for how MuJoCo's concepts map onto it.
     """
+    check_mj_model(mj_model)
     where = source or "mujoco model"
     if name is None:
         name = _model_name(mj_model) or (Path(source).stem if source else "mujoco")
@@ -294,6 +295,15 @@ def _gravity(mj_model: Any) -> Float:
     return np.array(mj_model.opt.gravity, dtype=np.float64)
 
 
+def check_mj_model(mj_model: Any) -> None:
+    """`InputError` unless `mj_model` is a compiled ``mujoco.MjModel`` (an ``MjData`` or an
+    ``MjSpec`` in its place is a common slip), told without importing mujoco."""
+    if type(mj_model).__name__ != "MjModel":
+        raise InputError(
+            f"mj_model must be a compiled mujoco.MjModel, got {type(mj_model).__name__}"
+        )
+
+
 def body_names(mj_model: Any) -> tuple[str, ...]:
     """Names of the MuJoCo bodies as invdyn uses them, ``f"body{i}"`` where unnamed.
 
@@ -303,6 +313,7 @@ def body_names(mj_model: Any) -> tuple[str, ...]:
     Returns:
       (nbody,) names, the world body first.
     """
+    check_mj_model(mj_model)
     return _names(mj_model, "body", mj_model.nbody)
 
 
@@ -317,6 +328,7 @@ def joint_names(mj_model: Any) -> tuple[str, ...]:
     Returns:
       (njnt,) names, in MuJoCo's joint order.
     """
+    check_mj_model(mj_model)
     root = mj_model.njnt > 0 and int(mj_model.jnt_type[0]) == MJ_FREE
     return _names(mj_model, "joint", mj_model.njnt, first="root_joint" if root else None)
 

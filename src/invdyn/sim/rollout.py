@@ -24,10 +24,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_positive
+from invdyn._arrays import as_finite_array, check_positive
 from invdyn._files import atomic_open
 from invdyn.configuration import (
-    check_array,
     from_mujoco_state,
     integrate,
     mujoco_index,
@@ -346,7 +345,7 @@ def _measure(
 
 def _state(name: str, value: ArrayLike, size: int) -> Float:
     """A single finite (size,) state, or `InputError`."""
-    array = check_array(name, value, size)
+    array = as_finite_array(name, value, size)
     if array.shape != (size,):
         raise InputError(f"{name} has shape {array.shape}, expected ({size},)")
     return array
