@@ -192,6 +192,27 @@ def test_leading_shapes_broadcast_and_arrays_mix_with_tensors(robot):
     assert_close(one.numpy(), invdyn.rnea(robot, q[0, 0], v[0, 0], a), rtol=RTOL, what="broadcast")
     empty = invdyn.rnea(robot, *tensors(q[:0, 0], v[:0, 0], a[:0, 0]))
     assert empty.shape == (0, robot.nv)
+    # the derivatives broadcast alike (forward mode cannot write into a broadcast view)
+    v_one, a_one = torch.tensor(v[0, 0]), torch.tensor(a[0, 0])
+    for function in (invdyn.rnea_derivatives, invdyn.aba_derivatives):
+        ours = function(robot, torch.tensor(q), v_one, a_one)
+        spelled_out = function(robot, torch.tensor(q), v_one.repeat(2, 3, 1), a_one.repeat(2, 3, 1))
+        for name, x, y in zip("dq dv M".split(), ours, spelled_out, strict=True):
+            assert x.shape == (2, 3, robot.nv, robot.nv)
+            torch.testing.assert_close(x, y, msg=f"{function.__name__} {name} broadcast")
+
+
+def test_meta_tensors_give_the_shapes_of_the_results(robot):
+    """Tensors on the meta device hold no values: each function gives its results' shapes."""
+    q = torch.empty(4, robot.nq, device="meta", dtype=torch.float64)
+    v = torch.empty(4, robot.nv, device="meta", dtype=torch.float64)
+    nv = robot.nv
+    assert invdyn.rnea(robot, q, v, v).shape == (4, nv)
+    assert invdyn.mass_matrix(robot, q).shape == (4, nv, nv)
+    assert invdyn.coriolis(robot, q, v).shape == (4, nv, nv)
+    assert invdyn.aba(robot, q, v, v).shape == (4, nv)
+    assert [x.shape for x in invdyn.rnea_derivatives(robot, q, v, v)] == [(4, nv, nv)] * 3
+    assert invdyn.frame_jacobian(robot, q, 0).shape == (4, 6, nv)
 
 
 def test_torch_func_transforms_vmap_the_functions(robot):
@@ -412,6 +433,18 @@ def test_bad_tensors_get_errors_that_name_them(load_robot):
         invdyn.rnea("panda", q, v, a)
 
 
+def test_a_non_finite_root_position_is_refused_where_the_result_does_not_read_it(load_robot):
+    """The mass matrix and the Coriolis matrix are computed in the root's frame, so its
+    position does not reach them: it is checked as the numpy path checks it."""
+    model = load_robot("solo12", floating_base=True)
+    q, v, _ = tensors(*states(model, "torch-root"))
+    q[1, 0] = float("nan")
+    with pytest.raises(invdyn.InputError, match="q holds a non-finite value"):
+        invdyn.mass_matrix(model, q)
+    with pytest.raises(invdyn.InputError, match="q holds a non-finite value"):
+        invdyn.coriolis(model, q, v)
+
+
 def test_singular_mass_matrix_is_a_model_error(load_robot):
     model = load_robot("panda", floating_base=False)
     massless = model.replace(
@@ -423,3 +456,13 @@ def test_singular_mass_matrix_is_a_model_error(load_robot):
     with pytest.raises(invdyn.ModelError, match="mass matrix is singular") as raised:
         invdyn.aba(massless, q.float(), v.float(), tau.float())
     assert "in float32, the mass matrix is too ill-conditioned: try float64" in str(raised.value)
+    # one massless finger: a zero pivot, which torch's cholesky_inverse would raise on
+    last = model.replace(
+        body_mass=np.r_[model.body_mass[:-1], 0.0],
+        body_com=np.r_[model.body_com[:-1], np.zeros((1, 3))],
+        body_inertia=np.r_[model.body_inertia[:-1], np.zeros((1, 3, 3))],
+        dof_armature=np.zeros(model.nv),
+    )
+    for function in (invdyn.aba, invdyn.aba_derivatives):
+        with pytest.raises(invdyn.ModelError, match="mass matrix is singular"):
+            function(last, q, v, tau)

@@ -27,6 +27,9 @@ from invdyn.model import Model
 # arguments that hold one value per model rather than per state: kept with a batch axis of one
 # when they have no leading dimensions, rather than copied across the batch
 _PER_MODEL = ("params", "f_ext")
+# kernels that compute in each tree's root frame, so that a non-finite root position does not
+# reach their results: their arguments are checked before the call
+_ROOT_FRAME = ("mass_matrix", "coriolis")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,10 +99,9 @@ def finish(
     """`out` (B, *core) reshaped to (*lead, *core). When it holds a non-finite value: the
     result of `recompute` instead, if given (a slower path that handles every input); and when
     that holds one too, an `InputError` naming the first non-finite argument, else `failure`
-    (by default an `InputError` saying that the arguments are too large). Unchecked under
-    torch.func transforms (vmap, grad ...) and torch.compile, whose tracing cannot branch on
-    values."""
-    if fused.functorch_active() or torch.compiler.is_compiling():
+    (by default an `InputError` saying that the arguments are too large). Unchecked where
+    there are no values to check (`_unchecked`)."""
+    if _unchecked(out):
         return out.reshape(*prepared.lead, *core)
     finite = bool(torch.isfinite(out).all())
     if not finite and recompute is not None:
@@ -115,10 +117,18 @@ def finish(
     return out.reshape(*prepared.lead, *core)
 
 
+def _unchecked(out: Tensor) -> bool:
+    """Whether `out` holds no values to check: torch.func transforms (vmap, grad ...) or
+    torch.compile trace the call (their tracing cannot branch on values), or it lies on the
+    meta device (shapes alone)."""
+    return fused.functorch_active() or torch.compiler.is_compiling() or out.is_meta
+
+
 def check_finite(prepared: Prepared) -> None:
-    """`InputError` naming the first argument that holds a non-finite value, if one does."""
+    """`InputError` naming the first argument that holds a non-finite value, if one does
+    (arguments without values to check aside, `_unchecked`)."""
     for name, x in [*prepared.args.items(), ("params", prepared.params)]:
-        if x is not None and not bool(torch.isfinite(x).all()):
+        if x is not None and not _unchecked(x) and not bool(torch.isfinite(x).all()):
             raise InputError(f"{name} holds a non-finite value (NaN or inf)")
 
 
@@ -170,6 +180,8 @@ def call(
     """The result (*lead, *core) of ``invdyn.kernels.torch.<kernel>(tree, *args, params)`` on the
     arguments `named` (in the kernel's order) and `params`, checked by `finish`."""
     prepared = prepare(model, named, params)
+    if kernel in _ROOT_FRAME:
+        check_finite(prepared)
 
     def torch_path() -> Tensor:
         out: Tensor = getattr(kernels, kernel)(
