@@ -411,9 +411,13 @@ def test_doubtful_inertia_of_a_merged_link_is_checked_as_written() -> None:
 
 
 def test_round_off_is_not_doubtful() -> None:
-    # a rod of zero radius and an eigenvalue of -1e-14 are within round-off
+    # a rod of zero radius (turned across its length) and an eigenvalue of -1e-14 are within
+    # round-off
     texts = [
-        arm(inertia=(0, 1, 1, 0, 0, 0)),
+        arm(
+            '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" velocity="2"/>',
+            inertia=(0, 1, 1, 0, 0, 0),
+        ),
         arm(inertia=(1, 1, 2.0000000000005, 0, 0, 0)),
         arm(inertia=(1, 1, 0, 0, 0, 1e-7)),
         robot(
@@ -428,6 +432,13 @@ def test_round_off_is_not_doubtful() -> None:
         warnings.simplefilter("error")
         for text in texts:
             parse_urdf(text, strict=True)
+
+
+def test_a_joint_that_moves_no_inertia_is_doubtful() -> None:
+    """A rod of zero radius spun about its own axis, centre of mass on the axis: the mass
+    matrix is singular although every inertia is physical."""
+    with pytest.warns(ModelWarning, match=r"mass matrix is singular .* joints 'j' together"):
+        parse_urdf(arm(inertia=(0, 1, 1, 0, 0, 0)))
 
 
 def test_strict_error_counts_the_other_doubts() -> None:

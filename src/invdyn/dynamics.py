@@ -362,6 +362,27 @@ _CORES = {
 }
 
 
+def singular_joints(model: Model, q: Array, *, ratio: float = 1e-12) -> tuple[str, ...]:
+    """The joints that together move no mass or inertia at configuration `q`: those of the
+    eigenvector of the mass matrix's smallest eigenvalue, when that eigenvalue is at most
+    `ratio` times the largest (no torque controls that motion, no simulation follows it);
+    empty when the mass matrix is regular.
+
+    Args:
+      model: the robot.
+      q: (nq,) one configuration.
+      ratio: the eigenvalue ratio at or below which the matrix counts as singular.
+    """
+    if model.nv == 0:
+        return ()
+    eigenvalues, eigenvectors = np.linalg.eigh(mass_matrix(model, as_float_array("q", q, model.nq)))
+    if eigenvalues[0] > ratio * eigenvalues[-1]:
+        return ()
+    motion = np.abs(eigenvectors[:, 0])
+    moving = np.flatnonzero(motion > 0.1 * motion.max())
+    return tuple(dict.fromkeys(model.jnt_name[int(model.dof_body[k])] for k in moving))
+
+
 def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -> Any:
     """`function` of `named` arguments with `params`: on tensors when any argument is one
     (`invdyn.kernels.torch`), else on numpy arrays with the model's parameters replaced."""

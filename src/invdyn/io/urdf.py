@@ -215,11 +215,12 @@ def _build(
     # each link's inertia checked as written, then merged into its body
     doubts = [d for link in links.values() for d in _inertia_doubts(link, source)]
     inertias = _body_inertias(links, placed.values(), len(bodies))
-    doubts += _massless_doubts(bodies, inertias[0], inertias[2], source)
+    massless = _massless_doubts(bodies, inertias[0], inertias[2], source)
 
     frames = list(placed.values())
     model = _assemble(name, bodies, frames, inertias, friction=friction, source=source)
-    return model, doubts + _floating_massless_doubts(model, source)
+    # a joint that moves a massless subtree already says why the mass matrix is singular
+    return model, doubts + (massless or _singular_doubts(model, source))
 
 
 def _report(doubts: list[str], *, strict: bool) -> None:
@@ -530,14 +531,18 @@ def _massless_doubts(bodies: list[_Body], mass: Float, inertia: Float, source: s
     ]
 
 
-def _floating_massless_doubts(model: Model, source: str) -> list[str]:
-    """A message for each free joint that floats a link of zero mass and zero inertia whose
-    children's joints can undo its motion (one child, or children moving along one line), so
-    that the mass matrix is singular. Whether they can does not depend on the configuration:
-    it is read off the mass matrix at the neutral one."""
+def _singular_doubts(model: Model, source: str) -> list[str]:
+    """Messages for a mass matrix that is singular at the neutral configuration: joints that
+    together move no mass or inertia, which no torque can control and no simulation can
+    follow. A free joint that floats a link of zero mass and zero inertia whose children's
+    joints can undo its motion is named as such, whatever the configuration; otherwise the
+    joints of the motion that moves nothing."""
     from invdyn.configuration import neutral
-    from invdyn.dynamics import mass_matrix
+    from invdyn.dynamics import singular_joints
 
+    joints = singular_joints(model, neutral(model), ratio=_SINGULAR_RATIO)
+    if not joints:
+        return []
     children = set(model.body_parent.tolist())
     floating = [
         i
@@ -547,16 +552,18 @@ def _floating_massless_doubts(model: Model, source: str) -> list[str]:
         and model.body_mass[i] <= _TOL
         and np.abs(model.body_inertia[i]).sum() <= _TOL
     ]
-    if not floating:
-        return []
-    eigenvalues = np.linalg.eigvalsh(mass_matrix(model, neutral(model)))
-    if eigenvalues[0] > _SINGULAR_RATIO * eigenvalues[-1]:
-        return []
+    if floating:
+        return [
+            f"{source}: joint {model.jnt_name[i]!r}: floats link {model.body_name[i]!r}, which "
+            "has zero mass and zero inertia, and the joints below it can undo its motion, so "
+            f"the mass matrix is singular (give {model.body_name[i]!r} an <inertial>)"
+            for i in floating
+        ]
     return [
-        f"{source}: joint {model.jnt_name[i]!r}: floats link {model.body_name[i]!r}, which has "
-        "zero mass and zero inertia, and the joints below it can undo its motion, so the mass "
-        f"matrix is singular (give {model.body_name[i]!r} an <inertial>)"
-        for i in floating
+        f"{source}: the mass matrix is singular at the neutral configuration: joints "
+        f"{', '.join(map(repr, joints))} together move links of no mass or inertia (the "
+        "smallest eigenvalue is ~0), so forward dynamics is undefined and a simulation cannot "
+        "follow torques on them (give their links rotational inertia, or armature)"
     ]
 
 
