@@ -323,8 +323,8 @@ def test_anymal_kinova_stands_as_its_own_srdf_says(load_robot, monkeypatch):
 
 @requires_erd
 def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
-    """50 N throws Solo12 (2.5 kg): the QP has no solution once it tips over, and the run
-    stops there, fallen, with what it has to report and plot."""
+    """50 N throws Solo12 (2.5 kg): once its capture point leaves its feet the run stops
+    there, fallen, with what it has to report and plot."""
     from invdyn.control.balance import Scenario, run_balance
     from invdyn.viz.plots import plot_balance
 
@@ -333,6 +333,45 @@ def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
     assert len(run.time) == len(run.steps) and run.time[-1] < run.fell_at
     assert run.summary()["fell_at_s"] == run.fell_at
     plot_balance(run, "pushed")
+
+
+@requires_erd
+def test_a_robot_that_falls_while_its_qp_is_solved_has_fallen(load_robot):
+    """Bolt, a biped on two point feet, cannot hold its pitch on them: the QP is solved at
+    every step while it tips over, and its capture point leaving the line of its feet ends
+    the run."""
+    from invdyn.control.balance import Scenario, run_balance
+
+    run = run_balance(load_robot("bolt", floating_base=True), Scenario(duration=0.3))
+    assert run.fell and run.fell_at is not None and run.fell_at < 0.3
+    assert len(run.time) == len(run.steps) and run.time[-1] < run.fell_at
+
+
+@requires_erd
+def test_flat_feet_start_level_and_a_singular_mass_matrix_is_refused(load_robot):
+    """iCub's SRDF stands it with both soles pitched 3.6 degrees: its base is turned to level
+    them. Its neck moves links of no inertia, which no simulation can follow: refused by
+    joint name, and with armature it stands."""
+    from invdyn.control.balance import (
+        LEVEL_TOLERANCE,
+        Scenario,
+        foot_contacts,
+        run_balance,
+        standing,
+    )
+
+    icub = load_robot("icub", floating_base=True)
+    scenario = Scenario(duration=0.2)
+    contacts = foot_contacts(icub, scenario)
+    q0 = standing(icub, contacts, scenario.foot_radius)
+    for sole in ("l_sole", "r_sole"):
+        normal = invdyn.frame_placement(icub, q0, sole)[0][:, 2]
+        assert np.arccos(normal[2]) < 0.1 * LEVEL_TOLERANCE
+    with pytest.raises(invdyn.InputError, match=r"singular .* joints 'neck_roll', 'neck_yaw'"):
+        run_balance(icub, scenario)
+    armature = np.r_[np.zeros(6), np.full(icub.nv - 6, 1e-3)]
+    run = run_balance(icub.replace(dof_armature=armature), scenario)
+    assert not run.fell and run.com_rms < 1e-3
 
 
 @requires_erd

@@ -16,7 +16,8 @@ simulation, and the `WholeBodyController` tracks a centre of mass reference:
 `run_balance` returns the run with the controller's solution at every step, and the measures
 the tests and the ``invdyn wbc`` command report: centre of mass error, friction cone and torque
 margins, and whether the robot fell. A robot that loses balance (its capture point leaves the
-support of its feet, or its centre of mass sinks) makes the QP infeasible: the run stops there.
+support of its feet, or its centre of mass sinks) ends the run there, whether its QP still has
+a solution or not.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_positive, check_real
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
+from invdyn.configuration import quat_exp, quat_multiply
 from invdyn.control.wbc import (
     CenterOfMassTask,
     FramePositionTask,
@@ -42,6 +44,7 @@ from invdyn.control.wbc import (
     Step,
     WholeBodyController,
 )
+from invdyn.dynamics import singular_joints
 from invdyn.errors import InputError
 from invdyn.io import is_mjcf
 from invdyn.io.mjcf import keyframes
@@ -53,6 +56,8 @@ Float = NDArray[np.float64]
 SCENARIOS = ("stand", "sway", "squat", "push", "lift")
 # the centre of mass this far below its reference means the robot fell, m
 FALL = 0.05
+# flat feet further than this from level, once the base is turned to level them, rad (1 degree)
+LEVEL_TOLERANCE = math.radians(1.0)
 # the SRDF states or MJCF keyframes a legged robot starts from, in order of preference
 STANDING = (
     "standing",
@@ -251,8 +256,9 @@ def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
 def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> Float:
     """(nq,) the robot's standing configuration (the first of `STANDING` among the SRDF states
     that `invdyn.io.srdf.robot_configurations` finds and, for an MJCF file, its keyframes,
-    which win) with the lowest contact sphere on the ground; `InputError` when there is none,
-    or it puts joints outside their limits."""
+    which win), its base turned so that its flat feet are level (`_level`), with the lowest
+    contact sphere on the ground; `InputError` when there is none, it puts joints outside
+    their limits, or its soles are not parallel."""
     configurations = robot_configurations(model)
     mjcf = is_mjcf(model.source)
     if mjcf:
@@ -277,8 +283,44 @@ def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> F
             f"{model.name}: the standing configuration {name!r} puts joints outside their limits: "
             f"{', '.join(joints)}"
         )
+    q = _level(model, q, contacts, name)
     q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)
     return q
+
+
+def _level(model: Model, q: Float, contacts: Sequence[PointContact], name: str) -> Float:
+    """`q` with its base turned about a horizontal axis by the rotation that levels the mean
+    normal of its flat feet (frames of several contact points), which stand on the ground
+    only level; `InputError` when the soles stay more than `LEVEL_TOLERANCE` from level, not
+    parallel to each other. Point feet stand at any angle: `q` as it is."""
+    frames = [c.frame for c in contacts]
+    soles = [f for f in dict.fromkeys(frames) if frames.count(f) > 1]
+    if not soles:
+        return q
+    normals = np.array([frame_placement(model, q, f)[0][:, 2] for f in soles])
+    mean = np.mean(normals, axis=0)
+    mean /= np.linalg.norm(mean)
+    axis = np.cross(mean, (0.0, 0.0, 1.0))
+    angle = math.atan2(float(np.linalg.norm(axis)), float(mean[2]))
+    if np.linalg.norm(axis) > 0.0:
+        axis *= angle / np.linalg.norm(axis)
+    level = q.copy()
+    level[3:7] = quat_multiply(quat_exp(axis), q[3:7])
+    tilts = {f: _tilt(model, level, f) for f in soles}
+    if max(tilts.values()) > LEVEL_TOLERANCE:
+        listed = ", ".join(f"{f} {math.degrees(t):.1f} deg" for f, t in tilts.items())
+        raise InputError(
+            f"{model.name}: the standing configuration {name!r} holds its soles at angles to "
+            f"each other, so they cannot all stand flat on the ground (tilt from level, the base "
+            f"turned to level them on average: {listed})"
+        )
+    return level
+
+
+def _tilt(model: Model, q: Float, frame: str) -> float:
+    """Angle between the z-axis of `frame` and the vertical, rad."""
+    rotation = frame_placement(model, q, frame)[0]
+    return math.acos(min(1.0, max(-1.0, float(rotation[2, 2]))))
 
 
 def _on(model: Model, contact: PointContact, frame: str) -> bool:
@@ -299,6 +341,14 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
 
     contacts = foot_contacts(model, scenario)
     q0 = standing(model, contacts, scenario.foot_radius)
+    still = singular_joints(model, q0)
+    if still:
+        raise InputError(
+            f"{model.name}: the mass matrix is singular in the standing configuration: joints "
+            f"{', '.join(map(repr, still))} together move links of no mass or inertia, so the "
+            "simulation cannot follow torques on them (give their links rotational inertia, or "
+            "the model armature: Model.replace(dof_armature=...))"
+        )
     start = center_of_mass(model, q0)
     lifted = contacts[0].frame
     if scenario.name == "lift":
@@ -316,16 +366,21 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     fell_at: float | None = None
 
     def balancing(t: float, q: Float, v: Float) -> Float:
-        # a QP without a solution, once the robot has lost balance, ends the run
+        # losing balance ends the run, whether the QP still has a solution or not
         nonlocal fell_at
+        com = reference(t)[0]
         try:
-            return controller(t, q, v)
+            tau = controller(t, q, v)
         except QPError:
-            com = reference(t)[0]
             if not wbc.steps or not _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
                 raise
             fell_at = round(t, 9)
             raise StopRollout from None
+        if len(wbc.steps) > 1 and _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
+            fell_at = round(t, 9)
+            wbc.steps.pop()  # the step that the run, ending here, does not take
+            raise StopRollout
+        return tau
 
     pushes: tuple[Any, ...] = ()
     if scenario.name == "push":
