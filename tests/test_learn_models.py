@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
@@ -213,6 +214,13 @@ def test_split_is_seeded_and_by_episode():
 # -- checkpoints and resuming ---------------------------------------------------------------
 
 
+def _umask() -> int:
+    """The process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, tmp_path):
     config = small(epochs=2, head="mixture", context=1)
     result = train(episodes, config, tmp_path, progress=False)
@@ -226,6 +234,9 @@ def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, t
         "optimizer.safetensors",
         "train_state.json",
     }
+    # every file as open() makes it, the umask deciding (a checkpoint shared with a group)
+    modes = {p.stat().st_mode & 0o777 for p in result.checkpoint.iterdir()}
+    assert modes == {0o666 & ~_umask()}
     checkpoint = load_checkpoint(result.checkpoint)
     assert checkpoint.config == config
     assert checkpoint.metrics["validation"] == result.metrics

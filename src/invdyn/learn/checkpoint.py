@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from invdyn._files import json_text
+from invdyn._files import json_text, output_mode
 from invdyn.errors import DataError, InputError, InvdynError
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
@@ -217,7 +217,7 @@ def save_checkpoint(
     try:
         # weights and statistics
         weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-        save_file(weights, tmp / MODEL_FILE, metadata={"format": "pt"})
+        _save_tensors(weights, tmp / MODEL_FILE, metadata={"format": "pt"})
         _write_json(tmp / CONFIG_FILE, config.to_dict())
         _write_json(tmp / NORM_STATS_FILE, model.stats.to_dict())
         _write_json(tmp / METRICS_FILE, dict(metrics))
@@ -228,7 +228,7 @@ def save_checkpoint(
             state = dict(train_state or {})
             if optimizer is not None:
                 tensors, groups = _split_optimizer_state(optimizer.state_dict())
-                save_file(tensors, tmp / OPTIMIZER_FILE)
+                _save_tensors(tensors, tmp / OPTIMIZER_FILE)
                 state["optimizer_param_groups"] = groups
             _write_json(tmp / TRAIN_STATE_FILE, state)
         # swap the directories: the old one out of the way, the new one in, the old one deleted
@@ -242,6 +242,15 @@ def save_checkpoint(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return path
+
+
+def _save_tensors(
+    tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str] | None = None
+) -> None:
+    """``safetensors`` file of `tensors`, with the permissions of the checkpoint's other files
+    (safetensors creates its files readable by their owner alone)."""
+    save_file(tensors, path, metadata=metadata)
+    os.chmod(path, output_mode(directory=False))
 
 
 def load_checkpoint(
