@@ -405,3 +405,23 @@ def test_missing_or_corrupt_video_is_a_data_error(tmp_path):
     video.unlink()
     with pytest.raises(DataError, match="missing"):
         read_dataset(path)
+
+
+def test_frames_of_another_size_than_declared_are_a_data_error(tmp_path):
+    """A dataset whose info.json declares 32x48 frames while its file holds 16x24 ones (a
+    video re-encoded in place): the frames are refused, not fed to a model at their size."""
+    path, _ = write(tmp_path / "d", [10, 10])
+    video = next(path.rglob("*.mp4"))
+    small = [pattern(10, height=16, width=24), pattern(10, height=16, width=24, level=1)]
+    smaller = write_dataset(
+        tmp_path / "small",
+        episodes([10, 10]),
+        fps=FPS,
+        state_names=["a", "b"],
+        action_names=["u"],
+        videos={"front": small},
+    )
+    video.write_bytes(next(smaller.rglob("*.mp4")).read_bytes())
+    dataset = read_dataset(path)
+    with pytest.raises(DataError, match=r"frames are \(16, 24, 3\).*declares .* \(32, 48, 3\)"):
+        dataset.frames("front", 0)

@@ -416,12 +416,21 @@ class Dataset:
 
         Raises:
           InputError: no such video feature or episode.
-          DataError: the video file is missing or corrupt, or lacks frames of the episode.
+          DataError: the video file is missing or corrupt, lacks frames of the episode, or
+            holds frames of another size than ``meta/info.json`` declares.
         """
         key = self._video_key(key)
         episode = self.episode(i)
-        index = int(i) % len(self)
-        return self._videos.frames(key, self._segments[key][index], episode.timestamp)
+        segment = self._segments[key][int(i) % len(self)]
+        frames = self._videos.frames(key, segment, episode.timestamp)
+        declared = self.info.videos[key]
+        if frames.shape[1:] != declared:
+            raise DataError(
+                f"{self._videos.path(key, segment)}: frames are {frames.shape[1:]} (H, W, 3), "
+                f"but {self.path / INFO_PATH} declares {key} as {declared}: write the "
+                "dataset again, or correct its features' shape"
+            )
+        return frames
 
     def video(self, key: str) -> Sequence[Frames]:
         """Video feature `key`'s frames of each episode, each decoded when indexed (as
