@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -367,6 +368,26 @@ def test_dataset_of_another_spec_is_refused(robot, tmp_path):
         path = write_dataset(tmp_path / message.replace(" ", "_"), retimed, **options)
         with pytest.raises(InputError, match=message):
             evaluate_checkpoint(checkpoint, path)
+
+
+def test_data_of_another_simulated_robot_with_the_same_names_warns(robot, tmp_path):
+    """Two simulated robots may name their joints alike: the model's source tells them apart
+    (a real robot's data, of another source, passes quietly: sim-to-real labelling)."""
+    dataset, checkpoint, _ = robot
+    info = dataset.info
+    episodes = [dataset.episode(i) for i in range(3)]
+    options = {
+        "fps": info.fps,
+        "state_names": info.state_names,
+        "action_names": info.action_names,
+    }
+    other = write_dataset(tmp_path / "other", episodes, source="invdyn:planar_2r", **options)
+    with pytest.warns(UserWarning, match=r"'invdyn:planar_2r'.*another simulated robot"):
+        evaluate_checkpoint(checkpoint, other)
+    real = write_dataset(tmp_path / "real", episodes, source="lab double pendulum", **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        evaluate_checkpoint(checkpoint, real)
 
 
 @requires_gym

@@ -36,7 +36,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from invdyn._files import json_text, output_mode
-from invdyn.errors import DataError, InputError, InvdynError
+from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 from invdyn.learn.models import InverseDynamicsModel, NormStats
@@ -50,6 +50,9 @@ TRAIN_STATE_FILE = "train_state.json"
 SPEC_FILE = "spec.json"
 # the checkpoint's directory inside a run directory of `invdyn.learn.train.train`
 RUN_CHECKPOINT = "checkpoint"
+# the dataset sources of simulated robots (`invdyn.sim.collect`): invdyn's own, a model's, a
+# gymnasium environment's
+SIMULATED = ("invdyn:", "model:", "gym:")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,7 +127,15 @@ class DataSpec:
         fits the model: the same frame rate, with `state` the same state names, for each of
         the `cameras` (names) a video of the training frames' shape, and with `actions` the
         same action names (a dataset without actions passes; names that info.json does
-        not give, ``observation.state.0`` ..., match any)."""
+        not give, ``observation.state.0`` ..., match any). Warns when the dataset and the
+        training data come from two different simulated robots (`SIMULATED`), which may share
+        joint names (a model trained in simulation may well label the real robot's data)."""
+        simulated = [s for s in (info.source, self.source) if s.startswith(SIMULATED)]
+        if len(simulated) == 2 and info.source != self.source:
+            warn(
+                f"{where}: the data comes from {info.source!r}, but the model was trained on "
+                f"data of another simulated robot, {self.source!r}"
+            )
         for name in cameras:
             key = OBS_IMAGE_PREFIX + name
             if key not in info.videos:
