@@ -126,6 +126,11 @@ def test_track_reads_a_csv_trajectory(tmp_path: Path, capsys: pytest.CaptureFixt
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert set(metrics["controllers"]) == {"pd_gravity", "feedforward"}
     assert metrics["setup"]["duration"] == 1.0  # the file's, not --duration's default
+    # the file sets the duration: --duration alongside it is refused, not ignored
+    status, _, err = run(
+        capsys, "track", "double_pendulum", "--trajectory", str(path), "--duration", "3"
+    )
+    assert status == 2 and "--duration applies to the minimum_jerk trajectory" in err, err
 
 
 @pytest.mark.parametrize(
@@ -134,10 +139,14 @@ def test_track_reads_a_csv_trajectory(tmp_path: Path, capsys: pytest.CaptureFixt
         (["track", "no_such_robot"], "unknown robot"),
         (["track", "double_pendulum", "--controller", "pid"], "unknown controller 'pid'"),
         (["track", "double_pendulum", "--bandwidth", "nan"], "bandwidth"),
-        (["track", "double_pendulum", "--payload", "-1"], "payload"),
+        (["track", "double_pendulum", "--payload", "-1"], "--payload must be"),
+        (["track", "double_pendulum", "--damping", "nan"], "--damping holds a non-finite"),
+        (["track", "double_pendulum", "--sensor-noise", "-1"], "--sensor-noise must be"),
+        (["track", "double_pendulum", "--payload-frame", "link1"], "give a mass too"),
         (["track", "double_pendulum", "--mass-error", "-1"], "--mass-error"),
-        (["track", "double_pendulum", "--rate", "0"], "control_rate"),
+        (["track", "double_pendulum", "--rate", "0"], "--rate must be a positive number"),
         (["track", "double_pendulum", "--trajectory", "missing.csv"], "missing.csv"),
+        (["track", "double_pendulum", "--json", "."], "--json .: is a directory"),
     ],
 )
 def test_track_bad_input(

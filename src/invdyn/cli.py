@@ -42,6 +42,8 @@ DEMO_PAYLOAD = 2.0
 """kg carried by the demo's perturbed plant at the end effector."""
 DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
+TRACK_DURATION = 5.0
+"""s, `invdyn track`'s minimum_jerk duration (a CSV trajectory sets its own)."""
 
 COLLECT_DEFAULTS: dict[str, Any] = {
     "duration": 5.0,
@@ -83,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
+        json_path = getattr(args, "json", None)
+        if json_path is not None and Path(json_path).is_dir():
+            raise InputError(f"--json {json_path}: is a directory; give a file path")
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return command(args)
@@ -101,6 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except (InvdynError, OSError, ImportError) as error:
         print(f"invdyn: error: {_describe(error)}", file=sys.stderr)
+        return 2
+    except MemoryError as error:
+        print(
+            f"invdyn: error: out of memory: {error or 'an allocation failed'} (a shorter "
+            "--duration, fewer episodes or smaller batches need less)",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("invdyn: interrupted", file=sys.stderr)
@@ -187,7 +199,11 @@ def _parser() -> argparse.ArgumentParser:
         "(default: computed_torque)",
     )
     track.add_argument(
-        "--duration", metavar="S", type=float, default=5.0, help="minimum_jerk duration (5 s)"
+        "--duration",
+        metavar="S",
+        type=float,
+        default=None,
+        help=f"minimum_jerk duration ({TRACK_DURATION:g} s); a CSV file sets its own",
     )
     track.add_argument(
         "--rate", metavar="HZ", type=float, default=1000.0, help="control rate (1000 Hz)"
@@ -647,12 +663,18 @@ def _track(args: argparse.Namespace) -> int:
     _check_trackable(model, "pass --fixed-base to weld what free joints move to the world")
     if scene is not None:
         print(f"the plant is {args.robot} itself, as MuJoCo compiles it")
+    _positive_option("--rate", args.rate)
     if args.trajectory == "minimum_jerk":
         if args.no_limit_check:
             raise InputError("--no-limit-check applies to a --trajectory CSV file")
-        _positive_option("--duration", args.duration)
-        trajectory = workspace_motion(model, duration=args.duration)
+        duration = TRACK_DURATION if args.duration is None else args.duration
+        _positive_option("--duration", duration)
+        trajectory = workspace_motion(model, duration=duration)
     else:
+        if args.duration is not None:
+            raise InputError(
+                f"--duration applies to the minimum_jerk trajectory; {args.trajectory} sets its own"
+            )
         try:
             trajectory = from_csv(model, args.trajectory, check_limits=not args.no_limit_check)
         except InputError as error:
@@ -1081,6 +1103,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         return _evaluate_identification(args)
     checkpoint = _checkpoint_dir(args.checkpoint)
     report = evaluate_checkpoint(checkpoint, args.dataset)
+    # written before anything is printed, so that a reader that stops early loses nothing
+    out = args.out if args.out is not None else _evaluation_dir(checkpoint)
+    written = save_evaluation(report, out)
+    if args.json is not None:
+        written.append(write_json(args.json, report.to_dict()))
     print(f"{report.n_windows} windows of {len(report.episodes)} episodes ({report.selection})")
     predictors = {"model": report.model, "linear": report.linear, "oracle": report.oracle}
     header = ["action"] + [f"{name} R^2" for name, m in predictors.items() if m is not None]
@@ -1099,11 +1126,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         _print_table(["state", "R^2"], [*rows, ["mean", f"{estimate.r2_mean:.4f}"]])
     print(f"linear: {report.linear_note}")
     print(f"oracle: {report.oracle_note}")
-    out = args.out if args.out is not None else _evaluation_dir(checkpoint)
-    for path in save_evaluation(report, out):
+    for path in written:
         print(f"wrote {path}")
-    if args.json is not None:
-        print(f"wrote {write_json(args.json, report.to_dict())}")
     return 0
 
 
@@ -1166,7 +1190,7 @@ def _follow(args: argparse.Namespace) -> int:
                 raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
             robot = load_robot_source(source)
             options.update(payload=args.payload, payload_frame=end_effector(robot))
-        plant = Plant(**options)
+        plant = _options_plant(**options)
     checkpoint = _checkpoint_dir(args.checkpoint)
     gain = {} if args.position_gain is None else {"position_gain": args.position_gain}
     if _sees_frames(checkpoint):
@@ -1273,9 +1297,10 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
 def _plant(args: argparse.Namespace, model: Model) -> Any:
     """The `invdyn.sim.Plant` of the plant options."""
     from invdyn.control.tracking import end_effector
-    from invdyn.sim import Plant
 
-    return Plant(
+    if args.payload_frame is not None and not args.payload:
+        raise InputError("--payload-frame places the --payload: give a mass too")
+    return _options_plant(
         payload=args.payload,
         payload_frame=args.payload_frame or end_effector(model),
         mass_scale=_mass_scale(args.mass_error),
@@ -1283,6 +1308,20 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
         friction=args.friction,
         sensor_noise=args.sensor_noise,
     )
+
+
+def _options_plant(**fields: Any) -> Any:
+    """``invdyn.sim.Plant(**fields)`` of command-line options, its errors naming the option
+    (``--payload``) rather than the field (``Plant.payload``)."""
+    from invdyn.sim import Plant
+
+    try:
+        return Plant(**fields)
+    except InputError as error:
+        message = str(error)
+        for field in fields:
+            message = message.replace(f"Plant.{field} ", f"--{field.replace('_', '-')} ")
+        raise InputError(message) from None
 
 
 def _ident(args: argparse.Namespace) -> int:
