@@ -513,6 +513,14 @@ def test_joint_limits_are_enforced():
     assert np.max(free.q) > 0.8
 
 
+def test_a_joint_pinned_by_equal_limits_is_refused_by_name():
+    """lower = upper: MuJoCo's compiler would refuse the range in its own words."""
+    model = _load("pendulum")
+    pinned = model.replace(q_lower=np.array([0.3]), q_upper=np.array([0.3]))
+    with pytest.raises(invdyn.InputError, match=r"joint '\w+' has position limits lower = upper"):
+        rollout(pinned, _zero(pinned), q0=[0.3], duration=0.01)
+
+
 def test_mjcf_model_as_plant():
     """An MJCF robot (anchored joints, an actuator that would pull) simulated as given: its
     actuators are off, and payload and mass scale are applied to a copy of the compiled model."""

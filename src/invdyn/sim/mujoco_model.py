@@ -304,6 +304,12 @@ def _add_joint(mujoco: ModuleType, body: Any, model: Model, i: int) -> None:
     if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
         start = int(model.jnt_qadr[i])
         lower, upper = float(model.q_lower[start]), float(model.q_upper[start])
+        if lower == upper:
+            raise InputError(
+                f"{model.name}: joint {model.jnt_name[i]!r} has position limits lower = upper = "
+                f"{lower:g}, so it cannot move, and MuJoCo needs lower < upper: make it a fixed "
+                "joint, or widen its limits"
+            )
         if np.isfinite(lower) or np.isfinite(upper):
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
             joint.range = [lower, upper]
