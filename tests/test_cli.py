@@ -298,6 +298,29 @@ def test_a_free_object_in_an_mjcf_scene_is_named_and_welded_by_fixed_base(
     assert status == 0 and "elbow" in out, err
 
 
+def test_a_floating_joint_inside_a_urdf_is_not_sent_to_fixed_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--fixed-base welds a URDF's root; a floating joint below it stays free, so the advice
+    is to fix it in the file, not the option that already failed."""
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" '
+        'iyz="0"/></inertial>'
+    )
+    path = tmp_path / "inner.urdf"
+    path.write_text(
+        f'<robot name="inner"><link name="base"/><link name="a">{inertial}</link>'
+        f'<link name="b">{inertial}</link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="a"/>'
+        '<limit lower="-1" upper="1" effort="10" velocity="2"/></joint>'
+        '<joint name="float" type="floating"><parent link="a"/><child link="b"/></joint></robot>'
+    )
+    for fixed in ([], ["--fixed-base"]):
+        status, _, err = run(capsys, "track", str(path), *fixed, "--out", str(tmp_path))
+        assert status == 2 and "'float', which joint-space tracking cannot drive" in err, err
+        assert "make it a fixed joint in the description" in err and "--fixed-base" not in err
+
+
 def test_a_robot_without_moving_joints_is_not_tracked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

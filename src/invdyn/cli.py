@@ -833,9 +833,15 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
         n for n, t in zip(model.joint_names, model.jnt_type, strict=True) if t == JointType.FREE
     ]
     if free:
+        from invdyn.io import is_mjcf
+
         what = "a floating base," if model.floating_base else f"a free joint, {free[0]!r},"
+        # welding the root leaves a URDF's floating joint below it free; an MJCF file's free
+        # joints are all welded
+        welds = model.floating_base or is_mjcf(model.source)
+        advice = fixed_base if welds else "make it a fixed joint in the description"
         raise InputError(
-            f"{model.name} has {what} which joint-space tracking cannot drive; {fixed_base}"
+            f"{model.name} has {what} which joint-space tracking cannot drive; {advice}"
         )
     if model.nv == 0:
         raise InputError(f"{model.name} has no moving joints: there is nothing to track")
