@@ -14,6 +14,7 @@ import invdyn
 from conftest import requires_erd
 from invdyn.cli import main
 from invdyn.configuration import random_configuration
+from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.io import robots
 from invdyn.learn.config import preset
 
@@ -869,3 +870,15 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert len(followed["time"]) == 101
     status, _, err = run(capsys, "follow", str(run_dir), str(test_data), "--mass-error", "-1")
     assert status == 2 and "--mass-error must be a number above -1" in err, err
+
+
+def test_track_into_the_same_directory_leaves_only_this_runs_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = ["track", "pendulum", "--duration", "0.2", "--out", str(tmp_path), "--no-progress"]
+    status, _, err = run(capsys, *command, "--controller", "all")
+    assert status == 0, err
+    assert {p.stem for p in tmp_path.glob("*.csv")} == set(CONTROLLERS)
+    status, _, err = run(capsys, *command, "--controller", "pd")
+    assert status == 0, err
+    assert [p.name for p in tmp_path.glob("*.csv")] == ["pd.csv"]

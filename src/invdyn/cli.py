@@ -763,10 +763,13 @@ def _run_tracking(
 
 
 def _write_tracking(model: Model, results: dict[str, Any], out: Path, suffix: str = "") -> None:
-    """The figure and a CSV log per controller, into `out`."""
+    """The figure and a CSV log per controller, into `out`; the logs of controllers that this
+    run left out, which an earlier run there wrote, are removed (they would pass for its)."""
     from invdyn.sim import save_csv
     from invdyn.viz.plots import plot_tracking, save_figure
 
+    for name in set(CONTROLLERS) - set(results):
+        (out / f"{name}{suffix}.csv").unlink(missing_ok=True)
     figure = plot_tracking(
         results,
         labels=list(model.dof_names),
