@@ -20,11 +20,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import invdyn
 from conftest import states
+from invdyn.configuration import neutral
 from invdyn.ident import base_parameters, identify
 from invdyn.ident.consistent import pseudo_inertias
 from invdyn.ident.excitation import ExcitationSettings, optimise_excitation
@@ -289,3 +292,19 @@ def test_an_output_directory_without_its_report_is_refused(tmp_path):
     (tmp_path / "report.json").write_text('{"robot": "panda"}')
     with pytest.raises(invdyn.DataError, match="no source or filter"):
         read_report(tmp_path)
+
+
+def test_armature_that_identified_urdf_cannot_hold_is_named(panda):
+    """URDF has no rotor inertia: identified armature that matters to a joint's torques is
+    named in a warning, armature that does not is not."""
+    from invdyn.ident.run import ARMATURE_SHARE, _warn_of_armature
+
+    inertia = np.diag(invdyn.mass_matrix(panda, neutral(panda)))
+    armature = np.zeros(panda.nv)
+    armature[0] = 10 * ARMATURE_SHARE * inertia[0]
+    armature[1] = 0.1 * ARMATURE_SHARE * inertia[1]
+    with pytest.warns(UserWarning, match=r"armature .*: panda_joint1 [\d.e-]+ kg m\^2 \("):
+        _warn_of_armature(panda.replace(dof_armature=armature))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_of_armature(panda.replace(dof_armature=np.r_[0.0, armature[1:]]))

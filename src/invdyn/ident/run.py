@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
 from invdyn._files import write_json
-from invdyn.dynamics import rnea
+from invdyn.configuration import neutral
+from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
@@ -39,6 +40,9 @@ Float = NDArray[np.float64]
 HELD_OUT = 0.2
 # the file of the identified parameters in the output directory
 IDENTIFICATION = "identification.npz"
+# identified armature above this share of a joint's inertia (at the neutral configuration) is
+# worth a warning that identified.urdf, which cannot hold it, leaves it out
+ARMATURE_SHARE = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,6 +280,27 @@ def _span(kind: str, indices: tuple[int, ...]) -> str:
     return f"{kind}s {indices[0]}-{indices[-1]}"
 
 
+def _warn_of_armature(identified: Model) -> None:
+    """Warn when the identified armature, which URDF cannot hold, is more than
+    `ARMATURE_SHARE` of a joint's inertia at the neutral configuration: identified.urdf
+    then predicts that joint's torques worse than the identification does."""
+    inertia = np.diag(mass_matrix(identified, neutral(identified)))
+    large = identified.dof_armature > ARMATURE_SHARE * inertia
+    if large.any():
+        listed = ", ".join(
+            f"{name} {value:.3g} kg m^2"
+            for name, value, shown in zip(
+                identified.dof_names, identified.dof_armature, large, strict=True
+            )
+            if shown
+        )
+        warn(
+            f"identified.urdf leaves out the identified armature (rotor inertia), which URDF "
+            f"cannot hold: {listed} (identification.npz holds it; add it to the loaded model "
+            "with Model.replace(dof_armature=...))"
+        )
+
+
 def write_results(
     found: DatasetIdentification, model: Model, out: str | os.PathLike[str]
 ) -> list[Path]:
@@ -294,9 +319,11 @@ def write_results(
     params = found.identification.params
     urdf = out / "identified.urdf"
     if params is not None and Path(model.source).suffix.lower() == ".urdf":
-        write_urdf(with_parameters(model, params), urdf)
+        identified = with_parameters(model, params)
+        write_urdf(identified, urdf)
         report["urdf"] = str(urdf.absolute())
         written.append(urdf.absolute())
+        _warn_of_armature(identified)
     else:
         # an earlier run's, which these results do not describe
         urdf.unlink(missing_ok=True)
