@@ -100,7 +100,10 @@ def label_units(
     if started:
         # joins the cluster at `address`, or one that is running (RAY_ADDRESS, `ray start`),
         # or starts a local instance of all the cores
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except ValueError as error:  # an address of a form this Ray cannot join
+            raise InputError(f"Ray cannot join {address!r}: {error}") from None
     actors: list[Any] = []
     try:
         resources = ray.cluster_resources()
