@@ -27,6 +27,7 @@ from invdyn.learn.config import PRESETS, Config, ModelConfig, TrainConfig, prese
 from invdyn.learn.keys import ACTION, OBS_STATE  # noqa: E402
 from invdyn.learn.models import (  # noqa: E402
     InverseDynamicsModel,
+    NormStats,
     compute_norm_stats,
     episode_arrays,
     make_windows,
@@ -402,6 +403,27 @@ def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
     )
     with pytest.raises(DataError, match=r"model\.safetensors"):
         load_checkpoint(broken)
+
+
+def test_norm_stats_name_the_lists_that_disagree():
+    good = {
+        "state_mean": [0.0] * 3,
+        "state_std": [1.0] * 3,
+        "delta_mean": [0.0] * 3,
+        "delta_std": [1.0] * 3,
+        "action_mean": [0.0],
+        "action_std": [1.0],
+    }
+    assert NormStats.from_dict(good).state_mean.shape == (3,)
+    cases = {
+        "state_mean": ([0.0] * 2, r"one length: state_mean \(2,\), state_std \(3,\)"),
+        "action_std": ([1.0, 1.0], r"action_mean \(1,\), action_std \(2,\)"),
+        "delta_std": ([1.0, 0.0, 1.0], "delta_std must be positive"),
+        "state_std": ([1.0, float("nan"), 1.0], "state_std must be finite"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(InputError, match=message):
+            NormStats.from_dict(good | {key: value})
 
 
 # -- configuration and bad input ------------------------------------------------------------

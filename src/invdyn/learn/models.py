@@ -349,11 +349,19 @@ class NormStats:
             arrays = {name: np.asarray(data[name], dtype=np.float64) for name in names}
         except (TypeError, ValueError) as exc:
             raise InputError(f"norm stats must be lists of numbers: {exc}") from None
-        n_state, n_action = arrays["state_mean"].shape, arrays["action_mean"].shape
+        shapes = {name: a.shape for name, a in arrays.items()}
+        for group in (
+            ("state_mean", "state_std", "delta_mean", "delta_std"),
+            ("action_mean", "action_std"),
+        ):
+            if len({shapes[name] for name in group}) > 1 or len(shapes[group[0]]) != 1:
+                listed = ", ".join(f"{name} {shapes[name]}" for name in group)
+                raise InputError(
+                    f"norm stats {', '.join(group)} must be lists of one length: {listed}"
+                )
         for name, a in arrays.items():
-            expected = n_action if name.startswith("action") else n_state
-            if a.ndim != 1 or a.shape != expected or not np.all(np.isfinite(a)):
-                raise InputError(f"norm stats {name} must be {expected} finite numbers")
+            if not np.all(np.isfinite(a)):
+                raise InputError(f"norm stats {name} must be finite numbers")
             if name.endswith("std") and not np.all(a > 0):
                 raise InputError(f"norm stats {name} must be positive")
         return cls(**arrays)
