@@ -212,6 +212,12 @@ def test_split_is_seeded_and_by_episode():
     assert split_episodes(4, 0.0, seed=0) == ([0, 1, 2, 3], [])
 
 
+def test_one_episode_is_all_training_and_says_so(episodes, tmp_path):
+    with pytest.warns(UserWarning, match="one episode is all training: none is held out"):
+        result = train(episodes[:1], small(epochs=1), tmp_path, progress=False)
+    assert result.val_episodes == [] and result.metrics == {}
+
+
 # -- checkpoints and resuming ---------------------------------------------------------------
 
 

@@ -156,6 +156,11 @@ def train(
     _warn_if_labelled(episodes)
     arrays = episode_arrays(episodes)
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
+    if tc.val_fraction > 0 and not val_idx:
+        warn(
+            "one episode is all training: none is held out for validation (train.val_fraction "
+            f"= {tc.val_fraction:g}), so the run reports no validation metrics"
+        )
     train_w = select_windows(arrays, episodes, train_idx, config.model)
     val_w = select_windows(arrays, episodes, val_idx, config.model) if val_idx else None
     if len(train_w) == 0:
