@@ -691,6 +691,12 @@ def test_paths_of_the_wrong_kind_are_named(
     with pytest.raises(IsADirectoryError, match="a directory, not a file to write"):
         write_json(tmp_path, {})
     assert taken.read_text() == "mine"
+    # a run's files do not go into a dataset
+    dataset = tmp_path / "dataset"
+    (dataset / "meta").mkdir(parents=True)
+    (dataset / "meta" / "info.json").write_text("{}")
+    status, _, err = run(capsys, "train", str(tmp_path / "data"), "--out", str(dataset))
+    assert status == 2 and f"--out {dataset}: holds a dataset" in err, err
 
 
 def test_collect_refuses_an_occupied_out_before_simulating(

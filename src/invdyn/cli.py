@@ -821,10 +821,14 @@ def _controller_names(spec: str) -> tuple[str, ...]:
 
 
 def _output_directory(path: str | os.PathLike[str] | None) -> None:
-    """`InputError` when --out names something other than a directory: the results go into
-    one (made when absent)."""
+    """`InputError` when --out names something other than a directory, or a dataset's: the
+    results go into one of their own (made when absent)."""
+    from invdyn.learn.data import INFO_PATH
+
     if path is not None and Path(path).exists() and not Path(path).is_dir():
         raise InputError(f"--out {path}: exists and is not a directory")
+    if path is not None and (Path(path) / INFO_PATH).is_file():
+        raise InputError(f"--out {path}: holds a dataset; give a directory of its own")
 
 
 def _check_trackable(model: Model, fixed_base: str) -> None:
