@@ -1265,13 +1265,14 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
         metavar="KG",
         type=float,
         default=0.0,
-        help=f"{prefix}unmodelled point mass carried by the plant's end effector (default: 0)",
+        help=f"{prefix}unmodelled point mass at the origin of the --payload-frame (default: 0)",
     )
     parser.add_argument(
         "--payload-frame",
         metavar="NAME",
-        help=f"{prefix}frame or body carrying the payload (default: the end of the longest "
-        "chain of turning joints, above any fingers)",
+        help=f"{prefix}frame or body at whose origin the payload sits (default: the body at "
+        "the end of the longest chain of turning joints, above any fingers; a frame such as "
+        "a tool tip puts it further out)",
     )
     parser.add_argument(
         "--mass-error",
