@@ -228,6 +228,16 @@ def test_nan_gains(pendulum: Model) -> None:
         track(pendulum, trajectory, "pd", bandwidth=np.nan)
 
 
+def test_gains_too_fast_for_the_control_rate_warn_and_diverge(pendulum: Model) -> None:
+    """3 rad per control period: the sampled loop is unstable, and the warning says so before
+    the run shows it; 0.1 rad per period tracks quietly."""
+    trajectory = minimum_jerk(pendulum, [0.0, 0.0], [0.5, 0.5], 1.0)
+    with pytest.warns(UserWarning, match=r"bandwidth 300 rad/s at 100 Hz: 3 rad per control"):
+        unstable = track(pendulum, trajectory, "computed_torque", bandwidth=300, control_rate=100)
+    stable = track(pendulum, trajectory, "computed_torque", bandwidth=10, control_rate=100)
+    assert unstable.max_error > 100 * stable.max_error
+
+
 @pytest.mark.parametrize("name", ["double_pendulum", pytest.param("kinova", marks=requires_erd)])
 def test_workspace_motion_keeps_within_speed_limits(name: str) -> None:
     """The default move shortens where a joint's velocity limit would be exceeded (the kinova's

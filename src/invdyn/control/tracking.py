@@ -23,7 +23,7 @@ from invdyn._arrays import check_positive
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.control.computed_torque import CONTROLLERS, Gains, joint_inertia
 from invdyn.control.trajectories import JointTrajectory, Trajectory, minimum_jerk
-from invdyn.errors import InputError
+from invdyn.errors import InputError, warn
 from invdyn.model import JointType, Model
 
 Float = NDArray[np.float64]
@@ -31,6 +31,10 @@ Float = NDArray[np.float64]
 # rad/s, the default closed-loop natural frequency of every controller's gains: at 20 rad/s the
 # PD laws, whose gains are fixed, chatter on the Panda where its shoulder and arm axes align
 DEFAULT_BANDWIDTH = 10.0
+# bandwidth times control period above which critically damped gains sampled at the control
+# rate are near instability (a double integrator under them is unstable beyond 2 (sqrt 2 - 1),
+# about 0.83)
+SAMPLED_LIMIT = 0.4
 # the workspace motion: each joint from this fraction of its range to one minus it, turning by
 # at most MAX_TURN (rad) about the middle of its range
 WORKSPACE_MARGIN = 0.2
@@ -223,6 +227,14 @@ def track(
     law = CONTROLLERS[controller](
         model, trajectory, gains_for(model, controller, bandwidth, q_start)
     )
+    sampled = bandwidth / check_positive("control_rate", control_rate)
+    if sampled > SAMPLED_LIMIT:
+        warn(
+            f"bandwidth {bandwidth:g} rad/s at {control_rate:g} Hz: {sampled:.2g} rad per "
+            "control period, where sampled critically damped gains turn unstable at about "
+            f"0.83; keep the bandwidth below {SAMPLED_LIMIT * control_rate:g} rad/s, or "
+            "control faster"
+        )
     run = rollout(
         model,
         law,
