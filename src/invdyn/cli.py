@@ -42,6 +42,11 @@ DEMO_PAYLOAD = 2.0
 """kg carried by the demo's perturbed plant at the end effector."""
 DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
+STATE_ERROR = (
+    "the norm of the difference from the recorded state, over every entry of the state "
+    "alike (positions and velocities in their own units)"
+)
+"""What `invdyn follow` reports as a run's state error."""
 TRACK_DURATION = 5.0
 """s, `invdyn track`'s minimum_jerk duration (a CSV trajectory sets its own)."""
 
@@ -1219,6 +1224,7 @@ def _follow(args: argparse.Namespace) -> int:
         ["run", "final state error", "mean state error"],
         [[run, f"{final[run]:.4g}", f"{mean[run]:.4g}"] for run in final],
     )
+    print(f"state error: {STATE_ERROR}")
     print(f"oracle: {result.oracle_note}")
     if args.json is not None:
         print(f"wrote {write_json(args.json, result.to_dict())}")
