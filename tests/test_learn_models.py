@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -210,6 +211,22 @@ def test_split_is_seeded_and_by_episode():
     assert split_episodes(10, 0.3, seed=1) != (train_idx, val_idx)
     assert split_episodes(1, 0.5, seed=0) == ([0], [])
     assert split_episodes(4, 0.0, seed=0) == ([0, 1, 2, 3], [])
+
+
+def test_a_validation_split_of_one_window_says_why_r2_is_nan(tmp_path):
+    config = small(epochs=1)
+    span = config.model.context + config.model.offsets[-1]
+    rng = np.random.default_rng(0)
+    long = (rng.normal(size=(60, 2)), rng.normal(size=(60, 1)))
+    short = (rng.normal(size=(span + 1, 2)), rng.normal(size=(span + 1, 1)))
+    _, (held,) = split_episodes(4, 0.25, seed=0)
+    episodes = [short if k == held else long for k in range(4)]
+    config = dataclasses.replace(
+        config, train=dataclasses.replace(config.train, val_fraction=0.25, seed=0)
+    )
+    with pytest.warns(UserWarning, match="validation episodes hold one window: R\\^2"):
+        result = train(episodes, config, tmp_path, progress=False)
+    assert math.isnan(result.metrics["r2_mean"])
 
 
 def test_one_episode_is_all_training_and_says_so(episodes, tmp_path):

@@ -290,6 +290,11 @@ def evaluate_checkpoint(
             f"+ 1 = {config.context + config.offsets[-1] + 1} steps"
         )
     target = _targets(windows)
+    if len(windows) == 1:
+        warn(
+            f"{data.path}: the evaluated episodes hold one window: R^2 and nMSE, which compare "
+            "errors with the spread of the actions, are undefined (NaN)"
+        )
 
     # the model
     model_actions, estimated_states = _infer(model, windows)

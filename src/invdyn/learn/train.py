@@ -175,6 +175,11 @@ def train(
             "reports no validation metrics"
         )
         val_w = None
+    if val_w is not None and len(val_w) == 1:
+        warn(
+            "the validation episodes hold one window: R^2 and nMSE, which compare errors with "
+            "the spread of the actions, are undefined (NaN); hold out more or longer episodes"
+        )
     device = distributed.local_device(resolve_device(tc.device))
     if device.type == "cuda":
         # deterministic cuBLAS needs a fixed workspace, set before its first use in the process
