@@ -878,6 +878,20 @@ def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert status == 2 and "--mass-error must be a number above -1" in err, err
 
 
+def test_track_controls_faster_than_a_kilohertz_on_a_finer_timestep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = ["track", "pendulum", "--duration", "0.5", "--rate", "2000", "--no-progress"]
+    status, _, err = run(capsys, *command, "--out", str(tmp_path))
+    assert status == 2 and "not a whole multiple of Plant.timestep = 0.001 s" in err, err
+    status, _, err = run(capsys, *command, "--timestep", "5e-4", "--out", str(tmp_path))
+    assert status == 0, err
+    setup = json.loads((tmp_path / "metrics.json").read_text())["setup"]
+    assert setup["physics_timestep"] == 5e-4 and setup["control_rate"] == 2000
+    status, _, err = run(capsys, *command, "--timestep", "0", "--out", str(tmp_path))
+    assert status == 2 and "--timestep must be" in err, err
+
+
 def test_track_into_the_same_directory_leaves_only_this_runs_logs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -33,6 +33,7 @@ from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import robots
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
+from invdyn.sim.plant import Plant
 
 Array = NDArray[np.float64]
 
@@ -68,6 +69,7 @@ _ROBOT_OPTIONS = (
     "damping",
     "friction",
     "sensor_noise",
+    "timestep",
 )
 _GYM_OPTIONS = ("steps", "policy")
 
@@ -604,7 +606,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _demo(args: argparse.Namespace) -> int:
     from invdyn.control.tracking import end_effector, workspace_motion
-    from invdyn.sim import Plant
 
     _positive_option("--duration", args.duration)
     _output_directory(args.out)
@@ -808,6 +809,7 @@ def _setup(args: argparse.Namespace, plant: Any, trajectory: Any) -> dict[str, A
         "damping": plant.damping,
         "friction": plant.friction,
         "sensor_noise": plant.sensor_noise,
+        "physics_timestep": plant.timestep,
     }
 
 
@@ -1194,7 +1196,6 @@ def _follow(args: argparse.Namespace) -> int:
     if args.payload is not None or mass_scale != 1.0 or args.damping != 0.0:
         from invdyn.control.tracking import end_effector
         from invdyn.learn.data import read_info, read_metadata
-        from invdyn.sim import Plant
         from invdyn.sim.collect import load_robot_source
 
         source = read_info(args.dataset).source
@@ -1312,6 +1313,15 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
         help=f"{prefix}standard deviation of the noise on measured positions (rad) and "
         "velocities (rad/s) (default: 0)",
     )
+    parser.add_argument(
+        "--timestep",
+        metavar="S",
+        type=float,
+        default=None,
+        help=f"{prefix}MuJoCo's physics time step, of which the control period must be a "
+        f"whole number (default: {Plant.timestep:g} s, an MJCF file's own <option> "
+        "included)",
+    )
 
 
 def _plant(args: argparse.Namespace, model: Model) -> Any:
@@ -1327,13 +1337,13 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
         damping=args.damping,
         friction=args.friction,
         sensor_noise=args.sensor_noise,
+        **({} if args.timestep is None else {"timestep": args.timestep}),
     )
 
 
 def _options_plant(**fields: Any) -> Any:
     """``invdyn.sim.Plant(**fields)`` of command-line options, its errors naming the option
     (``--payload``) rather than the field (``Plant.payload``)."""
-    from invdyn.sim import Plant
 
     try:
         return Plant(**fields)
