@@ -363,10 +363,10 @@ _CORES = {
 
 
 def singular_joints(model: Model, q: Array, *, ratio: float = 1e-12) -> tuple[str, ...]:
-    """The joints that together move no mass or inertia at configuration `q`: those of the
-    eigenvector of the mass matrix's smallest eigenvalue, when that eigenvalue is at most
-    `ratio` times the largest (no torque controls that motion, no simulation follows it);
-    empty when the mass matrix is regular.
+    """The joints that together move no mass or inertia at configuration `q`: those whose
+    coordinates reach into the null space of the mass matrix (the eigenvectors of eigenvalues
+    at most `ratio` times the largest; no torque controls that motion, no simulation follows
+    it) by more than a tenth of their length; empty when the mass matrix is regular.
 
     Args:
       model: the robot.
@@ -376,10 +376,9 @@ def singular_joints(model: Model, q: Array, *, ratio: float = 1e-12) -> tuple[st
     if model.nv == 0:
         return ()
     eigenvalues, eigenvectors = np.linalg.eigh(mass_matrix(model, as_float_array("q", q, model.nq)))
-    if eigenvalues[0] > ratio * eigenvalues[-1]:
-        return ()
-    motion = np.abs(eigenvectors[:, 0])
-    moving = np.flatnonzero(motion > 0.1 * motion.max())
+    null = eigenvectors[:, eigenvalues <= ratio * eigenvalues[-1]]
+    # each coordinate's share of the null space, whatever basis eigh picked for it
+    moving = np.flatnonzero(np.linalg.norm(null, axis=1) > 0.1)
     return tuple(dict.fromkeys(model.jnt_name[int(model.dof_body[k])] for k in moving))
 
 

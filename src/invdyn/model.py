@@ -254,6 +254,15 @@ class Model:
         """Sum of the moving bodies' masses."""
         return float(self.body_mass.sum())
 
+    @property
+    def subtree_mass(self) -> Float:
+        """(nbody,) mass of each body with every body below it."""
+        mass = np.array(self.body_mass, dtype=np.float64)
+        for i in range(self.nbody - 1, -1, -1):  # parents come before their children
+            if self.body_parent[i] >= 0:
+                mass[self.body_parent[i]] += mass[i]
+        return mass
+
     def replace(self, **changes: Any) -> Model:
         """A copy with some fields replaced, validated again; a model actuated on every
         coordinate stays so when the changes resize the coordinates."""

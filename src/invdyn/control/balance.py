@@ -341,13 +341,16 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
 
     contacts = foot_contacts(model, scenario)
     q0 = standing(model, contacts, scenario.foot_radius)
-    still = singular_joints(model, q0)
+    # joints that together move no inertia, yet carry mass (iCub's neck, not massless
+    # fingers, which throw nothing about): the simulation cannot follow torques on them
+    carried = model.subtree_mass
+    still = [j for j in singular_joints(model, q0) if carried[model.jnt_name.index(j)] > 0.0]
     if still:
         raise InputError(
             f"{model.name}: the mass matrix is singular in the standing configuration: joints "
-            f"{', '.join(map(repr, still))} together move links of no mass or inertia, so the "
-            "simulation cannot follow torques on them (give their links rotational inertia, or "
-            "the model armature: Model.replace(dof_armature=...))"
+            f"{', '.join(map(repr, still))} together move links of mass but no inertia, so "
+            "the simulation cannot follow torques on them (give their links rotational "
+            "inertia, or the model armature: Model.replace(dof_armature=...))"
         )
     start = center_of_mass(model, q0)
     lifted = contacts[0].frame

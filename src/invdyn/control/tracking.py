@@ -150,11 +150,10 @@ def end_effector(model: Model) -> str:
     chain = np.zeros(model.nbody, dtype=np.int64)
     for i in range(model.nbody):
         chain[i] = (chain[parent[i]] if parent[i] >= 0 else 0) + int(turning[i])
-    mass = np.asarray(model.body_mass, dtype=np.float64).copy()
+    mass = model.subtree_mass
     turns = turning.copy()
     for i in range(model.nbody - 1, -1, -1):
         if parent[i] >= 0:
-            mass[parent[i]] += mass[i]
             turns[parent[i]] |= turns[i]
     end = int(np.flatnonzero(turning & (chain == chain[turning].max()))[-1])
     # up from the end to the first branch: a finger's, or the arm's own
