@@ -12,6 +12,7 @@ import pytest
 
 import invdyn
 from conftest import requires_erd
+from invdyn import cli
 from invdyn.cli import main
 from invdyn.configuration import random_configuration
 from invdyn.control.computed_torque import CONTROLLERS
@@ -441,6 +442,31 @@ def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err
     assert err.strip().splitlines()[-1] == "invdyn: terminated" and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "said"),
+    [(cli._Terminated, 143, "invdyn: terminated"), (KeyboardInterrupt, 130, "invdyn: interrupted")],
+)
+def test_a_stop_during_an_import_is_a_stop_not_a_missing_package(
+    stop: type[BaseException],
+    status: int,
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A SIGTERM or Ctrl-C that lands while a module loads can come out of the import as an
+    ImportError: it still stops the command as what it was."""
+
+    def importing(args: object) -> int:
+        try:
+            raise stop()
+        except BaseException as error:
+            raise ImportError("cannot import name 'mjModel' (partially initialized)") from error
+
+    monkeypatch.setattr(cli, "_robots", importing)
+    assert main(["robots"]) == status
+    assert capsys.readouterr().err.strip() == said
 
 
 def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -112,6 +112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (InvdynError, OSError, ImportError) as error:
+        # a stop that came while a module loaded may reach here as that import's failure
+        interruption = _interruption(error)
+        if interruption is not None:
+            terminated = isinstance(interruption, _Terminated)
+            print(f"invdyn: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+            return 143 if terminated else 130
         print(f"invdyn: error: {_describe(error)}", file=sys.stderr)
         return 2
     except MemoryError as error:
@@ -127,6 +133,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+def _interruption(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM (`_Terminated`) among the exceptions that `error` was raised
+    from or while handling, if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
@@ -277,9 +296,9 @@ def _parser() -> argparse.ArgumentParser:
         "--camera",
         metavar="NAME",
         action="append",
-        help="also render this camera into the dataset's videos, repeatable: for robots "
-        "front, side, top or hand (follows the hand); for environments a camera of theirs or "
-        "default (the free camera)",
+        help="also render this camera into the dataset's videos, repeatable: front, side or "
+        "top (added to every scene), for robots hand (follows the hand), for environments "
+        "a camera of their own or default (the free camera)",
     )
     collect.add_argument(
         "--meshes",

@@ -68,7 +68,9 @@ def import_mujoco() -> ModuleType:
     backend chosen by `invdyn._headless` when invdyn was imported)."""
     try:
         import mujoco
-    except ImportError as error:
+    except ModuleNotFoundError as error:
+        if error.name != "mujoco":  # installed, but something it imports is not
+            raise
         raise ImportError("invdyn.sim needs mujoco: pip install 'invdyn[sim]'") from error
     return mujoco
 
