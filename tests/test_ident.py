@@ -303,8 +303,10 @@ def test_armature_that_identified_urdf_cannot_hold_is_named(panda):
     armature = np.zeros(panda.nv)
     armature[0] = 10 * ARMATURE_SHARE * inertia[0]
     armature[1] = 0.1 * ARMATURE_SHARE * inertia[1]
-    with pytest.warns(UserWarning, match=r"armature .*: panda_joint1 [\d.e-]+ kg m\^2 \("):
+    armature[-1] = 10 * ARMATURE_SHARE * inertia[-1]  # a finger: prismatic, its armature a mass
+    listed = r"panda_joint1 [\d.e-]+ kg m\^2, panda_finger_joint2 [\d.e-]+ kg \("
+    with pytest.warns(UserWarning, match=rf"armature .*: {listed}"):
         _warn_of_armature(panda.replace(dof_armature=armature))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _warn_of_armature(panda.replace(dof_armature=np.r_[0.0, armature[1:]]))
+        _warn_of_armature(panda.replace(dof_armature=np.r_[0.0, armature[1:-1], 0.0]))

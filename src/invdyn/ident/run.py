@@ -30,7 +30,7 @@ from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, velocity_and_acceleration
 from invdyn.metrics import normalised_mse, varies
-from invdyn.model import Model
+from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
 from invdyn.sim.rollout import csv_columns
 
@@ -287,10 +287,12 @@ def _warn_of_armature(identified: Model) -> None:
     inertia = np.diag(mass_matrix(identified, neutral(identified)))
     large = identified.dof_armature > ARMATURE_SHARE * inertia
     if large.any():
+        # a prismatic joint's armature is a mass
+        prismatic = identified.jnt_type[identified.dof_body] == JointType.PRISMATIC
         listed = ", ".join(
-            f"{name} {value:.3g} kg m^2"
-            for name, value, shown in zip(
-                identified.dof_names, identified.dof_armature, large, strict=True
+            f"{name} {value:.3g} {'kg' if linear else 'kg m^2'}"
+            for name, value, linear, shown in zip(
+                identified.dof_names, identified.dof_armature, prismatic, large, strict=True
             )
             if shown
         )
