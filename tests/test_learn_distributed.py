@@ -77,6 +77,32 @@ def test_two_gloo_processes_train_as_one(dataset, tmp_path):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4), (a, b)
 
 
+def _kill_run(pid: int) -> None:
+    """SIGKILL the launcher `pid` and its workers, as a crash of the machine would: torchrun
+    starts each worker in a session of its own, which killing the launcher's group misses
+    (they would train on, writing the checkpoint that the resumed run reads)."""
+    workers = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _parent(entry) == pid
+    ]
+    os.killpg(pid, signal.SIGKILL)
+    for worker in workers:
+        try:
+            os.killpg(worker, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _parent(process: Path) -> int | None:
+    """The parent pid of the process of /proc entry `process`, None if it has gone."""
+    try:
+        # the fields after the command's parenthesised name: state, then the parent's pid
+        return int((process / "stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def test_a_killed_two_process_run_resumes(dataset, tmp_path):
     epochs = 40
     reference = one_process(
@@ -97,7 +123,7 @@ def test_a_killed_two_process_run_resumes(dataset, tmp_path):
                 break
             time.sleep(0.1)
     finally:
-        os.killpg(run.pid, signal.SIGKILL)
+        _kill_run(run.pid)
         run.wait()
     killed_at = load_checkpoint(out / "checkpoint").train_state["epoch"]
     assert 2 <= killed_at < epochs, killed_at
