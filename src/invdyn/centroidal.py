@@ -50,7 +50,11 @@ def center_of_mass_jacobian(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    return centroidal_momentum_matrix(model, q)[..., 3:, :] / _total_mass(model)
+    rotations, origins = forward_kinematics(model, _positions(model, q))
+    centers = body_centers(model, rotations, origins)
+    _, linear = _body_columns(model, rotations, origins, centers)
+    momentum = (model.body_mass[:, None, None] * linear).sum(-3)
+    return np.swapaxes(momentum, -1, -2) / _total_mass(model)
 
 
 def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
@@ -64,17 +68,24 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
     rotations, origins = forward_kinematics(model, _positions(model, q))
     centers = body_centers(model, rotations, origins)
     offsets = centers - _center(model, centers)[..., None, :]
-    # each body's angular and centre-of-mass velocity columns: (..., nbody, nv, 3)
-    columns = (
-        world_columns(model, rotations, origins)[..., None, :, :] * support_matrix(model)[..., None]
-    )
-    angular = columns[..., :3]
-    linear = point_columns(columns, centers[..., None, :])
+    angular, linear = _body_columns(model, rotations, origins, centers)
     mass = model.body_mass[:, None, None]
     spin = np.einsum("...bij,...bkj->...bki", _world_inertias(model, rotations), angular)
     orbit = mass * cross(offsets[..., None, :], linear)
     matrix = np.concatenate([(spin + orbit).sum(-3), (mass * linear).sum(-3)], axis=-1)
     return np.swapaxes(matrix, -1, -2)
+
+
+def _body_columns(
+    model: Model, rotations: Array, origins: Array, centers: Array
+) -> tuple[Array, Array]:
+    """(..., nbody, nv, 3) each body's angular velocity and centre-of-mass velocity per unit
+    velocity of each coordinate, world axes, from the world placements (..., nbody, 3, 3),
+    (..., nbody, 3) and the (..., nbody, 3) body centres of mass."""
+    columns = (
+        world_columns(model, rotations, origins)[..., None, :, :] * support_matrix(model)[..., None]
+    )
+    return columns[..., :3], point_columns(columns, centers[..., None, :])
 
 
 def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Array:
