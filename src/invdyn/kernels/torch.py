@@ -540,6 +540,7 @@ def aba_derivatives(
     factor, info = torch.linalg.cholesky_ex(derivatives[:, 2])
     factored = (info == 0)[:, None, None]
     # cholesky_inverse raises on a zero pivot: a failed factor is inverted as the identity
-    inverse = torch.cholesky_inverse(torch.where(factored, factor, torch.eye(t.nv).to(factor)))
+    identity = torch.eye(t.nv, dtype=factor.dtype, device=factor.device)
+    inverse = torch.cholesky_inverse(torch.where(factored, factor, identity))
     out = torch.stack([-inverse @ derivatives[:, 0], -inverse @ derivatives[:, 1], inverse], 1)
     return torch.where(factored[:, None], out, torch.nan)
