@@ -16,6 +16,10 @@ Float = NDArray[np.float64]
 # most this fraction of its mean square: what rounding leaves of a constant (float32's is
 # 1e-14), whatever its units
 CONSTANT_RELATIVE_VARIANCE = 1e-12
+# why scores of a single sample are NaN, for the warnings that say so
+ONE_SAMPLE = (
+    "R^2 and nMSE, which compare errors with the spread of the actions, are undefined (NaN)"
+)
 
 
 def varies(target: Float) -> NDArray[np.bool_]:

@@ -94,7 +94,7 @@ from invdyn.learn.models import (
     select_windows,
 )
 from invdyn.learn.train import _fingerprint, episode_fingerprints, eval_batches
-from invdyn.metrics import Metrics, varies
+from invdyn.metrics import ONE_SAMPLE, Metrics, varies
 
 METRICS_FILE = "metrics.json"
 PREDICTIONS_FILE = "predictions.png"
@@ -291,10 +291,7 @@ def evaluate_checkpoint(
         )
     target = _targets(windows)
     if len(windows) == 1:
-        warn(
-            f"{data.path}: the evaluated episodes hold one window: R^2 and nMSE, which compare "
-            "errors with the spread of the actions, are undefined (NaN)"
-        )
+        warn(f"{data.path}: the evaluated episodes hold one window: {ONE_SAMPLE}")
 
     # the model
     model_actions, estimated_states = _infer(model, windows)

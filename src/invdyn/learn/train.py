@@ -54,7 +54,7 @@ from invdyn.learn.models import (
     select_windows,
     window_inputs,
 )
-from invdyn.metrics import Metrics
+from invdyn.metrics import ONE_SAMPLE, Metrics
 
 # windows per forward pass when evaluating, for models of states and of frames
 EVAL_BATCH = 8192
@@ -177,8 +177,8 @@ def train(
         val_w = None
     if val_w is not None and len(val_w) == 1:
         warn(
-            "the validation episodes hold one window: R^2 and nMSE, which compare errors with "
-            "the spread of the actions, are undefined (NaN); hold out more or longer episodes"
+            f"the validation episodes hold one window: {ONE_SAMPLE}; hold out more or longer "
+            "episodes"
         )
     device = distributed.local_device(resolve_device(tc.device))
     if device.type == "cuda":
