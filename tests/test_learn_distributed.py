@@ -1,6 +1,7 @@
 """Training on several processes (`invdyn.learn.distributed`): ``invdyn train --nproc 2`` runs
 two gloo processes under ``torch.distributed.run`` that train as one process does (same
-held-out R^2, same losses), and a two-process run killed after a checkpoint resumes from it.
+held-out R^2, same losses), a two-process run killed after a checkpoint resumes from it, and the
+workers of a killed launcher stop.
 """
 
 from __future__ import annotations
@@ -77,15 +78,19 @@ def test_two_gloo_processes_train_as_one(dataset, tmp_path):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4), (a, b)
 
 
-def _kill_run(pid: int) -> None:
-    """SIGKILL the launcher `pid` and its workers, as a crash of the machine would: torchrun
-    starts each worker in a session of its own, which killing the launcher's group misses
-    (they would train on, writing the checkpoint that the resumed run reads)."""
-    workers = [
+def _workers(launcher: int) -> list[int]:
+    """The pids of the processes whose parent is `launcher`."""
+    return [
         int(entry.name)
         for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and _parent(entry) == pid
+        if entry.name.isdigit() and _parent(entry) == launcher
     ]
+
+
+def _kill_run(pid: int) -> None:
+    """SIGKILL the launcher `pid` and its workers, as a crash of the machine would: torchrun
+    starts each worker in a session of its own, which killing the launcher's group misses."""
+    workers = _workers(pid)
     os.killpg(pid, signal.SIGKILL)
     for worker in workers:
         try:
@@ -134,6 +139,41 @@ def test_a_killed_two_process_run_resumes(dataset, tmp_path):
     r2, expected = resumed["validation"]["r2_mean"], reference["validation"]["r2_mean"]
     assert abs(r2 - expected) < 0.005, (r2, expected)
     assert len(resumed["history"]) == epochs
+
+
+def test_workers_end_when_their_launcher_is_killed(dataset, tmp_path):
+    """A SIGKILL of the launcher alone (``kill -9``, the out-of-memory killer) does not leave
+    its workers training on into the checkpoints that a rerun resumes from."""
+    out = tmp_path / "run"
+    argv = command(dataset, out, *settings(400, **{"train.checkpoint_every": 1}))
+    run = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # fmt: skip
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not (out / "checkpoint").exists():
+            time.sleep(0.1)
+        workers = _workers(run.pid)
+        assert len(workers) == 2, workers
+        run.kill()
+        run.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(map(_running, workers)):
+            time.sleep(0.1)
+        assert not any(map(_running, workers)), "the workers outlived their launcher"
+    finally:
+        if run.poll() is None:
+            _kill_run(run.pid)
+        for worker in filter(_running, workers):
+            os.kill(worker, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_shares_cover_the_batch_and_their_weights_average_to_it(monkeypatch):

@@ -15,7 +15,10 @@ Without a process group every function here is the single-process identity.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -71,12 +74,24 @@ def join(device: torch.device) -> bool:
     else gloo. Returns whether this process is one of several."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or active():
         return active()
+    _end_with_launcher()
     if device.type == "cuda":
         torch.cuda.set_device(local_device(device))
         dist.init_process_group("nccl")
     else:
         dist.init_process_group("gloo")
     return True
+
+
+def _end_with_launcher() -> None:
+    """On Linux, have this worker sent SIGTERM when the torchrun agent that started it dies.
+    torchrun starts every worker in a session of its own, so a SIGKILL of the launcher (``kill
+    -9``, the out-of-memory killer) would otherwise leave the workers training on, writing the
+    checkpoints that a resumed run reads."""
+    if not sys.platform.startswith("linux") or "TORCHELASTIC_RUN_ID" not in os.environ:
+        return
+    set_parent_death_signal = 1  # PR_SET_PDEATHSIG of <linux/prctl.h>
+    ctypes.CDLL(None).prctl(set_parent_death_signal, int(signal.SIGTERM))
 
 
 def local_device(device: torch.device) -> torch.device:
