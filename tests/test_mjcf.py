@@ -404,6 +404,14 @@ def test_armature_on_a_free_joint_warns() -> None:
         from_mujoco(mujoco.MjModel.from_xml_string(xml))
 
 
+def test_a_reversed_range_warns_that_the_joint_is_unlimited() -> None:
+    xml = """<mujoco><worldbody><body name="arm"><joint name="elbow" range="30 -30"/>
+             <geom size="0.1" mass="1"/></body></worldbody></mujoco>"""
+    with pytest.warns(invdyn.ModelWarning, match=r"'elbow' has a range whose lower bound is ab"):
+        model = from_mujoco(mujoco.MjModel.from_xml_string(xml))
+    assert np.isinf(model.q_lower).all() and np.isinf(model.q_upper).all()
+
+
 LEFT_OUT = """
 <mujoco model="left_out">
   <worldbody>

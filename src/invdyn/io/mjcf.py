@@ -202,6 +202,7 @@ def from_mujoco(
     joints = joint_names(mj_model)
     _check_inertias(mj_model, bodies, where, strict)
     _check_free_armature(mj_model, joints, where)
+    _check_reversed_ranges(mj_model, joints, where)
     _check_left_out(mj_model, where, friction)
 
     tree = _Tree()
@@ -566,6 +567,20 @@ def _check_free_armature(mj_model: Any, joints: tuple[str, ...], where: str) -> 
                 f"{where}: free joint {joints[j]!r} has armature on its translations, which "
                 "invdyn applies in the body frame and MuJoCo in the world frame: the forces "
                 "differ by armature * (angular velocity x linear velocity)",
+                ModelWarning,
+            )
+
+
+def _check_reversed_ranges(mj_model: Any, joints: tuple[str, ...], where: str) -> None:
+    """Warn on each hinge or slide whose ``range`` has its lower bound above its upper one,
+    which MuJoCo reads, unless ``limited="true"`` is set, as no limit at all."""
+    for j in range(mj_model.njnt):
+        lower, upper = mj_model.jnt_range[j]
+        if int(mj_model.jnt_type[j]) in (MJ_HINGE, MJ_SLIDE) and lower > upper:
+            warn(
+                f"{where}: joint {joints[j]!r} has a range whose lower bound is above its upper "
+                f"({lower:.4g} > {upper:.4g} as compiled), which MuJoCo reads as no limit: "
+                "the joint is unlimited",
                 ModelWarning,
             )
 
