@@ -310,3 +310,30 @@ def test_armature_that_identified_urdf_cannot_hold_is_named(panda):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _warn_of_armature(panda.replace(dof_armature=np.r_[0.0, armature[1:-1], 0.0]))
+
+
+def test_end_to_end_hybrid_is_bounded_on_a_joint_that_never_moved(load_robot):
+    """A joint held still in the samples: its velocity and acceleration inputs have no spread
+    to normalise by, which once scaled a later motion of it by 1e8 (1.6e4 N m off rnea at
+    1 rad/s). Building the hybrid leaves the caller's torch random stream alone."""
+    torch = pytest.importorskip("torch")
+    from invdyn.ident.hybrid import EndToEndSettings, train_end_to_end
+    from invdyn.ident.run import Samples
+
+    robot = load_robot("planar_2r")
+    rng = np.random.default_rng(0)
+    n = 256
+    q = np.column_stack([rng.uniform(-2, 2, n), np.full(n, 0.3)])
+    v = np.column_stack([rng.normal(size=n), np.zeros(n)])
+    a = np.column_stack([rng.normal(size=n), np.zeros(n)])
+    tau = invdyn.rnea(robot, q, v, a)
+    samples = Samples(q, v, a, tau, np.array([0, n]))
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    settings = EndToEndSettings(hidden=(16,), epochs=3, batch_size=64)
+    hybrid = train_end_to_end(robot, invdyn.inertial_parameters(robot), samples, settings)
+    assert torch.equal(torch.rand(3), expected)
+    moved = np.column_stack([v[:, 0], np.ones(n)]), np.column_stack([a[:, 0], np.ones(n)])
+    error = hybrid.predict(q, *moved) - invdyn.rnea(robot, q, *moved)
+    assert np.abs(error).max() < 0.5 * np.abs(tau).max(), np.abs(error).max()

@@ -14,6 +14,8 @@ from invdyn.kernels.cpu import OVERFLOW
 F64 = np.dtype(np.float64)
 # empty, so nothing can write to it; left writable because numba dispatches slower on read-only
 NO_FORCES = np.zeros((0, 6))
+# a standard deviation at or below this is taken as no variation at all (`spread`)
+SPREAD_FLOOR = 1e-8
 
 
 def any_tensor(*xs: object) -> bool:
@@ -46,6 +48,14 @@ def as_finite_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarra
     if not np.isfinite(array).all():
         raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     return array
+
+
+def spread(x: np.ndarray) -> np.ndarray:
+    """(...) the standard deviation of (N, ...) samples `x` over N, to normalise them by: 1
+    where it is at most `SPREAD_FLOOR`, so that an entry that never varied in `x` is not blown
+    up when it varies later."""
+    std = np.asarray(x, dtype=np.float64).std(axis=0)
+    return np.where(std > SPREAD_FLOOR, std, 1.0)
 
 
 def hash_arrays(digest: Any, arrays: Iterable[np.ndarray]) -> None:

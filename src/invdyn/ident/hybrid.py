@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_count, check_positive
+from invdyn._arrays import check_count, check_positive, spread
 from invdyn.dynamics import rnea
 from invdyn.errors import DataError
 from invdyn.ident.identify import Identification
@@ -274,7 +274,6 @@ class EndToEnd:
 
         self.model = model
         bodies = prior[: 10 * model.nbody].reshape(model.nbody, 10)
-        torch.manual_seed(settings.seed)
         self.phi = torch.tensor(
             np.concatenate(
                 [
@@ -287,15 +286,18 @@ class EndToEnd:
         self.coordinates = torch.as_tensor(joint_coordinates(model))
         inputs = self.features(*(torch.tensor(x) for x in (samples.q, samples.v, samples.a)))
         self.mean = inputs.mean(0)
-        self.std = inputs.std(0) + 1e-8
-        self.scale = torch.tensor(samples.tau.std(0) + 1e-8)
+        self.std = torch.as_tensor(spread(inputs.numpy()))
+        self.scale = torch.as_tensor(spread(samples.tau))
         widths = [inputs.shape[2], *settings.hidden, 1]
         self.network = torch.nn.ParameterList()
-        for k, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
-            bound = 0.0 if k == len(widths) - 2 else 1.0 / math.sqrt(fan_in)
-            weight = torch.empty(model.nv, fan_in, fan_out, dtype=torch.float64)
-            self.network.append(torch.nn.Parameter(weight.uniform_(-bound, bound)))
-            self.network.append(torch.nn.Parameter(torch.zeros(model.nv, 1, fan_out).double()))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(settings.seed)
+            for k, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
+                bound = 0.0 if k == len(widths) - 2 else 1.0 / math.sqrt(fan_in)
+                weight = torch.empty(model.nv, fan_in, fan_out, dtype=torch.float64)
+                self.network.append(torch.nn.Parameter(weight.uniform_(-bound, bound)))
+                zeros = torch.zeros(model.nv, 1, fan_out, dtype=torch.float64)
+                self.network.append(torch.nn.Parameter(zeros))
 
     def features(self, q: Any, v: Any, a: Any) -> Any:
         """(N, nv, k + 2) each dof's joint positions, velocity and acceleration, of (N, nq),

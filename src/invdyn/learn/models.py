@@ -51,6 +51,7 @@ import torch.nn.functional as F
 from numpy.typing import NDArray
 from torch import Tensor, nn
 
+from invdyn._arrays import spread
 from invdyn.errors import DataError, InputError
 from invdyn.learn.config import ModelConfig
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
@@ -64,8 +65,6 @@ WINDOW_FRAMES = "window_frames"
 # width of a camera's features, and of the temporal convolution over a window's keypoints
 IMAGE_FEATURES = 256
 TEMPORAL_WIDTH = 128
-# standard deviations below this are treated as 1 (a constant feature is only centred)
-STD_FLOOR = 1e-8
 # log standard deviations of the mixture head are clamped to this range (normalised units)
 LOG_STD_MIN, LOG_STD_MAX = -7.0, 3.0
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -376,17 +375,12 @@ def compute_norm_stats(windows: Windows) -> NormStats:
     # every state and action of the episodes counts, window or not
     return NormStats(
         state_mean=windows.states.mean(axis=0),
-        state_std=_std(windows.states),
+        state_std=spread(windows.states),
         delta_mean=delta.mean(axis=0),
-        delta_std=_std(delta),
+        delta_std=spread(delta),
         action_mean=windows.actions.mean(axis=0),
-        action_std=_std(windows.actions),
+        action_std=spread(windows.actions),
     )
-
-
-def _std(x: Float) -> Float:
-    std = x.std(axis=0)
-    return np.where(std > STD_FLOOR, std, 1.0)
 
 
 def _convolution(channels_in: int, width: int, stride: int = 1) -> list[nn.Module]:

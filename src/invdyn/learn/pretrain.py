@@ -22,9 +22,9 @@ import torch.nn.functional as F
 from numpy.typing import NDArray
 from torch import nn
 
-from invdyn._arrays import check_count
+from invdyn._arrays import check_count, spread
 from invdyn.errors import InputError
-from invdyn.learn.models import IMAGE_FEATURES, STD_FLOOR, FrameEncoder
+from invdyn.learn.models import IMAGE_FEATURES, FrameEncoder
 from invdyn.learn.video import check_frames
 
 Float = NDArray[np.float64]
@@ -107,7 +107,7 @@ def pretrain_encoder(
     images = _images(np.concatenate(frames))
     grey = F.adaptive_avg_pool2d(images.mean(1, keepdim=True), RECONSTRUCTION).flatten(1)
     targets = np.concatenate(actions)
-    scale = np.where(targets.std(0) > STD_FLOOR, targets.std(0), 1.0)
+    scale = spread(targets)
     target = torch.as_tensor((targets - targets.mean(0)) / scale, dtype=torch.float32)
 
     rng = np.random.default_rng(config.seed)
