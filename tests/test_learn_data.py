@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -381,7 +382,9 @@ def test_failure_while_writing_keeps_the_old_dataset(
 ) -> None:
     old = episodes(seed=1)
     path = write(tmp_path / "ds", old)
-    real = data._write_parquet
+    import pyarrow.parquet as pq
+
+    real = pq.write_table
     calls = []
 
     def failing(*args: object) -> None:
@@ -390,7 +393,7 @@ def test_failure_while_writing_keeps_the_old_dataset(
             raise OSError("disk full")
         real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(data, "_write_parquet", failing)
+    monkeypatch.setattr(pq, "write_table", failing)
     with pytest.raises(OSError, match="disk full"):
         write(path, episodes(seed=2), overwrite=True)
     with pytest.raises(OSError, match="disk full"):
@@ -812,7 +815,6 @@ def test_import_is_light() -> None:
 
 def _collection(full_state: bool = True, seed: int = 0) -> object:
     """A duck-typed collection (as `invdyn.sim.collect.Collection`) of two episodes."""
-    from types import SimpleNamespace
 
     rng = np.random.default_rng(seed)
     items = []
@@ -858,6 +860,21 @@ def test_write_collection_stores_the_full_state_and_metadata(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
     # a dataset written otherwise has no metadata
     assert data.read_metadata(write(tmp_path / "plain")) == {}
+
+
+def test_metadata_is_written_as_strictly_valid_json(tmp_path: Path) -> None:
+    """NaN and infinity, which JSON has no token for, become null, so that parsers other than
+    Python's read meta/info.json."""
+    collection = _collection()
+    metadata = {"gain": float("nan"), "limits": np.array([-np.inf, 1.5]), "robot": "Müller"}
+    path = data.write_collection(
+        SimpleNamespace(**{**vars(collection), "metadata": metadata}), tmp_path / "c"
+    )
+    strict = json.loads(
+        (path / "meta/info.json").read_text(encoding="utf-8"),
+        parse_constant=lambda token: pytest.fail(f"info.json holds {token}"),
+    )
+    assert strict[data.METADATA_KEY] == {"gain": None, "limits": [None, 1.5], "robot": "Müller"}
 
 
 def test_write_collection_bad_input(tmp_path: Path) -> None:

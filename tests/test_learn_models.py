@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from invdyn import DataError, InputError  # noqa: E402
-from invdyn.learn.checkpoint import load_checkpoint, load_model  # noqa: E402
+from invdyn.learn.checkpoint import load_checkpoint, load_model, save_checkpoint  # noqa: E402
 from invdyn.learn.config import PRESETS, Config, ModelConfig, TrainConfig, preset  # noqa: E402
 from invdyn.learn.keys import ACTION, OBS_STATE  # noqa: E402
 from invdyn.learn.models import (  # noqa: E402
@@ -245,7 +245,9 @@ def _umask() -> int:
     return mask
 
 
-def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, tmp_path):
+def test_checkpoint_round_trip_gives_identical_predictions(
+    episodes, held_out, tmp_path, monkeypatch
+):
     config = small(epochs=2, head="mixture", context=1)
     result = train(episodes, config, tmp_path, progress=False)
     # trained on bare arrays: no dataset spec to keep
@@ -274,9 +276,26 @@ def test_checkpoint_round_trip_gives_identical_predictions(episodes, held_out, t
     # a save killed between its two renames leaves the previous checkpoint aside: still read
     result.checkpoint.rename(run / ".checkpoint.old")
     assert torch.equal(load_model(run).predict(batch), result.model.predict(batch))
+    # and the next save keeps it until its own checkpoint is in place
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", _failing_rename_of(os.replace, result.checkpoint))
+        with pytest.raises(OSError, match="power cut"):
+            save_checkpoint(result.checkpoint, model=result.model, config=config, metrics={})
+    assert torch.equal(load_model(run).predict(batch), result.model.predict(batch))
     (run / ".checkpoint.old").rename(result.checkpoint)
     for name, value in dataclasses.asdict(result.model.stats).items():
         np.testing.assert_array_equal(getattr(checkpoint.model.stats, name), value)
+
+
+def _failing_rename_of(rename, target):
+    """`rename` that fails when it would make `target`."""
+
+    def failing(source, destination):
+        if os.fspath(destination) == os.fspath(target):
+            raise OSError("power cut")
+        return rename(source, destination)
+
+    return failing
 
 
 class Interrupt(Exception):

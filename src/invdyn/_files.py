@@ -67,6 +67,34 @@ def _umask() -> int:
     return mask
 
 
+def sync_tree(root: Path) -> None:
+    """Sync every file and directory under the directory `root`, and `root`, to disk, so that
+    what it holds survives a power loss once it is renamed into place."""
+    for directory, _, files in os.walk(root, topdown=False):
+        for name in files:
+            _sync(Path(directory, name))
+        _sync(Path(directory))
+
+
+def sync_directory(directory: Path) -> None:
+    """Sync `directory`'s entries (a rename into it) to disk."""
+    _sync(directory)
+
+
+def _sync(path: Path) -> None:
+    """fsync the file or directory `path`, where the platform allows it."""
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:
     """Write `data` as indented JSON (`json_text`), atomically; return the absolute path."""
     with atomic_open(path) as out:
@@ -74,10 +102,12 @@ def write_json(path: str | os.PathLike[str], data: Any) -> Path:
     return Path(path).absolute()
 
 
-def json_text(data: Any) -> str:
-    """`data` as indented, strictly valid JSON text, ending in a newline: NaN and infinite
-    numbers are written as null (`finite_json`), as JSON has no token for them."""
-    return json.dumps(finite_json(data), indent=2, allow_nan=False) + "\n"
+def json_text(data: Any, *, indent: int = 2) -> str:
+    """`data` as indented, strictly valid JSON text (UTF-8 characters as they are), ending in a
+    newline: NaN and infinite numbers are written as null (`finite_json`), as JSON has no token
+    for them."""
+    text = json.dumps(finite_json(data), indent=indent, allow_nan=False, ensure_ascii=False)
+    return text + "\n"
 
 
 def finite_json(data: Any) -> Any:

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from invdyn._files import json_text, output_mode
+from invdyn._files import output_mode, sync_directory, sync_tree, write_json
 from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
@@ -229,11 +229,11 @@ def save_checkpoint(
         # weights and statistics
         weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         _save_tensors(weights, tmp / MODEL_FILE, metadata={"format": "pt"})
-        _write_json(tmp / CONFIG_FILE, config.to_dict())
-        _write_json(tmp / NORM_STATS_FILE, model.stats.to_dict())
-        _write_json(tmp / METRICS_FILE, dict(metrics))
+        write_json(tmp / CONFIG_FILE, config.to_dict())
+        write_json(tmp / NORM_STATS_FILE, model.stats.to_dict())
+        write_json(tmp / METRICS_FILE, dict(metrics))
         if spec is not None:
-            _write_json(tmp / SPEC_FILE, spec.to_dict())
+            write_json(tmp / SPEC_FILE, spec.to_dict())
         # the optimiser: tensors to safetensors, hyper-parameters to JSON
         if optimizer is not None or train_state is not None:
             state = dict(train_state or {})
@@ -241,14 +241,16 @@ def save_checkpoint(
                 tensors, groups = _split_optimizer_state(optimizer.state_dict())
                 _save_tensors(tensors, tmp / OPTIMIZER_FILE)
                 state["optimizer_param_groups"] = groups
-            _write_json(tmp / TRAIN_STATE_FILE, state)
-        # swap the directories: the old one out of the way, the new one in, the old one deleted
+            write_json(tmp / TRAIN_STATE_FILE, state)
+        sync_tree(tmp)
+        # swap the directories: the old one out of the way, the new one in, the old one deleted;
+        # an `old` left by an interrupted save is kept until a newer checkpoint is in place
         old = path.with_name(f".{path.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
         if path.exists():
+            shutil.rmtree(old, ignore_errors=True)
             os.replace(path, old)
         os.replace(tmp, path)
+        sync_directory(path.parent)
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -346,10 +348,6 @@ def load_model(
 ) -> InverseDynamicsModel:
     """The model of the checkpoint directory `path` (see `load_checkpoint`)."""
     return load_checkpoint(path, device=device).model
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json_text(data))
 
 
 def _nan_for_null(data: Any) -> Any:

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, plain_number
-from invdyn._files import output_mode
+from invdyn._files import json_text, output_mode, sync_directory, sync_tree
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.keys import (
     ACTION,
@@ -577,10 +577,10 @@ def write_dataset(
             file = staging / relative
             file.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(content, (dict, list)):
-                _write_json(file, content)
+                file.write_text(json_text(content, indent=4), encoding="utf-8")
             else:
-                _write_parquet(pq, file, content)
-        _sync_directories(staging)
+                pq.write_table(content, file)
+        sync_tree(staging)
         _swap(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -1192,50 +1192,13 @@ def _statistics(array: np.ndarray) -> dict[str, list[float] | list[int]]:
     return stats
 
 
-def _write_json(file: Path, content: Any) -> None:
-    """Write `content` as indented JSON and sync it to disk."""
-    with open(file, "w", encoding="utf-8") as stream:
-        json.dump(content, stream, indent=4, ensure_ascii=False)
-        stream.write("\n")
-        stream.flush()
-        os.fsync(stream.fileno())
-
-
-def _write_parquet(pq: ModuleType, file: Path, table: Any) -> None:
-    """Write `table` as a parquet file and sync it to disk."""
-    with open(file, "wb") as stream:
-        pq.write_table(table, stream)
-        stream.flush()
-        os.fsync(stream.fileno())
-
-
-def _sync_directories(root: Path) -> None:
-    """Sync every directory under `root`, and `root`, so that the file names are on disk."""
-    for directory, _, _ in os.walk(root, topdown=False):
-        _sync_directory(Path(directory))
-
-
-def _sync_directory(directory: Path) -> None:
-    """Sync one directory's entries to disk (where the platform allows it)."""
-    try:
-        handle = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
 def _swap(staging: Path, target: Path) -> None:
     """Move the complete `staging` directory to `target`, replacing what is there."""
     if target.is_dir() and not any(target.iterdir()):
         target.rmdir()
     if not target.exists():
         os.rename(staging, target)
-        _sync_directory(target.parent)
+        sync_directory(target.parent)
         return
     # set the old dataset aside, move the new one in, and only then delete the old one
     aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
@@ -1246,7 +1209,7 @@ def _swap(staging: Path, target: Path) -> None:
     except BaseException:
         os.rename(aside, target)
         raise
-    _sync_directory(target.parent)
+    sync_directory(target.parent)
     shutil.rmtree(aside, ignore_errors=True)
 
 

@@ -65,6 +65,7 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import as_float_array, check_count, hash_arrays
+from invdyn._files import atomic_open, write_json
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
@@ -666,7 +667,7 @@ def _open_work(work: Path, identity: dict[str, Any], *, overwrite: bool) -> None
         warn(f"discarding {work}: partial labels of other inputs")
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    _write_atomic(manifest, (json.dumps(expected, indent=2) + "\n").encode())
+    write_json(manifest, expected)
 
 
 def _load_unit(
@@ -688,22 +689,9 @@ def _load_unit(
 
 
 def _save_unit(file: Path, unit: tuple[Float32, Float32 | None]) -> None:
-    """Save a unit's predictions atomically (through a file of this process's own: a worker
-    of a killed run may still be saving the same unit)."""
+    """Save a unit's predictions atomically (through a temporary file of its own: a worker of a
+    killed run may still be saving the same unit)."""
     action, std = unit
     arrays: dict[str, Any] = {"action": action} | ({} if std is None else {"std": std})
-    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as stream:
+    with atomic_open(file, "wb") as stream:
         np.savez(stream, **arrays)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(tmp, file)
-
-
-def _write_atomic(file: Path, content: bytes) -> None:
-    tmp = file.with_name(f".{file.name}.tmp")
-    with open(tmp, "wb") as stream:
-        stream.write(content)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(tmp, file)
