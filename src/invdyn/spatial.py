@@ -24,6 +24,33 @@ from numpy.typing import NDArray
 
 Float = NDArray[np.float64]
 
+# inertias differ from physical ones by round-off up to this, absolute plus relative to the
+# largest principal moment (`inertia_doubts`)
+INERTIA_ABSOLUTE_TOLERANCE = 1e-12
+INERTIA_RELATIVE_TOLERANCE = 1e-9
+
+
+def inertia_doubts(mass: float, inertia: Float) -> list[str]:
+    """What is physically doubtful about a rigid body of `mass` and (3, 3) rotational inertia
+    about its centre of mass, one phrase per problem: a zero mass with inertia, an inertia that
+    is not positive semi-definite, principal moments that break the triangle inequality."""
+    moments = np.linalg.eigvalsh(inertia)
+    tolerance = INERTIA_ABSOLUTE_TOLERANCE + INERTIA_RELATIVE_TOLERANCE * np.abs(moments).max()
+    doubts = []
+    if mass == 0 and np.abs(inertia).max() > tolerance:
+        doubts.append("zero mass with a non-zero rotational inertia")
+    if moments[0] < -tolerance:
+        doubts.append(
+            "rotational inertia is not positive semi-definite "
+            f"(smallest principal moment {moments[0]:.6g})"
+        )
+    elif moments[0] + moments[1] < moments[2] - tolerance:
+        doubts.append(
+            "principal moments violate the triangle inequality "
+            f"({moments[0]:.6g} + {moments[1]:.6g} < {moments[2]:.6g})"
+        )
+    return doubts
+
 
 def skew(x: Float) -> Float:
     """(..., 3, 3) matrix ``[x]_x`` such that ``[x]_x @ y = x cross y``.

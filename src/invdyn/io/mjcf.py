@@ -56,7 +56,7 @@ from numpy.typing import NDArray
 
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JointType, Model
-from invdyn.spatial import axis_angle_to_matrix, quaternion_to_matrix
+from invdyn.spatial import axis_angle_to_matrix, inertia_doubts, quaternion_to_matrix
 
 Float = NDArray[np.float64]
 
@@ -545,15 +545,12 @@ def _actuator_force_bound(mj_model: Any, a: int) -> float:
 def _check_inertias(mj_model: Any, bodies: tuple[str, ...], where: str, strict: bool) -> None:
     """Warn (or raise under `strict`) on each body whose inertia is physically doubtful."""
     for b in range(1, mj_model.nbody):
-        mass = float(mj_model.body_mass[b])
         moments = np.asarray(mj_model.body_inertia[b], dtype=np.float64)
-        problem = _inertia_problem(mass, moments)
-        if problem is None:
-            continue
-        message = f"{where}: body {bodies[b]!r} {problem}"
-        if strict:
-            raise ModelError(message)
-        warn(message, ModelWarning)
+        for doubt in inertia_doubts(float(mj_model.body_mass[b]), np.diag(moments)):
+            message = f"{where}: body {bodies[b]!r}: {doubt}"
+            if strict:
+                raise ModelError(message)
+            warn(message, ModelWarning)
 
 
 def _check_free_armature(mj_model: Any, joints: tuple[str, ...], where: str) -> None:
@@ -623,20 +620,6 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
             "dynamics differ from MuJoCo's by them",
             ModelWarning,
         )
-
-
-def _inertia_problem(mass: float, moments: Float) -> str | None:
-    """What is physically doubtful about a body's principal moments of inertia, if anything."""
-    scale = max(float(np.max(np.abs(moments))), 1e-300)
-    tol = 1e-9 * scale
-    if np.any(moments < -tol):
-        return f"has an inertia that is not positive semi-definite (principal moments {moments})"
-    for k in range(3):
-        if moments[k] > moments[(k + 1) % 3] + moments[(k + 2) % 3] + tol:
-            return f"has principal moments {moments} that break the triangle inequality"
-    if mass == 0.0 and np.any(moments > tol):
-        return f"has zero mass but a non-zero inertia (principal moments {moments})"
-    return None
 
 
 def _model_name(mj_model: Any) -> str:

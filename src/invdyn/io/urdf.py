@@ -46,7 +46,7 @@ import numpy as np
 from invdyn._files import atomic_open
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
-from invdyn.spatial import rpy_to_matrix
+from invdyn.spatial import inertia_doubts, rpy_to_matrix
 
 MAX_URDF_BYTES = 64 * 1024 * 1024
 """Largest URDF accepted, in bytes."""
@@ -213,7 +213,11 @@ def _build(
             )
 
     # each link's inertia checked as written, then merged into its body
-    doubts = [d for link in links.values() for d in _inertia_doubts(link, source)]
+    doubts = [
+        f"{source}: link {link.name!r}: {doubt}"
+        for link in links.values()
+        for doubt in inertia_doubts(link.mass, link.inertia)
+    ]
     inertias = _body_inertias(links, placed.values(), len(bodies))
     massless = _massless_doubts(bodies, inertias[0], inertias[2], source)
 
@@ -465,26 +469,6 @@ def _walk(
                 placed[link] = _Placed(link, len(bodies) - 1, np.eye(3), np.zeros(3))
         stack.extend((j.child, j) for j in reversed(children[link]))
     return placed, bodies
-
-
-def _inertia_doubts(link: _Link, source: str) -> list[str]:
-    """Why the inertia of `link` is physically doubtful, one message per problem."""
-    where = f"{source}: link {link.name!r}"
-    moments = np.linalg.eigvalsh(link.inertia)
-    doubts = []
-    if link.mass == 0 and np.max(np.abs(link.inertia)) > _TOL:
-        doubts.append(f"{where}: zero mass with a non-zero rotational inertia")
-    if moments[0] < -_TOL:
-        doubts.append(
-            f"{where}: rotational inertia is not positive semi-definite "
-            f"(smallest principal moment {moments[0]:.6g})"
-        )
-    elif moments[0] + moments[1] < moments[2] - _TOL:
-        doubts.append(
-            f"{where}: principal moments violate the triangle inequality "
-            f"({moments[0]:.6g} + {moments[1]:.6g} < {moments[2]:.6g})"
-        )
-    return doubts
 
 
 def _body_inertias(
