@@ -379,6 +379,12 @@ def test_inertial_parameters_needs_a_model():
         ({"jnt_axis": np.array([[0, 1, 0], [0, 2, 0]])}, "axis is not a unit vector"),
         ({"gravity": np.zeros(2)}, r"gravity has shape \(2,\)"),
         ({"frame_body": np.array([-1, 0, 1, 5])}, "frame_body holds an index outside"),
+        ({"q_lower": np.array([np.nan, -1.0])}, r"q_lower holds NaN \(an absent limit is inf\)"),
+        ({"dof_effort_limit": np.array([1.0, np.nan])}, "dof_effort_limit holds NaN"),
+        ({"jnt_rot": np.stack([np.eye(3), 2 * np.eye(3)])}, "jnt_rot of 'joint2' is not a rot"),
+        ({"jnt_rot": np.stack([np.eye(3), -np.eye(3)])}, "jnt_rot of 'joint2' is not a rot"),
+        ({"frame_rot": np.array([np.eye(3)] * 3 + [np.eye(3)[::-1]])}, "frame_rot of '\\w+'"),
+        ({"body_inertia": np.array([np.eye(3), np.triu(np.ones((3, 3)))])}, "not symmetric"),
     ],
 )
 def test_bad_model_fields(changes, message, pendulum2):
@@ -534,3 +540,8 @@ def test_load_options_must_be_booleans(option, value, allowed):
 def test_errors_are_value_errors():
     assert issubclass(invdyn.InputError, ValueError) and issubclass(invdyn.ModelError, ValueError)
     assert issubclass(invdyn.InputError, invdyn.InvdynError)
+
+
+def test_singular_joints_takes_one_configuration(pendulum2):
+    with pytest.raises(invdyn.InputError, match=r"q must be one configuration, shape \(2,\)"):
+        invdyn.dynamics.singular_joints(pendulum2, np.zeros((3, 2)))

@@ -34,7 +34,8 @@ def map_in_shards(
     count = 1 if workers == 1 else SHARDS_PER_WORKER * workers
     size = max(1, math.ceil(len(items) / count))
     with tqdm(total=len(items), disable=not progress, desc=desc, unit="ep") as bar:
-        return list(iter_in_shards(function, items, workers, shard=size, ahead=len(items), bar=bar))
+        ahead = max(1, len(items))
+        return list(iter_in_shards(function, items, workers, shard=size, ahead=ahead, bar=bar))
 
 
 def iter_in_shards(

@@ -32,7 +32,7 @@ from invdyn._arrays import (
     packed,
     raise_for_status,
 )
-from invdyn.errors import ModelError
+from invdyn.errors import InputError, ModelError
 from invdyn.kernels import cpu, cpu_derivatives
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
@@ -373,9 +373,12 @@ def singular_joints(model: Model, q: Array, *, ratio: float = 1e-12) -> tuple[st
       q: (nq,) one configuration.
       ratio: the eigenvalue ratio at or below which the matrix counts as singular.
     """
+    q = as_float_array("q", q, model.nq)
+    if q.ndim != 1:
+        raise InputError(f"q must be one configuration, shape ({model.nq},), got {q.shape}")
     if model.nv == 0:
         return ()
-    eigenvalues, eigenvectors = np.linalg.eigh(mass_matrix(model, as_float_array("q", q, model.nq)))
+    eigenvalues, eigenvectors = np.linalg.eigh(mass_matrix(model, q))
     null = eigenvectors[:, eigenvalues <= ratio * eigenvalues[-1]]
     # each coordinate's share of the null space, whatever basis eigh picked for it
     moving = np.flatnonzero(np.linalg.norm(null, axis=1) > 0.1)

@@ -88,6 +88,8 @@ _DOF_FIELDS = (
     "dof_damping",
     "dof_friction",
 )
+# rotation matrices (and symmetric inertias) may be off by this much round-off
+ROTATION_TOLERANCE = 1e-6
 _FRAME_FIELDS = {"frame_body": (), "frame_pos": (3,), "frame_rot": (3, 3)}
 _NAME_FIELDS = ("body_name", "jnt_name", "frame_name")
 _INT_FIELDS = ("body_parent", "jnt_type", "frame_body")
@@ -323,6 +325,13 @@ def _holds_flags(value: Any) -> bool:
     return array.dtype.kind in "iu" and bool(np.isin(array, (0, 1)).all())
 
 
+def _not_rotations(rotations: np.ndarray) -> np.ndarray:
+    """(n,) whether each of (n, 3, 3) `rotations` is not orthonormal with determinant +1."""
+    gram = rotations @ rotations.swapaxes(1, 2)
+    off = np.abs(gram - np.eye(3)).max(axis=(1, 2), initial=0.0) > ROTATION_TOLERANCE
+    return off | (np.linalg.det(rotations) <= 0)
+
+
 def _readonly(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
@@ -369,6 +378,22 @@ def _validate(model: Model) -> None:
     for name in [*_BODY_FIELDS, "frame_pos", "frame_rot", "gravity", *_DOF_FIELDS[2:]]:
         if not np.all(np.isfinite(getattr(model, name))):
             raise ModelError(f"{where}: {name} holds a non-finite value")
+    # limits may be infinite, never NaN
+    for name in ("q_lower", "q_upper", *_DOF_FIELDS[:2]):
+        if np.isnan(getattr(model, name)).any():
+            raise ModelError(f"{where}: {name} holds NaN (an absent limit is inf)")
+    for name, names in (("jnt_rot", model.jnt_name), ("frame_rot", model.frame_name)):
+        bad = _not_rotations(getattr(model, name))
+        if bad.any():
+            raise ModelError(
+                f"{where}: {name} of {names[int(np.argmax(bad))]!r} is not a rotation matrix"
+            )
+    asymmetric = np.abs(model.body_inertia - model.body_inertia.swapaxes(1, 2)).max(
+        axis=(1, 2), initial=0.0
+    ) > ROTATION_TOLERANCE * np.abs(model.body_inertia).max(axis=(1, 2), initial=0.0)
+    if asymmetric.any():
+        name = model.body_name[int(np.argmax(asymmetric))]
+        raise ModelError(f"{where}: body_inertia of body {name!r} is not symmetric")
     if np.any(model.body_mass < 0):
         i = int(np.argmin(model.body_mass))
         raise ModelError(f"{where}: body {model.body_name[i]!r} has negative mass")
