@@ -36,8 +36,6 @@ from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
 Reference = Literal["local", "world", "local_world_aligned"]
-# batches up to this size run on one thread: starting the pool costs more than they take
-SERIAL_BATCH = 16
 
 
 def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
@@ -56,10 +54,8 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
-    kernel = (
-        cpu.forward_kinematics_batch if len(world) > SERIAL_BATCH else cpu.forward_kinematics_serial
-    )
-    raise_for_status(kernel(ints, reals, q.reshape(world.shape[0], model.nq), world), ("q",))
+    flat = q.reshape(world.shape[0], model.nq)
+    raise_for_status(cpu.run_batch(cpu.forward_kinematics_batch, ints, reals, flat, world), ("q",))
     world = world.reshape((*lead, model.nbody, 12))
     return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]
 

@@ -30,6 +30,10 @@ the caller's checks cost nothing on the fast path and the general path explains 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -1411,8 +1415,24 @@ def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
 
 @njit(cache=True)
 def rnea_states(ints, reals, q, v, a, fext, tau):
-    """`rnea_batch` in pieces for all cores, or in one piece below PARALLEL_FROM states."""
-    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS if q.shape[0] >= PARALLEL_FROM else 1)
+    """`rnea_batch` in pieces for all cores, or on this thread below PARALLEL_FROM states."""
+    if q.shape[0] < PARALLEL_FROM:
+        return _rnea_lanes(ints, reals, q, v, a, fext, tau, 0, q.shape[0])
+    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS)
+
+
+def run_batch(kernel: Callable[..., int], *args: Any) -> int:
+    """``kernel(*args)``, a parallel kernel over the states ``q = args[2]`` (B, nq), run on this
+    thread alone below PARALLEL_FROM states: waking the thread pool for a few states costs more
+    than it saves, and on a busy machine waits for a descheduled worker (milliseconds)."""
+    if args[2].shape[0] >= PARALLEL_FROM:
+        return kernel(*args)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return kernel(*args)
+    finally:
+        numba.set_num_threads(threads)
 
 
 @njit(cache=True, parallel=True)
@@ -1441,15 +1461,6 @@ def forward_kinematics_batch(ints, reals, q, world):
     for b in prange(q.shape[0]):
         status[b] = forward_kinematics(ints, reals, q[b], world[b])
     return status.max() if status.size > 0 else 0
-
-
-@njit(cache=True)
-def forward_kinematics_serial(ints, reals, q, world):
-    """`forward_kinematics_batch` on one thread: small batches, no thread-pool start-up."""
-    status = 0
-    for b in range(q.shape[0]):
-        status = max(status, forward_kinematics(ints, reals, q[b], world[b]))
-    return status
 
 
 @njit(cache=True, parallel=True)
