@@ -116,6 +116,13 @@ def test_robot_bad_input():
         floating = invdyn.load("pendulum", floating_base=True)
     with pytest.raises(invdyn.InputError, match="fixed-base"):
         collect_robot(floating, episodes=1)
+    # a link of no mass or inertia at the end of the chain: no torque tracks its joint
+    massless = model.replace(
+        body_mass=np.array([model.body_mass[0], 0.0]),
+        body_inertia=model.body_inertia * [[[1]], [[0]]],
+    )
+    with pytest.raises(invdyn.ModelError, match=r"singular: joints 'joint2' together move no"):
+        collect_robot(massless, episodes=1)
 
 
 def test_the_source_loads_the_robot_that_was_collected(tmp_path):
