@@ -1060,21 +1060,32 @@ def _train(args: argparse.Namespace) -> int:
         distributed.leave()
     if rank != 0:
         return 0
-    if result.resumed_from is not None:
-        print(f"resumed from epoch {result.resumed_from}")
+    epochs, resumed = config.train.epochs, result.resumed_from
+    if resumed == epochs:
+        print(f"{result.checkpoint}: the run had done its {epochs} epochs; nothing to train "
+              "(--restart trains it afresh)")  # fmt: skip
+    elif resumed is not None:
+        print(f"trained epochs {resumed + 1}-{epochs}, resumed from epoch {resumed}")
     rows = [[key, f"{value:.4f}"] for key, value in result.metrics.items() if "/" not in key]
     if rows:
         print(f"validation ({len(result.val_episodes)} episodes):")
         _print_table(["metric", "value"], rows)
-    print(f"wrote {result.checkpoint}")
+    if resumed != epochs:
+        print(f"wrote {result.checkpoint}")
     return 0
 
 
 def _epoch_printer(epochs: int) -> Callable[[int, Mapping[str, float]], None]:
-    """A training callback that prints each epoch's history entry on a line, for logs."""
+    """A training callback that prints each epoch's history entry on a line, for logs, after a
+    line that says where a resumed run started."""
     start = time.monotonic()
+    first = True
 
     def print_epoch(epoch: int, entry: Mapping[str, float]) -> None:
+        nonlocal first
+        if first and epoch > 1:
+            print(f"resuming from epoch {epoch - 1}", flush=True)
+        first = False
         values = "  ".join(f"{k} {v:.4g}" for k, v in entry.items() if k != "epoch")
         minutes = (time.monotonic() - start) / 60
         print(f"epoch {epoch}/{epochs}  {values}  ({minutes:.1f} min)", flush=True)

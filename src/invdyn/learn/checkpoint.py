@@ -23,6 +23,7 @@ reader sees the old checkpoint or the new one, never half of one. `load_checkpoi
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
 import os
@@ -252,6 +253,9 @@ def save_checkpoint(
         os.replace(tmp, path)
         sync_directory(path.parent)
         shutil.rmtree(old, ignore_errors=True)
+        # what saves killed before their swap left behind
+        for stale in path.parent.glob(f".{glob.escape(path.name)}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return path
