@@ -166,6 +166,24 @@ def test_context_and_chunked_horizon(robot, tmp_path):
     assert np.all(np.isfinite(result.errors["followed"]))
 
 
+def test_demonstrations_without_actions_are_followed(robot, tmp_path):
+    """A dataset of states alone: the model and the oracle follow it, with no replay run."""
+    checkpoint, held = robot
+    info = held.info
+    bare = write_dataset(
+        tmp_path / "demonstrations",
+        [Episode(state=e.state, action=None, timestamp=e.timestamp) for e in held],
+        fps=info.fps,
+        state_names=info.state_names,
+        source=info.source,
+    )
+    result = follow(checkpoint, bare, episode=0, seconds=0.5)
+    full = follow(checkpoint, held, episode=0, seconds=0.5)
+    assert result.open_loop is None and set(result.errors) == {"followed", "oracle"}
+    np.testing.assert_array_equal(result.followed, full.followed)
+    assert json.loads(result.to_json())["open_loop"] is None
+
+
 def test_bad_input(robot, tmp_path):
     checkpoint, held = robot
     for episode in (HELD_OUT, -HELD_OUT - 1, 1.0, True, "0"):

@@ -10,7 +10,7 @@ and simulates the system it was recorded on three times from the same initial st
   model closes the loop on its own errors.
 - ``open_loop``: the recorded actions replayed, ``a_k``, whatever the state; errors of the
   simulator's initial state, of a plant that differs from the recording, and chaos grow
-  unchecked.
+  unchecked. A dataset without actions (demonstrations to follow) has no such run.
 - ``oracle``: the known physics asked for the same desired state one frame ahead, when known.
   For an invdyn robot, ``tau_k = rnea(model, q_k, v_k, (v^d_{k+1} - v_k) * fps)`` at the
   simulated state (exact for one semi-implicit Euler step per frame, the mean acceleration over
@@ -86,7 +86,7 @@ class _Runs(NamedTuple):
     oracle computes or why it is missing."""
 
     followed: Float
-    open_loop: Float
+    open_loop: Float | None
     oracle: Float | None
     note: str
 
@@ -110,7 +110,7 @@ class _Span:
     position_gain: float
     # the IDM: (k, history as in `_Policy`, (n_state,) the desired observation H frames ahead)
     model: Callable[[int, Float, Float], Float]
-    replay: _Policy
+    replay: _Policy | None  # None when the dataset has no actions
 
 
 class Runs:
@@ -166,7 +166,8 @@ class FollowResult(Runs):
       time: (n + 1,) time of each compared frame, seconds from the episode's start.
       reference: (n + 1, n_state) the recorded states ``r_start .. r_{start+n}``.
       followed: (n + 1, n_state) the states the model's actions led to.
-      open_loop: (n + 1, n_state) the states of the recorded actions replayed.
+      open_loop: (n + 1, n_state) the states of the recorded actions replayed, or None for a
+        dataset without actions.
       oracle: (n + 1, n_state) the states of the physics oracle's actions, or None.
       actions: (n, n_action) the model's actions.
       errors: run name (``"followed"``, ``"open_loop"``, ``"oracle"``) -> (n + 1,) the norm over
@@ -182,7 +183,7 @@ class FollowResult(Runs):
     time: Float
     reference: Float
     followed: Float
-    open_loop: Float
+    open_loop: Float | None
     oracle: Float | None
     actions: Float
     errors: dict[str, Float]
@@ -202,7 +203,7 @@ class FollowResult(Runs):
             "oracle": {"available": self.oracle is not None, "note": self.oracle_note},
             "reference": self.reference.tolist(),
             "followed": self.followed.tolist(),
-            "open_loop": self.open_loop.tolist(),
+            "open_loop": None if self.open_loop is None else self.open_loop.tolist(),
             "oracle_states": None if self.oracle is None else self.oracle.tolist(),
         }
 
@@ -240,7 +241,7 @@ def follow(
 
     Raises:
       InputError: a bad `episode`, `seconds`, `plant` or `position_gain`, an episode shorter
-        than ``C + H + 1`` frames, a dataset without actions or of another size or spec
+        than ``C + H + 1`` frames, a dataset of another size or spec
         (`invdyn.learn.checkpoint.DataSpec`) than the model's,
         a source that cannot be simulated (not ``invdyn:`` or ``gym:``, a robot whose state
         names differ, a Gymnasium dataset without MuJoCo's full state).
@@ -252,22 +253,20 @@ def follow(
     model = checkpoint.model
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info
-    if info.action_names is None:
-        raise InputError(f"dataset {data.path} has no actions to replay")
-    if (info.n_state, info.n_action) != (model.n_state, model.n_action):
+    has_actions = info.action_names is not None
+    if info.n_state != model.n_state or has_actions and info.n_action != model.n_action:
         raise InputError(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
         )
     if checkpoint.spec is not None:
-        checkpoint.spec.check(info, str(data.path), actions=True)
+        checkpoint.spec.check(info, str(data.path), actions=has_actions)
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
     gain = check_real("position_gain", position_gain, minimum=0.0)
     index = _episode_index(episode, len(data))
     recorded = data.episode(index)
     states = np.asarray(recorded.state, dtype=np.float64)
-    actions = np.asarray(recorded.action, dtype=np.float64)
     timestamp = np.asarray(recorded.timestamp, dtype=np.float64)
 
     # the span: from frame C, n steps, each asking for the state H frames ahead
@@ -289,8 +288,12 @@ def follow(
         chosen.append(action)
         return action
 
-    def replay(k: int, history: Float, target: _Target) -> Float:
-        return actions[start + k]
+    replay = None
+    if recorded.action is not None:
+        actions = np.asarray(recorded.action, dtype=np.float64)
+
+        def replay(k: int, history: Float, target: _Target) -> Float:
+            return actions[start + k]
 
     span = _Span(states, start, steps, info.fps, gain, idm, replay)
     source = info.source
@@ -321,7 +324,7 @@ def follow(
         followed=runs.followed,
         open_loop=runs.open_loop,
         oracle=runs.oracle,
-        actions=np.array(chosen[:steps]).reshape(steps, info.n_action),
+        actions=np.array(chosen[:steps]).reshape(steps, model.n_action),
         errors=errors,
         oracle_note=runs.note,
     )
@@ -514,7 +517,12 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
         f"{fps:g}, physics timestep {plant.timestep:g} s"
     )
     followed = run(_model_policy(span, horizon, lambda state: state))
-    return _Runs(followed, run(span.replay), run(oracle), note)
+    return _Runs(followed, _replayed(run, span), run(oracle), note)
+
+
+def _replayed(run: Callable[[_Policy], Float], span: _Span) -> Float | None:
+    """The states of the recorded actions replayed by `run`, None without actions."""
+    return None if span.replay is None else run(span.replay)
 
 
 # gymnasium environments
@@ -571,7 +579,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             return _inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1.0 / fps)[0]
 
         followed = run(_model_policy(span, horizon, observe))
-        open_loop = run(span.replay)
+        open_loop = _replayed(run, span)
         unsupported = _unsupported_actuators(mujoco, recorded)
         oracle_run = None
         if unsupported:
