@@ -254,7 +254,7 @@ def follow(
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info
     has_actions = info.action_names is not None
-    if info.n_state != model.n_state or has_actions and info.n_action != model.n_action:
+    if info.n_state != model.n_state or (has_actions and info.n_action != model.n_action):
         raise InputError(
             f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
             f"the checkpoint's model takes {model.n_state}, {model.n_action}"
