@@ -297,6 +297,7 @@ def test_f_ext_values(function, bad, pendulum2):
         ("nope", "has no frame named 'nope'"),
         ("", "has no frame named ''"),
         ("TIP", "has no frame named 'TIP'"),
+        ("link_2", "has no frame named 'link_2'; did you mean 'link2'"),
         (4, "^frame must be a frame name or an index from -4 to 3"),
         (-5, "^frame must be a frame name or an index from -4 to 3"),
         (1.0, "^frame must be"),
@@ -545,3 +546,10 @@ def test_errors_are_value_errors():
 def test_singular_joints_takes_one_configuration(pendulum2):
     with pytest.raises(invdyn.InputError, match=r"q must be one configuration, shape \(2,\)"):
         invdyn.dynamics.singular_joints(pendulum2, np.zeros((3, 2)))
+
+
+def test_a_model_prints_its_sizes_not_its_arrays(pendulum2):
+    assert repr(pendulum2) == (
+        f"Model(name='double_pendulum', nq=2, nv=2, nbody=2, nframe=4, fixed base, "
+        f"total_mass={pendulum2.total_mass:.6g}, source={pendulum2.source!r})"
+    )

@@ -410,10 +410,7 @@ def _frame_index(model: Model, frame: str | int) -> int:
     if not isinstance(model, Model):
         raise not_a_model(model)
     if isinstance(frame, str):
-        try:
-            return model.frame_name.index(frame)
-        except ValueError:
-            raise InputError(f"{model.name} has no frame named {frame!r}") from None
+        return model.frame_id(frame)
     is_index = isinstance(frame, (int, np.integer)) and not isinstance(frame, (bool, np.bool_))
     if is_index and -len(model.frame_name) <= frame < len(model.frame_name):
         return int(frame) % len(model.frame_name)

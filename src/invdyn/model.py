@@ -15,6 +15,7 @@ Inertias are expressed in the body frame: ``body_com`` is the centre of mass and
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Hashable
 from enum import IntEnum
 from functools import cached_property
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.errors import ModelError
+from invdyn.errors import InputError, ModelError
 
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
@@ -296,19 +297,23 @@ class Model:
     def __getstate__(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key != _DERIVED}
 
+    def __repr__(self) -> str:
+        """Name, sizes and source, not the arrays (tens of thousands of characters)."""
+        base = "floating" if self.floating_base else "fixed"
+        return (
+            f"Model(name={self.name!r}, nq={self.nq}, nv={self.nv}, nbody={self.nbody}, "
+            f"nframe={len(self.frame_name)}, {base} base, total_mass={self.total_mass:.6g}, "
+            f"source={self.source!r})"
+        )
+
     def frame_id(self, name: str) -> int:
-        """Index of the frame called `name`."""
+        """Index of the frame called `name`; `InputError`, with the closest names, if none is."""
         try:
             return self.frame_name.index(name)
         except ValueError:
-            raise ModelError(f"{self.name}: no frame named {name!r}") from None
-
-    def body_id(self, name: str) -> int:
-        """Index of the body called `name`."""
-        try:
-            return self.body_name.index(name)
-        except ValueError:
-            raise ModelError(f"{self.name}: no body named {name!r}") from None
+            close = difflib.get_close_matches(str(name), self.frame_name, n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise InputError(f"{self.name} has no frame named {name!r}{hint}") from None
 
 
 _CACHED = tuple(name for name, value in vars(Model).items() if isinstance(value, cached_property))
