@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -312,6 +313,7 @@ def test_bad_episodes_name_the_field() -> None:
         (dict(state=np.zeros((4, 2)), action=np.zeros((3, 1)), timestamp=t), "Episode.action"),
         (dict(state=np.zeros((4, 2)), action=None, timestamp=t[:3]), "Episode.timestamp"),
         (dict(state=np.full((4, 2), np.nan), action=None, timestamp=t), "Episode.state .*finite"),
+        (dict(state=np.full((4, 2), 1e300), action=None, timestamp=t), "beyond float32's range"),
         (dict(state=np.zeros((4, 2)), action=None, timestamp=t[::-1]), "increase strictly"),
         (dict(state=[["a", "b"]] * 4, action=None, timestamp=t), "Episode.state must be"),
         (dict(state=np.zeros((0, 2)), action=None, timestamp=t[:0]), "T, n > 0"),
@@ -446,9 +448,9 @@ def _rewrite_column(file: Path, name: str, change: Callable[[object], object]) -
     pq.write_table(table, file)
 
 
-def _nan_state(column: object) -> object:
+def _nan_state(column: object, value: float = float("nan")) -> object:
     values = column.to_pylist()  # type: ignore[attr-defined]
-    values[3][1] = float("nan")
+    values[3][1] = value
     return pa.array(values, type=column.type)  # type: ignore[attr-defined]
 
 
@@ -511,6 +513,12 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], object], str]] = {
     "nan": (
         lambda p: _rewrite_column(p / DATA_FILE, "observation.state", _nan_state),
         "observation.state of frame 3 .* not finite",
+    ),
+    "beyond float32": (
+        lambda p: _rewrite_column(
+            p / DATA_FILE, "observation.state", partial(_nan_state, value=1e300)
+        ),
+        "observation.state of frame 3 .* beyond float32's range",
     ),
     "frame index": (
         lambda p: _rewrite_column(p / DATA_FILE, "frame_index", _shift),

@@ -244,12 +244,22 @@ def _float_field(name: str, value: ArrayLike, *, ndim: int) -> Float:
     if array.ndim != ndim:
         expected = "(T,)" if ndim == 1 else "(T, n)"
         raise DataError(f"{name} has shape {array.shape}, expected {expected}")
-    finite = np.isfinite(array)
+    finite = _representable(array)
     if not np.all(finite):
         where = tuple(int(i) for i in np.argwhere(~finite)[0])
-        raise DataError(f"{name} holds a non-finite value at {where}: {array[where]}")
+        raise DataError(f"{name} holds {_unrepresentable} at {where}: {array[where]}")
     array.setflags(write=False)
     return array
+
+
+# what `_representable` refuses, in words
+_unrepresentable = "a value that is not finite or beyond float32's range (3.4e38)"
+
+
+def _representable(array: np.ndarray) -> NDArray[np.bool_]:
+    """Whether each value of `array` is finite and within float32's range, in which the models
+    compute (a larger one is a corrupt value, not a measurement)."""
+    return np.isfinite(array) & (np.abs(array) <= np.finfo(np.float32).max)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -2068,12 +2078,12 @@ def _check_frames(
     for key in (OBS_STATE, ACTION, TIMESTAMP):
         if key not in frames:
             continue
-        finite = np.isfinite(frames[key])
+        finite = _representable(frames[key])
         if not np.all(finite):
             row = int(np.argwhere(~finite)[0][0])
             raise DataError(
                 f"{where}: {key} of frame {row} (episode {int(episode[row])}, frame "
-                f"{row - int(starts[episode[row]])}) is not finite: {frames[key][row]}"
+                f"{row - int(starts[episode[row]])}) holds {_unrepresentable}: {frames[key][row]}"
             )
     frames[TIMESTAMP] = frames[TIMESTAMP].astype(
         np.float32 if frames[TIMESTAMP].dtype == np.float32 else np.float64, copy=False
