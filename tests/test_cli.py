@@ -940,3 +940,16 @@ def test_track_into_the_same_directory_leaves_only_this_runs_logs(
     status, _, err = run(capsys, *command, "--controller", "pd")
     assert status == 0, err
     assert [p.name for p in tmp_path.glob("*.csv")] == ["pd.csv"]
+
+
+@requires_erd
+def test_collect_says_it_fixes_a_floating_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(
+        capsys, "collect", "go1", "--episodes", "1", "--duration", "0.05",
+        "--out", str(tmp_path / "go1"), "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    assert out.startswith("go1: its floating base is fixed to the world"), out
+    assert "state 24, action 12" in out

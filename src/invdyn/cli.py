@@ -919,6 +919,9 @@ def _collect(args: argparse.Namespace) -> int:
     progress = not args.no_progress
     size = _frame_size(args.size)
     robot = None if gym else _load(args.source, floating_base=False)
+    if robot is not None and _load(args.source).floating_base:
+        print(f"{robot.name}: its floating base is fixed to the world (collect drives fixed-base "
+              "robots); the state is the joints' alone")  # fmt: skip
     scene = None
     # rendered shards are kept here until the dataset is written: a killed run that is
     # started again renders only the rest
