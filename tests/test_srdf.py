@@ -33,6 +33,9 @@ def test_group_states_become_configurations(tmp_path, load_robot):
     path.write_text(SRDF.replace("joint1", "elbow"))
     with pytest.raises(invdyn.ModelError, match="has no joint named 'elbow'"):
         reference_configurations(model, path)
+    # a reduced model of the file's robot: the joints it lacks left out
+    (q,) = reference_configurations(model, path, skip_unknown=True).values()
+    assert np.array_equal(q[:7], [0, 0, 0.3, 0, 0, 0, 1]) and np.all(q[7:] == 0.0)
     with pytest.raises(invdyn.ModelError, match="cannot read an SRDF file"):
         reference_configurations(model, tmp_path / "missing.srdf")
 
@@ -58,3 +61,18 @@ def test_fixed_base_models_skip_the_floating_base(load_robot):
     standing = robot_configurations(fixed)["standing"]
     floating = robot_configurations(load_robot("solo12", floating_base=True))["standing"]
     assert np.array_equal(standing, floating[7:])
+
+
+@requires_erd
+def test_a_reduced_robot_reads_its_own_srdf_without_the_joints_it_lacks(load_robot):
+    """romeo_small.srdf names the toes that romeo_small.urdf drops; its half-sitting pose
+    holds for the other joints, as Pinocchio reads it."""
+    pin = pytest.importorskip("pinocchio")
+    from invdyn.io import robots
+
+    model = load_robot("romeo_small", floating_base=True)
+    ours = robot_configurations(model)["half_sitting"]
+    path = robots.robot_path("romeo_small")
+    pmodel = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    pin.loadReferenceConfigurations(pmodel, str(path.parent.parent / "srdf/romeo_small.srdf"))
+    assert np.allclose(ours, pmodel.referenceConfigurations["half_sitting"])

@@ -26,12 +26,20 @@ from invdyn.model import JointType, Model
 Float = NDArray[np.float64]
 
 
-def reference_configurations(model: Model, path: str | os.PathLike[str]) -> dict[str, Float]:
+def reference_configurations(
+    model: Model, path: str | os.PathLike[str], *, skip_unknown: bool = False
+) -> dict[str, Float]:
     """The configurations of the SRDF file `path`'s group states, by name: (nq,) each.
+
+    Args:
+      model: the robot.
+      path: the SRDF file.
+      skip_unknown: leave out the joints that `model` lacks (a reduced model of the file's
+        robot, as Pinocchio does), rather than refuse the file.
 
     Raises:
       ModelError: the file is missing or not XML, or a state names a joint that `model` lacks
-        or gives it the wrong number of values.
+        (unless `skip_unknown`) or gives it the wrong number of values.
     """
     path = Path(path)
     try:
@@ -54,6 +62,8 @@ def reference_configurations(model: Model, path: str | os.PathLike[str]) -> dict
                 if not model.floating_base:
                     continue  # a fixed-base model has no floating base to place
                 joint_name = model.jnt_name[0]
+            elif skip_unknown and joint_name not in model.jnt_name:
+                continue
             _set_joint(model, q, joint_name, values, f"{path}: group_state {name!r}")
         configurations[name] = q
     return configurations
@@ -82,9 +92,10 @@ def _set_joint(model: Model, q: Float, joint: str, values: list[str], where: str
 def robot_configurations(model: Model) -> dict[str, Float]:
     """The reference configurations of a built-in robot of example-robot-data (loaded from its
     URDF, ``invdyn.load(name)``), from the SRDF files next to it (``../srdf/*.srdf``): those of
-    the file named after the URDF (``anymal-kinova.srdf`` for ``anymal-kinova.urdf``) when it
-    fits `model`, as the others describe sibling robots; else those of every file that fits;
-    empty when none does.
+    the file named after the URDF (``anymal-kinova.srdf`` for ``anymal-kinova.urdf``), the
+    joints it names that `model` lacks left out (``romeo_small.srdf`` names the toes that
+    ``romeo_small.urdf`` drops), as the others describe sibling robots; else those of every
+    file that fits `model`; empty when none does.
 
     Raises:
       InputError: `model` was not loaded from a file.
@@ -94,11 +105,12 @@ def robot_configurations(model: Model) -> dict[str, Float]:
         raise InputError(f"{model.name}: not loaded from a file, so it has no SRDF files")
     found: dict[str, Float] = {}
     for srdf in sorted((source.parent.parent / "srdf").glob("*.srdf")):
+        own = srdf.stem == source.stem
         try:
-            states = reference_configurations(model, srdf)
+            states = reference_configurations(model, srdf, skip_unknown=own)
         except ModelError:
             continue
-        if srdf.stem == source.stem:
+        if own:
             return states
         found = states | found
     return found
