@@ -297,7 +297,7 @@ def test_difference_rejects_bad_input() -> None:
         difference(model, neutral(model), np.zeros(3))
     with pytest.raises(invdyn.InputError, match="q0 holds a non-finite"):
         difference(model, np.full(model.nq, np.nan), neutral(model))
-    with pytest.raises(invdyn.InputError, match=r"do not broadcast: q0 \(2, 20\), q1 \(3, 20\)"):
+    with pytest.raises(invdyn.InputError, match=r"do not broadcast: q0 \(2,\), q1 \(3,\)"):
         difference(model, np.tile(neutral(model), (2, 1)), np.tile(neutral(model), (3, 1)))
     with pytest.raises(invdyn.InputError, match="dt must be finite"):
         integrate(model, neutral(model), np.zeros(model.nv), dt=np.nan)

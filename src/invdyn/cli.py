@@ -966,9 +966,9 @@ def _collect(args: argparse.Namespace) -> int:
         path = write_collection(collection, args.out, overwrite=args.overwrite)
     else:
         path = _write_rendered(args, collection, (scene, size), cache)
-    frames = sum(len(e.state) for e in collection.episodes)
     print(
-        f"{collection.source}: {len(collection.episodes)} episodes, {frames} frames at "
+        f"{collection.source}: {len(collection.episodes)} episodes, {collection.num_frames} "
+        f"frames at "
         f"{collection.fps:g} fps, state {len(collection.state_names)}, action "
         f"{len(collection.action_names)}"
     )

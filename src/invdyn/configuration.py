@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import as_finite_array, check_real
+from invdyn._arrays import as_finite_array, batch_shape, check_real
 from invdyn.errors import InputError
 from invdyn.model import JointType, Model
 from invdyn.spatial import quaternion_to_matrix, skew
@@ -163,7 +163,7 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Floa
     """
     q = _configuration(model, "q", q)
     v = as_finite_array("v", v, model.nv) * check_real("dt", dt)
-    batch = _batch_shape(q=q, v=v)
+    batch = batch_shape({"q": (q, 1), "v": (v, 1)})
     q = np.broadcast_to(q, (*batch, model.nq))
     v = np.broadcast_to(v, (*batch, model.nv))
     out = np.array(q, dtype=np.float64)
@@ -212,7 +212,7 @@ def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> Float:
     """
     q0 = _configuration(model, "q0", q0)
     q1 = _configuration(model, "q1", q1)
-    batch = _batch_shape(q0=q0, q1=q1)
+    batch = batch_shape({"q0": (q0, 1), "q1": (q1, 1)})
     q0 = np.broadcast_to(q0, (*batch, model.nq))
     q1 = np.broadcast_to(q1, (*batch, model.nq))
     v = np.zeros((*batch, model.nv))
@@ -299,7 +299,7 @@ def to_mujoco_state(
     index = mujoco_index(model, mj_model)
     q = _configuration(model, "q", q)
     v = np.zeros(model.nv) if v is None else as_finite_array("v", v, model.nv)
-    batch = _batch_shape(q=q, v=v)
+    batch = batch_shape({"q": (q, 1), "v": (v, 1)})
     qpos = np.array(np.broadcast_to(mj_model.qpos0, (*batch, mj_model.nq)), dtype=np.float64)
     qvel = np.zeros((*batch, mj_model.nv))
     q = np.broadcast_to(q, (*batch, model.nq))
@@ -348,7 +348,7 @@ def from_mujoco_state(
     qvel = (
         np.zeros(mj_model.nv) if qvel is None else as_finite_array("qvel", qvel, int(mj_model.nv))
     )
-    batch = _batch_shape(qpos=qpos, qvel=qvel)
+    batch = batch_shape({"qpos": (qpos, 1), "qvel": (qvel, 1)})
     qpos = np.broadcast_to(qpos, (*batch, mj_model.nq))
     qvel = np.broadcast_to(qvel, (*batch, mj_model.nv))
     q = np.zeros((*batch, model.nq))
@@ -537,12 +537,3 @@ def _sampling_bounds(model: Model) -> tuple[Float, Float]:
     )
     upper = np.where(finite_upper, upper, np.maximum(width, lower + width))
     return lower, upper
-
-
-def _batch_shape(**arrays: Float) -> tuple[int, ...]:
-    """The broadcast leading shape of (..., n) arrays, or `InputError` naming them."""
-    try:
-        return np.broadcast_shapes(*(a.shape[:-1] for a in arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
-        raise InputError(f"leading dimensions do not broadcast: {shapes}") from None
