@@ -692,7 +692,9 @@ def test_link_shapes_are_meshes_that_exist_and_primitives(tmp_path: Path) -> Non
     )
     file = tmp_path / "bot.urdf"
     file.write_text(robot(f'<link name="a">{shapes}</link>'))
-    found = link_shapes(file)
+    left_out = r"2 collision meshes left out, .*: meshes/missing.stl, meshes/a.dae$"
+    with pytest.warns(ModelWarning, match=left_out):
+        found = link_shapes(file)
     assert [s.kind for s in found] == ["box", "cylinder", "sphere", "mesh"]
     assert all(s.link == "a" for s in found)
     box, cylinder, sphere, mesh = found
@@ -704,6 +706,20 @@ def test_link_shapes_are_meshes_that_exist_and_primitives(tmp_path: Path) -> Non
     assert box.file is None and mesh.file == tmp_path / "meshes" / "a.stl"
     np.testing.assert_allclose(mesh.size, [2.0, 2.0, 2.0])
     assert [s.kind for s in link_shapes(file, element="visual")] == ["sphere"]
+    # package:// names resolve against the folder of that name above the file, with or
+    # without an empty host (package:///...)
+    package = tmp_path / "bot_description"
+    (package / "urdf").mkdir(parents=True)
+    (package / "meshes").mkdir()
+    (package / "meshes" / "b.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    for uri in (
+        "package://bot_description/meshes/b.obj",
+        "package:///bot_description/meshes/b.obj",
+    ):
+        mesh = f'<collision><geometry><mesh filename="{uri}"/></geometry></collision>'
+        (package / "urdf" / "bot.urdf").write_text(robot(f'<link name="a">{mesh}</link>'))
+        (shape,) = link_shapes(package / "urdf" / "bot.urdf")
+        assert shape.file == package / "meshes" / "b.obj"
 
     for bad, field in [
         ('<box size="1 2"/>', "box size"),

@@ -758,7 +758,7 @@ def link_shapes(path: str | os.PathLike[str], *, element: str = "collision") -> 
     ``package://<package>/<path>`` resolves against the nearest directory named <package>
     above the URDF file (as example-robot-data installs), ``file://`` and absolute paths as
     they are, and relative paths against the URDF's directory. Meshes in other formats or whose
-    file is missing are left out.
+    file is missing are left out, with one `ModelWarning` that names them.
 
     Args:
       path: the URDF file.
@@ -769,16 +769,27 @@ def link_shapes(path: str | os.PathLike[str], *, element: str = "collision") -> 
     """
     source = Path(path)
     root = _parse_xml(source.read_bytes(), str(source))
-    shapes = []
+    shapes, left_out = [], []
     for link in root.findall("link"):
         where = f"{source}: link {link.get('name')!r}"
         for element_ in link.findall(element):
-            found = _shape_geometry(source, element_.find("geometry"), where)
+            geometry = element_.find("geometry")
+            found = _shape_geometry(source, geometry, where)
             if found is None:
+                mesh = None if geometry is None else geometry.find("mesh")
+                if mesh is not None:
+                    left_out.append(mesh.get("filename") or "(no filename)")
                 continue
             kind, size, file = found
             rot, pos = _origin(element_, where, f"{element} origin")
             shapes.append(Shape(str(link.get("name")), kind, rot, pos, size, file))
+    if left_out:
+        more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+        warn(
+            f"{source}: {len(left_out)} {element} meshes left out, their files missing or not "
+            f"{'/'.join(MESH_SUFFIXES)}: {', '.join(left_out[:3])}{more}",
+            ModelWarning,
+        )
     return shapes
 
 
@@ -811,7 +822,8 @@ def _shape_geometry(
 def _mesh_file(source: Path, name: str) -> Path | None:
     """The path a URDF mesh filename names, or None when it cannot be resolved."""
     if name.startswith("package://"):
-        package, _, rest = name.removeprefix("package://").partition("/")
+        # package:///<package>/... (an empty host, as talos_full writes it) names it too
+        package, _, rest = name.removeprefix("package://").lstrip("/").partition("/")
         for folder in source.absolute().parents:
             if folder.name == package:
                 return folder / rest
