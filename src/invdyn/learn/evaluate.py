@@ -48,13 +48,16 @@
     forces accounted for by MuJoCo's inverse constraint model; with no applied forces this is
     ``moment^T (gain * ctrl + bias)`` for affine actuators (gymnasium's motors: gear in the
     moment, gain 1, no bias), solved for ``ctrl`` by least squares over the dofs and clipped to
-    ``ctrlrange`` when every recorded action lies in it (MuJoCo clamps ``ctrl`` there). Exact
-    to rounding with one Euler (or implicit) step per frame (``frame_skip = 1``); with the
-    registered ``frame_skip`` (5 for HalfCheetah) the finite difference is the mean
+    ``ctrlrange`` when every recorded action lies in it (MuJoCo clamps ``ctrl`` there). That
+    is exact to rounding with one Euler (or implicit) step per frame (``frame_skip = 1``);
+    with the registered ``frame_skip`` (5 for HalfCheetah) the finite difference is the mean
     acceleration over the frame's steps, and RK4 (Hopper, Reacher, Ant) differs from the
-    one-step model, so the oracle is approximate. Without the full state (a Gymnasium
-    observation leaves out part of MuJoCo's state), with actuators that have activation
-    dynamics or muscle gains, or for other sources, it is unavailable, with the reason.
+    one-step model, so the oracle then shoots (`shooting_ctrl`): from that ``ctrl``,
+    `SHOOTING_ITERATIONS` Gauss-Newton steps make the frame's physics steps, rolled out as the
+    environment steps them (``mujoco.rollout``), end at ``qvel_{t+1}``. Without the full state
+    (a Gymnasium observation leaves out part of MuJoCo's state), with actuators that have
+    activation dynamics or muscle gains, or for other sources, it is unavailable, with the
+    reason.
 
 - and for a model of frames that estimates the states (`ModelConfig.state_weight`): the same
   metrics of its estimate of each window's next state ``o_{t+H}`` against the recorded one,
@@ -104,6 +107,11 @@ RIDGE = 1e-8
 FOLDS = 5
 # most steps of the example episode kept for the plot
 PLOT_STEPS = 2000
+# the Gymnasium oracle's shooting (`shooting_ctrl`): Gauss-Newton steps, forward-difference
+# step relative to the ctrl (at least 1), and windows rolled out per batch
+SHOOTING_ITERATIONS = 3
+SHOOTING_STEP = 1e-6
+SHOOTING_CHUNK = 1024
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -666,8 +674,6 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     try:
         import gymnasium
         import mujoco
-
-        from invdyn.sim.collect import integrator_name
     except ImportError as exc:
         return None, f"{source}: the oracle needs gymnasium and mujoco ({exc})"
     try:
@@ -709,7 +715,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     full = np.concatenate([full[starts[i] : starts[i + 1]] for i in eval_idx])
     rows, inverse = np.unique(windows.action_index.reshape(-1), return_inverse=True)
     period = 1.0 / data.info.fps
-    ctrl = _inverse_ctrl(mujoco, model, full[rows], full[rows + 1, nq:], period)
+    ctrl, how = gym_inverse_ctrl(mujoco, model, full[rows], full[rows + 1, nq:], period)
 
     # mujoco clamps ctrl to ctrlrange: so does the oracle, if the recorded actions respect it
     limited = model.actuator_ctrllimited.astype(bool)
@@ -720,18 +726,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     if clipped:
         ctrl[:, limited] = np.clip(ctrl[:, limited], low[limited], high[limited])
 
-    timestep = float(model.opt.timestep)
-    steps = period / timestep
-    name = integrator_name(model.opt.integrator)
-    note = (
-        f"mujoco.mj_inverse({env_id}) at (qpos_t, qvel_t) with qacc = (qvel_(t+1) - qvel_t) * fps "
-        f"(fps = {data.info.fps:g}: {steps:g} physics steps of {timestep:g} s per frame, "
-        f"{name} integrator{', discrete-time inverse' if name != 'rk4' else ''}), actuator "
-        f"forces solved for ctrl by least squares"
-        f"{', clipped to ctrlrange' if clipped else ''}: exact only with one Euler (or "
-        "implicit) step per frame; approximate otherwise (the finite difference averages the "
-        "acceleration over the frame's steps, and RK4 differs from Euler)"
-    )
+    note = f"{env_id}: {how}{', clipped to ctrlrange' if clipped else ''}"
     return ctrl[inverse].reshape((*windows.action_index.shape, nu)), note
 
 
@@ -792,6 +787,76 @@ def _inverse_ctrl(mujoco: Any, model: Any, state: Float, qvel_next: Float, perio
         # moment^T (gain ctrl + bias) = qfrc_inverse, least squares over the dofs
         matrix = moment.T * gain
         ctrl[k] = np.linalg.lstsq(matrix, data.qfrc_inverse - moment.T @ bias, rcond=None)[0]
+    return ctrl
+
+
+def gym_inverse_ctrl(
+    mujoco: Any, model: Any, state: Float, qvel_next: Float, period: float
+) -> tuple[Float, str]:
+    """(T, nu) the ctrl that takes each (qpos, qvel) of (T, nq + nv) `state` to (T, nv)
+    `qvel_next` in `period` seconds of the environment's physics steps, and how it was found, in
+    words: MuJoCo's inverse dynamics at the finite-difference acceleration (`_inverse_ctrl`),
+    exact for one Euler (or implicit) step, refined by shooting (`shooting_ctrl`) otherwise."""
+    from invdyn.sim.collect import integrator_name
+
+    timestep = float(model.opt.timestep)
+    steps = max(1, round(period / timestep))
+    ctrl = _inverse_ctrl(mujoco, model, state, qvel_next, period)
+    one_step = int(model.opt.integrator) != int(mujoco.mjtIntegrator.mjINT_RK4) and steps == 1
+    name = integrator_name(model.opt.integrator)
+    frame = f"{steps} {name} physics step{'s' if steps > 1 else ''} of {timestep:g} s per frame"
+    inverse = "mujoco.mj_inverse at (qpos_t, qvel_t) with qacc = (qvel_(t+1) - qvel_t) / period"
+    if one_step:
+        return ctrl, f"{inverse} ({frame}, discrete-time inverse), solved for ctrl: exact"
+    ctrl = shooting_ctrl(mujoco, model, state, qvel_next, steps, ctrl)
+    return ctrl, (
+        f"the ctrl that, held for the frame's {frame} from (qpos_t, qvel_t), ends at "
+        f"qvel_(t+1): {SHOOTING_ITERATIONS} Gauss-Newton steps of mujoco.rollout from {inverse}"
+    )
+
+
+def shooting_ctrl(
+    mujoco: Any, model: Any, state: Float, qvel_next: Float, steps: int, ctrl: Float
+) -> Float:
+    """(T, nu) `ctrl` refined so that, held for `steps` physics steps from each (qpos, qvel)
+    of (T, nq + nv) `state`, it ends at (T, nv) `qvel_next`: `SHOOTING_ITERATIONS` Gauss-Newton
+    steps on the velocity error, the Jacobian by forward differences of whole rollouts
+    (``mujoco.rollout``, as the environment steps: ``ctrl`` set, ``mj_step`` `steps` times),
+    each step kept within ``ctrlrange`` for limited actuators (MuJoCo clamps there)."""
+    from mujoco import rollout
+
+    nq, nv, nu = int(model.nq), int(model.nv), int(model.nu)
+    spec = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    data = mujoco.MjData(model)
+    initial = np.empty((len(state), mujoco.mj_stateSize(model, spec)))
+    for k, row in enumerate(state):
+        data.qpos[:], data.qvel[:] = row[:nq], row[nq:]
+        mujoco.mj_getState(model, data, initial[k], spec)
+    limited = model.actuator_ctrllimited.astype(bool)
+    low = np.where(limited, model.actuator_ctrlrange[:, 0], -np.inf)
+    high = np.where(limited, model.actuator_ctrlrange[:, 1], np.inf)
+    velocity = slice(1 + nq, 1 + nq + nv)  # the full physics state: time, qpos, qvel, ...
+    ctrl = np.clip(ctrl, low, high)
+    for first in range(0, len(state), SHOOTING_CHUNK):
+        rows = slice(first, first + SHOOTING_CHUNK)
+        u, target = ctrl[rows], qvel_next[rows]
+        starts = np.repeat(initial[rows], nu + 1, axis=0)
+        for _ in range(SHOOTING_ITERATIONS):
+            # differences inward from a bound, where MuJoCo's clamp would hide the slope
+            step = SHOOTING_STEP * np.maximum(1.0, np.abs(u))
+            step = np.where(u + step > high, -step, step)
+            # each row's ctrl, then each ctrl nudged in turn: (n, nu + 1, nu)
+            tried = np.repeat(u[:, None, :], nu + 1, axis=1)
+            tried[:, 1:, :] += np.eye(nu) * step[:, None, :]
+            controls = np.repeat(tried.reshape(-1, 1, nu), steps, axis=1)
+            ends, _ = rollout.rollout(model, data, starts, controls)
+            end = ends[:, -1, velocity].reshape(len(u), nu + 1, nv)
+            jacobian = (end[:, 1:, :] - end[:, :1, :]).transpose(0, 2, 1) / step[:, None, :]
+            error = end[:, 0, :] - target
+            for k in range(len(u)):
+                u[k] -= np.linalg.lstsq(jacobian[k], error[k], rcond=None)[0]
+            u = np.clip(u, low, high)
+        ctrl[rows] = u
     return ctrl
 
 

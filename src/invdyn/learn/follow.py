@@ -14,9 +14,9 @@ and simulates the system it was recorded on three times from the same initial st
 - ``oracle``: the known physics asked for the same desired state one frame ahead, when known.
   For an invdyn robot, ``tau_k = rnea(model, q_k, v_k, (v^d_{k+1} - v_k) * fps)`` at the
   simulated state (exact for one semi-implicit Euler step per frame, the mean acceleration over
-  the frame otherwise). For a Gymnasium MuJoCo environment, ``mj_inverse`` at the simulated
-  ``(qpos, qvel)`` with ``qacc = (qvel^d_{k+1} - qvel_k) * fps``, solved for ``ctrl`` as
-  `invdyn.learn.evaluate`'s oracle does (approximate with several or RK4 steps per frame). The
+  the frame otherwise). For a Gymnasium MuJoCo environment, the ``ctrl`` that takes the
+  simulated ``(qpos, qvel)`` to ``qvel^d_{k+1}`` over the frame's physics steps, found as
+  `invdyn.learn.evaluate`'s oracle finds it (`invdyn.learn.evaluate.gym_inverse_ctrl`). The
   oracle knows the recorded physics, not a changed plant's.
 
 The desired state is one the simulated state can reach (`reachable`), not the reference itself:
@@ -535,7 +535,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
     full = episode_full_state(data, index)
     import mujoco
 
-    from invdyn.learn.evaluate import _inverse_ctrl, _unsupported_actuators
+    from invdyn.learn.evaluate import _unsupported_actuators, gym_inverse_ctrl
 
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     envs: list[Any] = []
@@ -574,9 +574,13 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
                 simulated.append(np.asarray(observation, dtype=np.float64).ravel())
             return np.array(simulated[start:])
 
+        how: list[str] = []
+
         def oracle(k: int, simulated: Float, target: _Target) -> Float:
             state = np.concatenate([base.data.qpos, base.data.qvel])[None]
-            return _inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1.0 / fps)[0]
+            ctrl, way = gym_inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1 / fps)
+            how[:] = [way]
+            return ctrl[0]
 
         followed = run(_model_policy(span, horizon, observe))
         open_loop = _replayed(run, span)
@@ -586,11 +590,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             note = f"{source}: the oracle cannot invert actuators {unsupported}"
         else:
             oracle_run = run(oracle)
-            note = (
-                f"mujoco.mj_inverse({env_id}) at the simulated (qpos_k, qvel_k) with qacc = "
-                "(qvel_desired_(k+1) - qvel_k) * fps, solved for ctrl by least squares: exact "
-                "only with one Euler (or implicit) step per frame"
-            )
+            note = f"{env_id}, at the simulated state toward the desired qvel: {how[0]}"
     finally:
         for env in envs:
             env.close()
