@@ -605,7 +605,9 @@ def test_collect_with_a_payload_then_identify(
         < 0.05 * np.abs(expected).max()
         < np.abs(invdyn.gravity(panda, q)[:, :7] - expected).max()
     )
-    assert 0.15 < np.median(identified.dof_damping[:7]) < 0.25  # the plant's 0.2
+    # the plant's 0.2 on every joint (taken at the frames' starts, the lagging gravity torque
+    # of the shoulder made it 0.12)
+    assert np.allclose(identified.dof_damping[:7], 0.2, atol=0.01), identified.dof_damping
     # networks alone and on the identified model's residual, scored on the same frames
     status, printed, err = run(
         capsys, "ident", str(dataset), "--out", str(tmp_path / "hybrid"), "--learn",

@@ -15,6 +15,8 @@
   reports is its regressor's, and it keeps within the position, velocity and acceleration
   limits.
 * Zero-phase filtered accelerations of a noisy velocity: no lag, a tenth of the raw error.
+* Torques held over frames of several physics steps (200 Hz on 1 ms, implicit damping): the
+  plant's damping, with positions and velocities where in the frame the torque balances them.
 * Bad input: the documented errors.
 """
 
@@ -27,12 +29,12 @@ import pytest
 
 import invdyn
 from conftest import states
-from invdyn.configuration import neutral
+from invdyn.configuration import difference, integrate, neutral
 from invdyn.ident import base_parameters, identify
 from invdyn.ident.consistent import pseudo_inertias
 from invdyn.ident.excitation import ExcitationSettings, optimise_excitation
 from invdyn.ident.identify import load_identification
-from invdyn.ident.signals import Filter, velocity_and_acceleration
+from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
 from invdyn.metrics import normalised_mse
 
 
@@ -78,10 +80,11 @@ def test_angles_rounded_in_a_urdf_make_no_base_parameter(load_robot, tmp_path):
     assert error <= 1e-6 * np.abs(expected).max()
 
 
-def test_noise_free_simulated_panda_is_identified_exactly(panda):
+def _excited(panda, plant, control_rate: float = 1000.0):
+    """The Panda tracking a 10 s Fourier excitation under computed torque in `plant`."""
     pytest.importorskip("mujoco")
     from invdyn.control import Gains, computed_torque, fourier
-    from invdyn.sim import Plant, plant_model, rollout
+    from invdyn.sim import rollout
 
     rng = np.random.default_rng(0)
     span = np.minimum(panda.q_upper - panda.q_lower, 4.0)
@@ -89,11 +92,20 @@ def test_noise_free_simulated_panda_is_identified_exactly(panda):
     sines, cosines = (0.05 * span * rng.normal(size=(5, panda.nv)) / harmonics for _ in range(2))
     centre = 0.5 * (panda.q_upper + panda.q_lower)
     trajectory = fourier(panda, centre, sines, cosines, base_frequency=0.2, duration=10.0)
-    # semi-implicit Euler: (v_k+1 - v_k) / dt is the acceleration of (q_k, v_k, tau_k) exactly
-    plant = Plant(integrator="euler", joint_limits=False, payload=1.5, mass_scale=1.1)
     controller = computed_torque(panda, trajectory, Gains.critically_damped(20.0))
     q0, v0, _ = trajectory(0.0)
-    run = rollout(panda, controller, q0=q0, v0=v0, duration=10.0, plant=plant)
+    return rollout(
+        panda, controller, q0=q0, v0=v0, duration=10.0, control_rate=control_rate, plant=plant
+    )
+
+
+def test_noise_free_simulated_panda_is_identified_exactly(panda):
+    pytest.importorskip("mujoco")
+    from invdyn.sim import Plant, plant_model
+
+    # semi-implicit Euler: (v_k+1 - v_k) / dt is the acceleration of (q_k, v_k, tau_k) exactly
+    plant = Plant(integrator="euler", joint_limits=False, payload=1.5, mass_scale=1.1)
+    run = _excited(panda, plant)
     a = np.diff(run.v, axis=0) / np.diff(run.time)[:, None]
     q, v, tau = run.q[:-1], run.v[:-1], run.tau_applied[:-1]
     train, held_out = slice(0, 7000), slice(7000, None)
@@ -247,6 +259,30 @@ def test_filtered_accelerations_of_a_noisy_velocity():
         velocity_and_acceleration(measured, fps, Filter(cutoff=100.0))
     with pytest.raises(invdyn.InputError, match="cutoff must be positive"):
         Filter(cutoff=-1.0)
+
+
+def test_damping_of_torques_held_over_several_physics_steps(panda):
+    """Torques held over 5 ms frames of five 1 ms steps with implicit damping: positions and
+    velocities 2 ms into each frame (`frame_share`) give the plant's damping on every joint;
+    at the frames' starts, the gravity torque lags and the shoulder's damping is far off."""
+    pytest.importorskip("mujoco")
+    from invdyn.sim import Plant, plant_model
+
+    plant = Plant(joint_limits=False, payload=1.5, damping=0.2)
+    run = _excited(panda, plant, control_rate=200.0)
+    true = plant_model(panda, plant).dof_damping
+    assert frame_share(200.0, plant.timestep) == pytest.approx(0.4)
+    assert frame_share(1000.0, plant.timestep) == 0.0 and frame_share(200.0, None) == 0.5
+
+    def damping(share):
+        v, a = velocity_and_acceleration(run.v, 200.0, Filter(cutoff=None), share)
+        q = integrate(panda, run.q[:-1], difference(panda, run.q[:-1], run.q[1:]), share)
+        result = identify(panda, q, v, a, run.tau_applied[:-1], method="ols")
+        names = list(result.base.names)
+        return result.estimate[[names.index(f"{joint}.damping") for joint in panda.dof_names]]
+
+    assert np.allclose(damping(frame_share(200.0, plant.timestep)), true, atol=1e-3)
+    assert np.abs(damping(0.0) - true).max() > 0.02
 
 
 def test_optimised_excitation_is_better_conditioned_and_within_limits(load_robot):

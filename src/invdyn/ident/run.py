@@ -3,11 +3,14 @@
 A dataset of a robot (LeRobot v3, such as `invdyn collect ROBOT` writes: state ``q.<joint>``
 and ``v.<joint>``, action the applied joint torques ``tau.<joint>``) is split by episode into
 identification and held-out episodes (the last ones). Accelerations come from the measured
-velocities by zero-phase filtering and forward differences (`invdyn.ident.signals`); an
-episode's last sample, which has no next one, and the samples within a filter length of its
-ends, where the filter has no data on one side, are left out. The base parameters
-are identified on the first episodes; on the held-out ones the report compares the normalised
-MSE of each joint's torque predicted by the model as described (its URDF) and as identified.
+velocities by zero-phase filtering and forward differences (`invdyn.ident.signals`), and
+positions and velocities are taken where in each frame its held torque balances the dynamics
+(`invdyn.ident.signals.frame_share`, of the physics time step that the dataset's metadata
+records; at the samples themselves for a recording that does not say); an episode's last
+sample, which has no next one, and the samples within a filter length of its ends, where the
+filter has no data on one side, are left out. The base parameters are identified on the first
+episodes; on the held-out ones the report compares the normalised MSE of each joint's torque
+predicted by the model as described (its URDF) and as identified.
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
 from invdyn._files import write_json
-from invdyn.configuration import neutral
+from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
-from invdyn.ident.signals import Filter, velocity_and_acceleration
+from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
 from invdyn.metrics import normalised_mse, varies
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
@@ -160,8 +163,8 @@ def identify_dataset(
         )
     train = tuple(range(count - tested))
     test = tuple(range(count - tested, count))
-    fit = _samples(dataset, train, columns, filtering)
-    score = _samples(dataset, test, columns, filtering)
+    fit = _samples(dataset, model, train, columns, filtering)
+    score = _samples(dataset, model, test, columns, filtering)
     return _scored(
         model,
         fit,
@@ -393,7 +396,7 @@ def evaluate_identification(
     report = read_report(directory)
     filtering = Filter(**report["filter"])
     episodes = tuple(range(len(dataset)))
-    samples = _samples(dataset, episodes, _state_columns(dataset, model), filtering)
+    samples = _samples(dataset, model, episodes, _state_columns(dataset, model), filtering)
     # networks that the report scored (not those an earlier run left without it)
     if report.get("held_out_nmse_all") is not None:
         learned, residuals = load_networks(directory / "networks", model)
@@ -441,14 +444,17 @@ def _state_columns(dataset: Any, model: Model) -> _Columns:
 
 def _samples(
     dataset: Any,
+    model: Model,
     episodes: tuple[int, ...],
     columns: _Columns,
     filtering: Filter,
 ) -> Samples:
-    """The kept samples of `episodes`: accelerations from filtered velocities, and torques
-    through the same filter, so that both sides of ``tau = Y(q, v, a) theta`` lose the same
+    """The kept samples of `episodes`: accelerations from filtered velocities, positions and
+    velocities where in the frame its held torque balances the dynamics, and torques through
+    the same filter, so that both sides of ``tau = Y(q, v, a) theta`` lose the same
     frequencies (parallel filtering)."""
     fps = float(dataset.info.fps)
+    share = _frame_share(dataset)
     edge = 0 if filtering.cutoff is None else math.ceil(fps / filtering.cutoff)
     parts: dict[str, list[Float]] = {"q": [], "v": [], "a": [], "tau": []}
     starts = [0]
@@ -458,9 +464,10 @@ def _samples(
         action = np.asarray(episode.action, dtype=np.float64)
         if len(state) <= 2 * edge + 2:
             continue
-        v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering)
+        v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering, share)
         kept = slice(edge, len(v) - edge)
-        parts["q"].append(state[kept][:, columns.q])
+        q = state[:, columns.q]
+        parts["q"].append(integrate(model, q[:-1], difference(model, q[:-1], q[1:]), share)[kept])
         parts["v"].append(v[kept])
         parts["a"].append(a[kept])
         parts["tau"].append(filtering.apply(action[:, columns.tau], fps)[kept])
@@ -474,6 +481,21 @@ def _samples(
         **{name: np.concatenate(values) for name, values in parts.items()},
         starts=np.array(starts),
     )
+
+
+def _frame_share(dataset: Any) -> float:
+    """Where in its frames `dataset`'s held torques balance the dynamics (`frame_share`): as
+    its metadata records the simulation (`invdyn collect`: the physics time step, the middle
+    for Runge-Kutta, a continuous plant); at the sample itself for a recording that does not
+    say (measured torques are the state's own)."""
+    from invdyn.learn.data import read_metadata
+
+    metadata = read_metadata(dataset.path)
+    timestep = metadata.get("physics_timestep")
+    if not isinstance(timestep, (int, float)) or isinstance(timestep, bool):
+        return 0.0
+    continuous = metadata.get("integrator") == "rk4"
+    return frame_share(float(dataset.info.fps), None if continuous else float(timestep))
 
 
 def _number(x: float) -> float | None:

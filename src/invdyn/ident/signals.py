@@ -5,9 +5,12 @@ measured positions or velocities, which amplifies noise. The measured signal is 
 filtered forwards and backwards (a Butterworth filter run twice, no phase lag, as Gautier and
 Khalil recommend), then differentiated by forward differences: the acceleration of sample t is
 the change of velocity to sample t + 1, the one that sample t's action (held until the next
-sample) produces; with semi-implicit Euler integration and no noise it is exact. The torques
-go through the same filter, so that both sides of the linear model lose the same frequencies.
-The choice is a `Filter`, recorded with every result.
+sample) produces. That action balances the dynamics over the whole frame, not at its start:
+positions and velocities are taken where in the frame the held torque's mean is balanced
+(`frame_share`), the middle for a continuous plant, the start when each frame is one step of
+semi-implicit Euler integration (which, with no noise, is then exact). The torques go through
+the same filter, so that both sides of the linear model lose the same frequencies. The choice
+is a `Filter`, recorded with every result.
 """
 
 from __future__ import annotations
@@ -56,7 +59,39 @@ class Filter:
         return np.asarray(sosfiltfilt(sos, x, axis=0, padlen=padding), dtype=np.float64)
 
 
-def velocity_and_acceleration(v: Float, fps: float, filtering: Filter) -> tuple[Float, Float]:
+def frame_share(fps: float, timestep: float | None) -> float:
+    """Where in each frame, as a share of its period ``1 / fps``, the dynamics that the frame's
+    held torque balances are to be evaluated.
+
+    A torque held over a frame of a plant integrated by semi-implicit Euler in steps of
+    `timestep` (MuJoCo's Euler and implicit integrators, whose joint damping acts on each
+    step's end velocity) balances the mean over the frame's steps of the forces at each step's
+    start, positions and velocities at ``t, t + h, ..., t + T - h`` (mean ``t + (T - h) / 2``;
+    the damping's ``t + h, ..., t + T`` differ by ``h`` times the acceleration, as armature
+    ``h`` times the damping would). Evaluated at the frame's start instead, the gravity torque
+    lags by ``(T - h) / 2``: a force proportional to the velocity that a fit takes for viscous
+    and Coulomb friction.
+
+    Args:
+      fps: sampling rate in Hz.
+      timestep: the plant's integration step in seconds, of which ``1 / fps`` is a whole
+        number; None for a continuous plant (a real one).
+
+    Returns:
+      ``(1 - timestep * fps) / 2``: 0 when every frame is one step, 1/2 for a continuous plant.
+    """
+    fps = check_positive("fps", fps)
+    if timestep is None:
+        return 0.5
+    steps = round(1.0 / (check_positive("timestep", timestep) * fps))
+    if steps < 1:
+        raise InputError(f"timestep: {timestep:g} s is longer than the frame period {1 / fps:g} s")
+    return 0.5 * (1.0 - 1.0 / steps)
+
+
+def velocity_and_acceleration(
+    v: Float, fps: float, filtering: Filter, share: float = 0.0
+) -> tuple[Float, Float]:
     """Filtered velocities and accelerations of the samples but the last, from measured
     velocities.
 
@@ -64,14 +99,20 @@ def velocity_and_acceleration(v: Float, fps: float, filtering: Filter) -> tuple[
       v: (T, nv) measured joint velocities, one row per sample at `fps` Hz, T >= 3.
       fps: sampling rate in Hz.
       filtering: the zero-phase filter applied to v.
+      share: where in each frame the velocities are taken, as a share of its period in
+        [0, 1) (`frame_share`): 0 for the sample's own.
 
     Returns:
-      The (T - 1, nv) filtered velocities of samples 0 .. T - 2 and their (T - 1, nv)
-      accelerations, ``(v[t + 1] - v[t]) * fps`` of the filtered v.
+      The (T - 1, nv) filtered velocities ``v[t] + share * (v[t + 1] - v[t])`` of samples
+      0 .. T - 2 and their (T - 1, nv) accelerations, ``(v[t + 1] - v[t]) * fps`` of the
+      filtered v.
     """
     fps = check_positive("fps", fps)
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 2 or len(v) < 3:
         raise InputError(f"v must have shape (T, nv) with T >= 3, got {v.shape}")
+    if not 0.0 <= share < 1.0:
+        raise InputError(f"share must be in [0, 1), got {share}")
     smooth = filtering.apply(v, fps)
-    return smooth[:-1], np.diff(smooth, axis=0) * fps
+    change = np.diff(smooth, axis=0)
+    return smooth[:-1] + share * change, change * fps

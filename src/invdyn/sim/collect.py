@@ -321,6 +321,7 @@ def collect_robot(
             "control_rate": rate,
             "seed": seed,
             "physics_timestep": plant.timestep,
+            "integrator": plant.integrator,
             "laws": list(ROBOT_LAWS),
             "discarded": discarded,
         },
