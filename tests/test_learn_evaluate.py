@@ -137,6 +137,27 @@ def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_pat
         evaluate_checkpoint(tmp_path / "killed", copy)
 
 
+def test_the_linear_baseline_is_not_fitted_on_a_few_training_episodes(robot, tmp_path):
+    """A dataset of 20 new episodes and 2 the model trained on: the linear baseline is
+    cross-fitted on the new ones (16 episodes a fit) rather than fitted on those two."""
+    dataset, checkpoint, result = robot
+    model = invdyn.load("double_pendulum")
+    fresh = collect_robot(model, episodes=20, duration=0.2, control_rate=1000.0, seed=1)
+    episodes = [dataset.episode(i) for i in result.train_episodes[:2]] + [
+        Episode(state=e.state, action=e.action, timestamp=e.timestamp) for e in fresh.episodes
+    ]
+    info = dataset.info
+    mixed = write_dataset(
+        tmp_path / "mixed", episodes, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match="2 of the 22 episodes .* the model was trained on"):
+        report = evaluate_checkpoint(checkpoint, mixed)
+    assert list(report.episodes) == list(range(2, 22))
+    assert "cross-fitted over 5 folds" in report.linear_note, report.linear_note
+    assert "at least 16 episodes: more than the 2 other episodes known" in report.linear_note
+
+
 def test_model_beats_linear_and_oracle_is_exact(report):
     model, linear, oracle = report.model, report.linear, report.oracle
     assert linear is not None and oracle is not None

@@ -71,6 +71,7 @@ recorded actions of one evaluated episode.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -578,19 +579,21 @@ def _linear_baseline(
             "none: the dataset has no state (frames alone), and a linear map of no features "
             "would be the mean action, whose R^2 is 0 by definition"
         )
-    # training episodes: the checkpoint's, else those not evaluated
+    # training episodes: the checkpoint's, else those not evaluated; cross-fitting instead
+    # where its every fit sees more episodes than they are
     fit_idx = [i for i in (train_idx or []) if i not in eval_idx]
     note = "ridge regression on the checkpoint's training episodes"
     if not fit_idx:
         fit_idx = [i for i in range(len(arrays)) if i not in eval_idx]
         note = "ridge regression on the dataset's episodes not evaluated"
-    if fit_idx:
+    folds = min(FOLDS, len(eval_idx))
+    cross_fitted = len(eval_idx) - math.ceil(len(eval_idx) / folds) if folds >= 2 else 0
+    if fit_idx and len(fit_idx) >= cross_fitted:
         fit_w = make_windows([arrays[i] for i in fit_idx], config)
         if len(fit_w) > 0:
             fit = _fit_linear(_features(fit_w), _targets(fit_w).reshape(len(fit_w), -1))
             return _apply_linear(fit, x_eval).reshape(shape), f"{note} ({len(fit_idx)})"
     # cross-fitting: each fold of evaluated episodes predicted by a fit on the others
-    folds = min(FOLDS, len(eval_idx))
     if folds < 2:
         return None, "no training episodes known and a single evaluated episode to fit on"
     order = np.random.default_rng(0).permutation(len(eval_idx))
@@ -606,9 +609,14 @@ def _linear_baseline(
             prediction[held] = _apply_linear(fit, x_eval[held])
         elif held.any():
             return None, "cross-fitting found no windows to fit on"
+    known = (
+        f"more than the {len(fit_idx)} other episodes known"
+        if fit_idx
+        else "no training episodes known"
+    )
     note = (
         f"ridge regression cross-fitted over {folds} folds of the evaluated episodes (each "
-        "predicted by a fit on the others; no training episodes known)"
+        f"predicted by a fit on the others, at least {cross_fitted} episodes: {known})"
     )
     return prediction.reshape(shape), note
 
