@@ -158,6 +158,19 @@ def test_the_linear_baseline_is_not_fitted_on_a_few_training_episodes(robot, tmp
     assert "at least 16 episodes: more than the 2 other episodes known" in report.linear_note
 
 
+def test_the_oracle_says_what_a_model_of_a_longer_horizon_does_not_see(robot, tmp_path):
+    dataset, _, _ = robot
+    config = small_config(epochs=1)
+    config = dataclasses.replace(config, model=dataclasses.replace(config.model, horizon=3))
+    run = train(dataset, config, tmp_path / "run", progress=False)
+    report = evaluate_checkpoint(run.checkpoint, dataset)
+    assert report.oracle is not None
+    assert report.oracle_note.endswith(
+        "it knows each action's next frame, which a model of horizon 3 does not see (it sees "
+        "o_t and o_(t+3))"
+    )
+
+
 def test_model_beats_linear_and_oracle_is_exact(report):
     model, linear, oracle = report.model, report.linear, report.oracle
     assert linear is not None and oracle is not None

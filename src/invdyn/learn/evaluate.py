@@ -317,6 +317,11 @@ def evaluate_checkpoint(
     oracle, oracle_note = _oracle(data, windows, eval_idx)
     if oracle is not None:
         predictions["oracle"] = oracle
+        if config.horizon > 1:
+            oracle_note += (
+                f"; it knows each action's next frame, which a model of horizon "
+                f"{config.horizon} does not see (it sees o_t and o_(t+{config.horizon}))"
+            )
     results["oracle"] = None if oracle is None else _metrics(oracle, target)
 
     # the states estimated from frames
