@@ -705,6 +705,7 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
         (["collect", "Reacher-v5", "--meshes", "--payload", "1", "--out", "x"],
          "--meshes, --payload: not options of a Gymnasium environment"),
         (["collect", "Reacher-v5", "--size", "32x32", "--out", "x"], "pass --camera too"),
+        (["collect", "Reacher-v5", "--steps", "1", "--out", "x"], "--steps must be an integer"),
     ],
 )  # fmt: skip
 def test_collect_and_train_bad_input(

@@ -905,7 +905,7 @@ def dof_units(model: Model) -> list[str]:
 
 def _collect(args: argparse.Namespace) -> int:
     from invdyn.learn.data import check_target, write_collection
-    from invdyn.sim.collect import collect_gym, collect_robot
+    from invdyn.sim.collect import MIN_STEPS, collect_gym, collect_robot
 
     # an occupied --out is refused before the simulation, not after it
     check_target(Path(args.out), overwrite=args.overwrite)
@@ -942,6 +942,8 @@ def _collect(args: argparse.Namespace) -> int:
         if cache.exists() and not cache.is_dir():
             raise InputError(f"{cache} is a file; collect keeps the rendered episodes there")
     if robot is None:
+        if args.steps is not None and args.steps < MIN_STEPS:
+            raise InputError(f"--steps must be an integer >= {MIN_STEPS}, got {args.steps}")
         collection = collect_gym(
             args.source,
             episodes=args.episodes,
