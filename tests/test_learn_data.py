@@ -594,6 +594,12 @@ def test_features_that_are_not_read_are_named(tmp_path: Path) -> None:
     info = json.loads((path / "meta/info.json").read_text())
     info["features"]["observation.images.top"] = {"dtype": "image", "shape": [8, 8, 3]}
     (path / "meta/info.json").write_text(json.dumps(info))
+    # a feature that info.json lists and the data files lack is a corrupt dataset
+    with pytest.raises(DataError, match=r"missing column\(s\) observation.images.top"):
+        read_dataset(path)
+    table = pq.read_table(path / DATA_FILE)
+    images = pa.array([b"png"] * table.num_rows, type=pa.binary())
+    pq.write_table(table.append_column("observation.images.top", images), path / DATA_FILE)
     with pytest.warns(UserWarning) as warned:
         read_dataset(path)
     messages = [str(w.message) for w in warned]

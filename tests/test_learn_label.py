@@ -347,9 +347,16 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
     video = sorted(path.rglob("*.mp4"))[0].read_bytes()
     decoded = read_dataset(path).frames("cam", 3)
     # a feature that a copy cannot carry (images in the data files) is named, before labelling
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     info = json.loads((path / "meta/info.json").read_text())
     info["features"]["observation.images.wrist"] = {"dtype": "image", "shape": [8, 8, 3]}
     (path / "meta/info.json").write_text(json.dumps(info))
+    for file in (path / "data").rglob("*.parquet"):
+        table = pq.read_table(file)
+        images = pa.array([b"png"] * table.num_rows, type=pa.binary())
+        pq.write_table(table.append_column("observation.images.wrist", images), file)
     with pytest.warns(UserWarning, match=r"\['observation.images.wrist'\] are not vectors"):
         label_dataset(chunked, path, path, replace=True, overwrite=True)
     kept = read_extra_features(path)

@@ -1446,8 +1446,10 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
             f"{EPISODES_DIR} hold {int(lengths.sum())} frames"
         )
 
-    # frames, file by file in the order the episodes use them
+    # frames, file by file in the order the episodes use them; every feature that info.json
+    # lists outside the videos is a column of each file, read or not
     keys = [*vectors, TIMESTAMP, *_INDEX_COLUMNS]
+    declared = [key for key in info_json["features"] if key not in videos]
     widths = {key: feature[0] for key, feature in vectors.items()}
     files = list(
         dict.fromkeys(
@@ -1468,7 +1470,7 @@ def read_dataset(path: str | os.PathLike[str]) -> Dataset:
                 f"{root / EPISODES_DIR}: the episodes of {relative} are not contiguous or not in "
                 f"file order (episode {int(members[0])} starts at frame {first}, expected {offset})"
             )
-        table = _read_parquet(pa, pq, root / relative, keys)
+        table = _read_parquet(pa, pq, root / relative, keys, declared)
         if table.num_rows != expected:
             raise DataError(
                 f"{root / relative}: holds {table.num_rows} frames, but {EPISODES_DIR} puts "
@@ -1855,15 +1857,18 @@ def _read_segments(
     return segments
 
 
-def _read_parquet(pa: ModuleType, pq: ModuleType, file: Path, columns: list[str]) -> Any:
-    """The given columns of a parquet file, or `DataError` naming the file and the problem."""
+def _read_parquet(
+    pa: ModuleType, pq: ModuleType, file: Path, columns: list[str], declared: Sequence[str] = ()
+) -> Any:
+    """The given columns of a parquet file, or `DataError` naming the file and the problem: a
+    missing column among `columns` or the `declared` ones (features that info.json lists)."""
     if not file.is_file():
         raise DataError(f"{file}: missing")
     try:
         schema = pq.read_schema(file)
     except (pa.ArrowException, OSError, ValueError) as error:
         raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
-    missing = [c for c in columns if c not in schema.names]
+    missing = [c for c in dict.fromkeys([*columns, *declared]) if c not in schema.names]
     if missing:
         raise DataError(f"{file}: missing column(s) {', '.join(missing)}")
     try:
