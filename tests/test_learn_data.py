@@ -751,6 +751,15 @@ def test_read_robomimic(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="no filter key mask/valid"):
         data.read_robomimic(file, filter_key="valid")
     with h5py.File(file, "a") as f:
+        actions = f["data/demo_10/actions"][()]
+        del f["data/demo_10/actions"]
+        f.create_dataset("data/demo_10/actions", data=actions[:, :6])
+    with pytest.raises(DataError, match="demo_10: action has 6 entries, but the first episode's"):
+        data.read_robomimic(file)
+    with h5py.File(file, "a") as f:
+        del f["data/demo_10/actions"]
+        f.create_dataset("data/demo_10/actions", data=actions)
+    with h5py.File(file, "a") as f:
         del f["data/demo_1/actions"]
     with pytest.raises(DataError, match="data/demo_1: no dataset 'actions'"):
         data.read_robomimic(file)
@@ -812,6 +821,12 @@ def test_read_d4rl(tmp_path: Path) -> None:
     assert [len(e) for e in read] == [3, 4, 3]
     np.testing.assert_array_equal(np.concatenate([e.state for e in read]), observations)
     np.testing.assert_array_equal(np.concatenate([e.action for e in read]), actions)
+    # without terminals or timeouts, one episode, and a word about it
+    with h5py.File(tmp_path / "unsplit.hdf5", "w") as f:
+        f.create_dataset("observations", data=observations)
+        f.create_dataset("actions", data=actions)
+    with pytest.warns(UserWarning, match="no terminals or timeouts .* one of 10 steps"):
+        assert [len(e) for e in data.read_minari(tmp_path / "unsplit.hdf5")] == [10]
     with h5py.File(tmp_path / "other.hdf5", "w") as f:
         f.create_dataset("x", data=np.zeros(3))
     with pytest.raises(DataError, match="neither Minari .* nor D4RL"):

@@ -2370,10 +2370,9 @@ def read_robomimic(
             samples = group.attrs.get("num_samples")
             if samples is not None and int(samples) != count:
                 raise DataError(f"{where}: num_samples is {int(samples)}, but actions has {count}")
+            state, action = np.concatenate(blocks, axis=1), actions.reshape(count, -1)
             episodes.append(
-                _episode(
-                    where, np.concatenate(blocks, axis=1), actions.reshape(count, -1), rate, task
-                )
+                _same_widths(episodes, where, _episode(where, state, action, rate, task))
             )
     return episodes
 
@@ -2428,7 +2427,8 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episo
                     raise DataError(
                         f"{where}: total_steps is {int(steps)}, but actions has {count}"
                     )
-                episodes.append(_episode(where, observations, actions, rate, task))
+                episode = _episode(where, observations, actions, rate, task)
+                episodes.append(_same_widths(episodes, where, episode))
             return episodes
         if "observations" in handle and "actions" in handle:
             return _d4rl(h5py, handle, file, rate)
@@ -2444,6 +2444,8 @@ def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> list[Episod
     if actions.shape[0] != count:
         raise DataError(f"{file}: {count} observations but {actions.shape[0]} actions")
     ends = np.zeros(count, dtype=bool)
+    if "terminals" not in handle and "timeouts" not in handle:
+        warn(f"{file}: no terminals or timeouts to end episodes at: read as one of {count} steps")
     for key in ("terminals", "timeouts"):
         if key in handle:
             flags = _dataset(h5py, handle, key, where).reshape(-1)
@@ -2546,6 +2548,19 @@ def _flattened(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray
         return np.concatenate(leaves, axis=1)
     values = _dataset(h5py, group, key, where)
     return values.reshape(values.shape[0], -1)
+
+
+def _same_widths(episodes: list[Episode], where: str, episode: Episode) -> Episode:
+    """`episode`, or `DataError` naming `where` when its state or action has another width than
+    those of the first of `episodes` (a dataset is one robot's)."""
+    if episodes:
+        for name in ("state", "action"):
+            width, expected = (getattr(e, name).shape[1] for e in (episode, episodes[0]))
+            if width != expected:
+                raise DataError(
+                    f"{where}: {name} has {width} entries, but the first episode's has {expected}"
+                )
+    return episode
 
 
 def _episode(where: str, state: np.ndarray, action: np.ndarray, rate: float, task: str) -> Episode:
