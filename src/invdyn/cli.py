@@ -970,8 +970,7 @@ def _collect(args: argparse.Namespace) -> int:
         path = _write_rendered(args, collection, (scene, size), cache)
     print(
         f"{collection.source}: {len(collection.episodes)} episodes, {collection.num_frames} "
-        f"frames at "
-        f"{collection.fps:g} fps, state {len(collection.state_names)}, action "
+        f"frames at {collection.fps:g} fps, state {len(collection.state_names)}, action "
         f"{len(collection.action_names)}"
     )
     print(f"wrote {path}")
