@@ -446,14 +446,16 @@ def _position_limits(mj_model: Any) -> tuple[Float, Float]:
 
 
 def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
-    """(actuator, dof, gear) of each actuator that drives a hinge or slide directly."""
+    """(actuator, dof, gear) of each actuator that drives a hinge or slide directly (a zero
+    gear drives nothing)."""
     driven = []
     for a in range(mj_model.nu):
         j = int(mj_model.actuator_trnid[a, 0])
-        if int(mj_model.actuator_trntype[a]) not in (_TRN_JOINT, _TRN_JOINTINPARENT):
+        gear = float(mj_model.actuator_gear[a, 0])
+        if int(mj_model.actuator_trntype[a]) not in (_TRN_JOINT, _TRN_JOINTINPARENT) or gear == 0:
             continue
         if int(mj_model.jnt_type[j]) in (MJ_HINGE, MJ_SLIDE):
-            driven.append((a, int(mj_model.jnt_dofadr[j]), float(mj_model.actuator_gear[a, 0])))
+            driven.append((a, int(mj_model.jnt_dofadr[j]), gear))
     return driven
 
 
