@@ -48,16 +48,24 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     Returns:
       (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
     """
-    ints, reals = packed(model)
+    packed(model)  # a model, or the error that says what was passed
     if any_tensor(q):
         return _tensor_forward_kinematics(model, q)
+    world, lead = _world_placements(model, q)
+    world = world.reshape((*lead, model.nbody, 12))
+    return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]
+
+
+def _world_placements(model: Model, q: Array) -> tuple[Array, tuple[int, ...]]:
+    """(B, nbody, 12) the bodies' world rotations (row-major) and origins at the B states of
+    numpy `q` (..., nq), and the states' leading shape (...)."""
+    ints, reals = packed(model)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
     flat = q.reshape(world.shape[0], model.nq)
-    raise_for_status(cpu.run_batch(cpu.forward_kinematics_batch, ints, reals, flat, world), ("q",))
-    world = world.reshape((*lead, model.nbody, 12))
-    return world[..., :9].reshape((*lead, model.nbody, 3, 3)), world[..., 9:]
+    raise_for_status(cpu.forward_kinematics_batch(ints, reals, flat, world), ("q",))
+    return world, lead
 
 
 def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Array]:
@@ -111,21 +119,22 @@ def frame_jacobian(
     index = _frame_index(model, frame)
     if any_tensor(q):
         return _tensor_frame_jacobian(model, q, index, reference)
-    rotations, origins = forward_kinematics(model, q)
+    world, lead = _world_placements(model, q)
+    jacobian = np.zeros((len(world), 6, model.nv))
     body = _frame_body(model, index)
-    if body < 0:
-        return np.zeros((*rotations.shape[:-3], 6, model.nv))
-    # the columns of the dofs that move the body, moved from the world origin to the frame's
-    columns = world_columns(model, rotations, origins) * support_matrix(model)[body, :, None]
-    angular, linear = columns[..., :3], columns[..., 3:]
-    frame_rot = rotations[..., body, :, :] @ model.frame_rot[index]
-    if reference != "world":
-        frame_pos = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
-        linear = point_columns(columns, frame_pos[..., None, :])
-    if reference == "local":
-        angular = np.einsum("...ji,...kj->...ki", frame_rot, angular)
-        linear = np.einsum("...ji,...kj->...ki", frame_rot, linear)
-    return np.swapaxes(np.concatenate([angular, linear], axis=-1), -1, -2)
+    if body >= 0:
+        cpu.frame_jacobian_states(
+            world,
+            model.dof_body,
+            motion_subspace(model),
+            support_matrix(model)[body],
+            body,
+            model.frame_rot[index],
+            model.frame_pos[index],
+            _JACOBIAN_REFERENCES[reference],
+            jacobian,
+        )
+    return jacobian.reshape((*lead, 6, model.nv))
 
 
 def frame_velocity(
@@ -308,6 +317,13 @@ def _motion_cross(x: Array, y: Array) -> Array:
         ],
         axis=-1,
     )
+
+
+_JACOBIAN_REFERENCES = {
+    "local": cpu.JACOBIAN_LOCAL,
+    "world": cpu.JACOBIAN_WORLD,
+    "local_world_aligned": cpu.JACOBIAN_LOCAL_WORLD_ALIGNED,
+}
 
 
 def _check_reference(reference: object) -> None:

@@ -30,10 +30,6 @@ the caller's checks cost nothing on the fast path and the general path explains 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -1088,7 +1084,9 @@ def _composite_matrix(comp, i, out):
             out[3 + a, b] = hx[b][a]
 
 
-# below this many states a batch runs as one piece: sharing it costs more than it saves
+# below this many states a batch runs on the calling thread: waking the thread pool costs more
+# than it saves (microseconds), and on a busy machine waits for a descheduled worker
+# (milliseconds)
 PARALLEL_FROM = 32
 # at most this many pieces of a batch for the threads to share: even shares on large machines
 CHUNKS = 256
@@ -1421,27 +1419,18 @@ def rnea_states(ints, reals, q, v, a, fext, tau):
     return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS)
 
 
-def run_batch(kernel: Callable[..., int], *args: Any) -> int:
-    """``kernel(*args)``, a parallel kernel over the states ``q = args[2]`` (B, nq), run on this
-    thread alone below PARALLEL_FROM states: waking the thread pool for a few states costs more
-    than it saves, and on a busy machine waits for a descheduled worker (milliseconds)."""
-    if args[2].shape[0] >= PARALLEL_FROM:
-        return kernel(*args)
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(threads)
-
-
 @njit(cache=True, parallel=True)
 def aba_batch(ints, reals, q, v, tau, fext, qdd):
     """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
+    else:
+        for b in prange(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
     return status.max() if status.size > 0 else 0
 
 
@@ -1449,8 +1438,12 @@ def aba_batch(ints, reals, q, v, tau, fext, qdd):
 def crba_batch(ints, reals, q, mass_matrix):
     """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        status[b] = crba(ints, reals, q[b], mass_matrix[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = crba(ints, reals, q[b], mass_matrix[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = crba(ints, reals, q[b], mass_matrix[b])
     return status.max() if status.size > 0 else 0
 
 
@@ -1458,17 +1451,78 @@ def crba_batch(ints, reals, q, mass_matrix):
 def forward_kinematics_batch(ints, reals, q, world):
     """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        status[b] = forward_kinematics(ints, reals, q[b], world[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = forward_kinematics(ints, reals, q[b], world[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = forward_kinematics(ints, reals, q[b], world[b])
     return status.max() if status.size > 0 else 0
+
+
+# the coordinates of a frame Jacobian (`frame_jacobian_states`), as Pinocchio's ReferenceFrame
+JACOBIAN_LOCAL, JACOBIAN_WORLD, JACOBIAN_LOCAL_WORLD_ALIGNED = 0, 1, 2
+
+
+@njit(cache=True)
+def frame_jacobian_states(world, dof_body, local, support, body, frame_rot, frame_pos, ref, out):
+    """The Jacobian of a frame's spatial velocity at each of B states into out (B, 6, nv),
+    rows [angular; linear]: from the body placements world (B, nbody, 12) that
+    `forward_kinematics_batch` writes, the (nv,) body of each dof, (nv, 6) motion of each dof
+    in its body's coordinates, (nv,) 1 for the dofs that move `body`, the frame's (3, 3)
+    rotation and (3,) position in `body`, and `ref` one of the JACOBIAN_* coordinates."""
+    nv = dof_body.shape[0]
+    for b in range(world.shape[0]):
+        place = world[b, body]
+        # the frame's world origin p and rotation F = R_body frame_rot
+        p = np.empty(3)
+        frame = np.empty((3, 3))
+        for r in range(3):
+            p[r] = place[9 + r]
+            for c in range(3):
+                p[r] += place[3 * r + c] * frame_pos[c]
+                frame[r, c] = 0.0
+                for m in range(3):
+                    frame[r, c] += place[3 * r + m] * frame_rot[m, c]
+        for k in range(nv):
+            if support[k] == 0.0:
+                out[b, :, k] = 0.0
+                continue
+            joint = world[b, dof_body[k]]
+            w = np.zeros(3)
+            u = np.zeros(3)
+            for r in range(3):
+                for c in range(3):
+                    w[r] += joint[3 * r + c] * local[k, c]
+                    u[r] += joint[3 * r + c] * local[k, 3 + c]
+            # the motion at the world origin, u + o x w, then at the frame's origin, + w x p
+            o = joint[9:12]
+            u[0] += o[1] * w[2] - o[2] * w[1]
+            u[1] += o[2] * w[0] - o[0] * w[2]
+            u[2] += o[0] * w[1] - o[1] * w[0]
+            if ref != JACOBIAN_WORLD:
+                u[0] += w[1] * p[2] - w[2] * p[1]
+                u[1] += w[2] * p[0] - w[0] * p[2]
+                u[2] += w[0] * p[1] - w[1] * p[0]
+            for r in range(3):
+                if ref == JACOBIAN_LOCAL:
+                    out[b, r, k] = frame[0, r] * w[0] + frame[1, r] * w[1] + frame[2, r] * w[2]
+                    out[b, 3 + r, k] = frame[0, r] * u[0] + frame[1, r] * u[1] + frame[2, r] * u[2]
+                else:
+                    out[b, r, k] = w[r]
+                    out[b, 3 + r, k] = u[r]
 
 
 @njit(cache=True, parallel=True)
 def regressor_batch(ints, reals, q, v, a, out):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
     return status.max() if status.size > 0 else 0
 
 
@@ -1476,8 +1530,12 @@ def regressor_batch(ints, reals, q, v, a, out):
 def coriolis_batch(ints, reals, q, v, out):
     """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        status[b] = coriolis(ints, reals, q[b], v[b], out[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = coriolis(ints, reals, q[b], v[b], out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = coriolis(ints, reals, q[b], v[b], out[b])
     return status.max() if status.size > 0 else 0
 
 

@@ -25,6 +25,7 @@ from invdyn.kernels.cpu import (
     _REALS,
     _V,
     _VEC,
+    PARALLEL_FROM,
     SINGULAR,
     WORK_COLUMNS,
     _add_cross_force,
@@ -323,9 +324,14 @@ def aba_derivatives(ints, reals, q, v, tau, fext, dq, dv, dtau):
 def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
     """`aba_derivatives` over the leading axis, as `rnea_derivatives_batch`."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
+    else:
+        for b in prange(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
     return status.max() if status.size > 0 else 0
 
 
@@ -334,9 +340,14 @@ def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
     """`rnea_derivatives` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or
     0, 6), dq, dv, da (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
-    for b in prange(q.shape[0]):
-        fb = fext[0] if fext.shape[0] == 1 else fext[b]
-        status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
+    else:
+        for b in prange(q.shape[0]):
+            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
     return status.max() if status.size > 0 else 0
 
 
