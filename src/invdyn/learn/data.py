@@ -2346,7 +2346,7 @@ def read_robomimic(
         keys = list(obs_keys) if obs_keys is not None else _low_dim_keys(h5py, file, data[demos[0]])
         if not keys:
             raise DataError(f"{file}: {demos[0]} has no low-dimensional observation")
-        episodes = []
+        episodes: list[Episode] = []
         for demo in demos:
             where = f"{file}: data/{demo}"
             group = data[demo]
@@ -2408,7 +2408,7 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episo
         names = _numbered(handle.keys(), "episode")
         task = _text(handle.attrs.get("dataset_id", ""))
         if names:
-            episodes = []
+            episodes: list[Episode] = []
             for name in names:
                 where = f"{file}: {name}"
                 group = handle[name]
