@@ -138,8 +138,7 @@ def mass_matrix(model: Model, q: Array, *, params: Array | None = None) -> Array
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
     raise_for_status(
-        cpu.crba_batch(ints, reals, q.reshape(out.shape[0], model.nq), out),
-        _STATE_NAMES,
+        cpu.crba_batch(ints, reals, q.reshape(out.shape[0], model.nq), out), _STATE_NAMES
     )
     return out.reshape((*lead, nv, nv))
 

@@ -327,7 +327,7 @@ _JACOBIAN_REFERENCES = {
 
 
 def _check_reference(reference: object) -> None:
-    if not isinstance(reference, str) or reference not in ("local", "world", "local_world_aligned"):
+    if not isinstance(reference, str) or reference not in _JACOBIAN_REFERENCES:
         raise InputError(
             f"reference must be 'local', 'world' or 'local_world_aligned', got {reference!r}"
         )

@@ -1091,6 +1091,14 @@ PARALLEL_FROM = 32
 # at most this many pieces of a batch for the threads to share: even shares on large machines
 CHUNKS = 256
 
+
+@njit(cache=True, inline="always")
+def state_forces(fext, b):
+    """The (nbody or 0, 6) external forces of state `b` of fext (B or 1, nbody or 0, 6), where
+    one set stands for every state."""
+    return fext[0] if fext.shape[0] == 1 else fext[b]
+
+
 # the batched rnea runs LANES states at a time, each per-body step one loop over the lanes that
 # the compiler turns into SIMD instructions (a multiple of 8 doubles, the widest vectors)
 LANES = 16
@@ -1379,7 +1387,7 @@ def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
         # f_i = I a_i + v_i x* I v_i - f_ext_i
         if fext.shape[1] > 0:
             for lane in range(count):
-                fb = fext[0] if fext.shape[0] == 1 else fext[first + lane]
+                fb = state_forces(fext, first + lane)
                 for i in range(nbody):
                     for k in range(6):
                         w[i, _F + k, lane] -= fb[i, k]
@@ -1389,7 +1397,7 @@ def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
             for k in range(nv):
                 tau[b, k] = lane_tau[k, lane]
             _add_joint_terms(dofs, v[b], a[b], tau[b])
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status = max(status, _rnea_status(q[b], v[b], a[b], fb, tau[b]))
     return status
 
@@ -1425,11 +1433,11 @@ def aba_batch(ints, reals, q, v, tau, fext, qdd):
     status = np.zeros(q.shape[0], dtype=np.int64)
     if q.shape[0] < PARALLEL_FROM:
         for b in range(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
     else:
         for b in prange(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
     return status.max() if status.size > 0 else 0
 
@@ -1472,11 +1480,13 @@ def frame_jacobian_states(world, dof_body, local, support, body, frame_rot, fram
     in its body's coordinates, (nv,) 1 for the dofs that move `body`, the frame's (3, 3)
     rotation and (3,) position in `body`, and `ref` one of the JACOBIAN_* coordinates."""
     nv = dof_body.shape[0]
+    p = np.empty(3)
+    frame = np.empty((3, 3))
+    w = np.empty(3)
+    u = np.empty(3)
     for b in range(world.shape[0]):
         place = world[b, body]
         # the frame's world origin p and rotation F = R_body frame_rot
-        p = np.empty(3)
-        frame = np.empty((3, 3))
         for r in range(3):
             p[r] = place[9 + r]
             for c in range(3):
@@ -1489,8 +1499,8 @@ def frame_jacobian_states(world, dof_body, local, support, body, frame_rot, fram
                 out[b, :, k] = 0.0
                 continue
             joint = world[b, dof_body[k]]
-            w = np.zeros(3)
-            u = np.zeros(3)
+            w[:] = 0.0
+            u[:] = 0.0
             for r in range(3):
                 for c in range(3):
                     w[r] += joint[3 * r + c] * local[k, c]

@@ -44,6 +44,7 @@ from invdyn.kernels.cpu import (
     _vec,
     _world_placements,
     aba,
+    state_forces,
 )
 
 
@@ -326,11 +327,11 @@ def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
     status = np.zeros(q.shape[0], dtype=np.int64)
     if q.shape[0] < PARALLEL_FROM:
         for b in range(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
     else:
         for b in prange(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
     return status.max() if status.size > 0 else 0
 
@@ -342,11 +343,11 @@ def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
     status = np.zeros(q.shape[0], dtype=np.int64)
     if q.shape[0] < PARALLEL_FROM:
         for b in range(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
     else:
         for b in prange(q.shape[0]):
-            fb = fext[0] if fext.shape[0] == 1 else fext[b]
+            fb = state_forces(fext, b)
             status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
     return status.max() if status.size > 0 else 0
 
