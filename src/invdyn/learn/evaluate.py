@@ -728,7 +728,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     full = np.concatenate([full[starts[i] : starts[i + 1]] for i in eval_idx])
     rows, inverse = np.unique(windows.action_index.reshape(-1), return_inverse=True)
     period = 1.0 / data.info.fps
-    ctrl, how = gym_inverse_ctrl(mujoco, model, full[rows], full[rows + 1, nq:], period)
+    ctrl = gym_inverse_ctrl(mujoco, model, full[rows], full[rows + 1, nq:], period)
 
     # mujoco clamps ctrl to ctrlrange: so does the oracle, if the recorded actions respect it
     limited = model.actuator_ctrllimited.astype(bool)
@@ -739,6 +739,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
     if clipped:
         ctrl[:, limited] = np.clip(ctrl[:, limited], low[limited], high[limited])
 
+    how = gym_inverse_note(mujoco, model, period)
     note = f"{env_id}: {how}{', clipped to ctrlrange' if clipped else ''}"
     return ctrl[inverse].reshape((*windows.action_index.shape, nu)), note
 
@@ -805,27 +806,40 @@ def _inverse_ctrl(mujoco: Any, model: Any, state: Float, qvel_next: Float, perio
 
 def gym_inverse_ctrl(
     mujoco: Any, model: Any, state: Float, qvel_next: Float, period: float
-) -> tuple[Float, str]:
+) -> Float:
     """(T, nu) the ctrl that takes each (qpos, qvel) of (T, nq + nv) `state` to (T, nv)
-    `qvel_next` in `period` seconds of the environment's physics steps, and how it was found, in
-    words: MuJoCo's inverse dynamics at the finite-difference acceleration (`_inverse_ctrl`),
-    exact for one Euler (or implicit) step, refined by shooting (`shooting_ctrl`) otherwise."""
+    `qvel_next` in `period` seconds of the environment's physics steps: MuJoCo's inverse
+    dynamics at the finite-difference acceleration (`_inverse_ctrl`), exact for one Euler (or
+    implicit) step, refined by shooting (`shooting_ctrl`) otherwise; `gym_inverse_note` says
+    which, in words."""
+    ctrl = _inverse_ctrl(mujoco, model, state, qvel_next, period)
+    steps, exact = _frame_steps(mujoco, model, period)
+    return ctrl if exact else shooting_ctrl(mujoco, model, state, qvel_next, steps, ctrl)
+
+
+def gym_inverse_note(mujoco: Any, model: Any, period: float) -> str:
+    """How `gym_inverse_ctrl` finds the ctrl of `model` for frames of `period` seconds."""
     from invdyn.sim.collect import integrator_name
 
+    steps, exact = _frame_steps(mujoco, model, period)
     timestep = float(model.opt.timestep)
-    steps = max(1, round(period / timestep))
-    ctrl = _inverse_ctrl(mujoco, model, state, qvel_next, period)
-    one_step = int(model.opt.integrator) != int(mujoco.mjtIntegrator.mjINT_RK4) and steps == 1
     name = integrator_name(model.opt.integrator)
     frame = f"{steps} {name} physics step{'s' if steps > 1 else ''} of {timestep:g} s per frame"
     inverse = "mujoco.mj_inverse at (qpos_t, qvel_t) with qacc = (qvel_(t+1) - qvel_t) / period"
-    if one_step:
-        return ctrl, f"{inverse} ({frame}, discrete-time inverse), solved for ctrl: exact"
-    ctrl = shooting_ctrl(mujoco, model, state, qvel_next, steps, ctrl)
-    return ctrl, (
+    if exact:
+        return f"{inverse} ({frame}, discrete-time inverse), solved for ctrl: exact"
+    return (
         f"the ctrl that, held for the frame's {frame} from (qpos_t, qvel_t), ends at "
         f"qvel_(t+1): {SHOOTING_ITERATIONS} Gauss-Newton steps of mujoco.rollout from {inverse}"
     )
+
+
+def _frame_steps(mujoco: Any, model: Any, period: float) -> tuple[int, bool]:
+    """The physics steps of `model` in a frame of `period` seconds, and whether mj_inverse at
+    the finite-difference acceleration is exact for them: one Euler (or implicit) step."""
+    steps = max(1, round(period / float(model.opt.timestep)))
+    rk4 = int(model.opt.integrator) == int(mujoco.mjtIntegrator.mjINT_RK4)
+    return steps, steps == 1 and not rk4
 
 
 def shooting_ctrl(

@@ -535,7 +535,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
     full = episode_full_state(data, index)
     import mujoco
 
-    from invdyn.learn.evaluate import _unsupported_actuators, gym_inverse_ctrl
+    from invdyn.learn.evaluate import _unsupported_actuators, gym_inverse_ctrl, gym_inverse_note
 
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     envs: list[Any] = []
@@ -574,13 +574,9 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
                 simulated.append(np.asarray(observation, dtype=np.float64).ravel())
             return np.array(simulated[start:])
 
-        how: list[str] = []
-
         def oracle(k: int, simulated: Float, target: _Target) -> Float:
             state = np.concatenate([base.data.qpos, base.data.qvel])[None]
-            ctrl, way = gym_inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1 / fps)
-            how[:] = [way]
-            return ctrl[0]
+            return gym_inverse_ctrl(mujoco, recorded, state, target(1)[None, nq:], 1 / fps)[0]
 
         followed = run(_model_policy(span, horizon, observe))
         open_loop = _replayed(run, span)
@@ -590,7 +586,8 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
             note = f"{source}: the oracle cannot invert actuators {unsupported}"
         else:
             oracle_run = run(oracle)
-            note = f"{env_id}, at the simulated state toward the desired qvel: {how[0]}"
+            how = gym_inverse_note(mujoco, recorded, 1 / fps)
+            note = f"{env_id}, at the simulated state toward the desired qvel: {how}"
     finally:
         for env in envs:
             env.close()
