@@ -59,6 +59,8 @@ Float = NDArray[np.float64]
 # a reference of time: (position, velocity, acceleration)
 Reference = Callable[[float], tuple[ArrayLike, ArrayLike, ArrayLike]]
 BASE_DOFS = 6
+# singular values of the contacts' Jacobian below this, relative to the largest, are zero
+RANK_TOLERANCE = 1e-9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -281,7 +283,7 @@ class WholeBodyController:
         mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
         kinematics = _Kinematics(model, self.support, q, v)
         contact_jacobian = np.vstack([kinematics.point_jacobian(*f) for f in self.frames])
-        motion_jacobian, motion_drift = kinematics.held_still(self.surfaces)
+        motion_jacobian, motion_drift = _independent_rows(*kinematics.held_still(self.surfaces))
 
         # cost: the tasks' weighted squared errors, and small forces (tasks gone forget theirs)
         live = {id(task): task for task in self.tasks}
@@ -396,10 +398,11 @@ class WholeBodyController:
         upper: Float,
         t: float,
     ) -> Float:
-        """The QP's solution by ProxQP, warm-started from the last step's."""
+        """The QP's solution by ProxQP, warm-started from the last step's of the same size
+        (the contacts, and the rank of their constraints, set the size)."""
         proxqp = _proxqp()
 
-        if self._qp is None:
+        if self._qp is None or self._qp.model.n_eq != len(target):
             self._qp = proxqp.dense.QP(len(gradient), len(target), len(lower))
             self._qp.settings.eps_abs = 1e-9
             warm = proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
@@ -528,6 +531,17 @@ class _Kinematics:
         linear = point_columns(columns, centers[:, None, :])
         drift = point_acceleration(self.velocity, self.drift, centers)
         return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+
+
+def _independent_rows(jacobian: Float, drift: Float) -> tuple[Float, Float]:
+    """The constraint ``jacobian @ a = -drift`` as independent rows: (r, nv) and (r,) for
+    the rank r of the (m, nv) `jacobian`, the part of `drift` that no acceleration can cancel
+    dropped. Legs of fewer joints than their feet have constraints (two per leg, a point
+    foot's three) make the rows dependent, and a slipping foot's drift then leaves their
+    range: as they were, the QP had no solution."""
+    u, s, vt = np.linalg.svd(jacobian, full_matrices=False)
+    kept = s > RANK_TOLERANCE * s[0]
+    return s[kept, None] * vt[kept], u[:, kept].T @ drift
 
 
 def _proxqp() -> Any:
