@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,19 @@ def test_wbc_command(tmp_path, capsys):
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
     assert "no frame named *foot" in capsys.readouterr().err
+    # feet and pose named: the small quadruped stands on its *_contact frames, legs straight
+    feet = "FL_contact,FR_contact,BL_contact,BR_contact"
+    options = ["--duration", "0.2", "--out", str(out), "--no-progress"]
+    assert cli.main(["wbc", "quadruped", "--feet", feet, "--pose", "neutral", *options]) == 0
+    assert f"on {feet.replace(',', ', ')}: " in capsys.readouterr().out
+    assert json.loads((out / "report.json").read_text())["fell"] is False
+    for option, value, message in (
+        ("--sole", "0.1,0.1", "--sole '0.1,0.1': expected 5 comma-separated numbers"),
+        ("--feet", ",", "--feet ',': expected comma-separated names"),
+        ("--pose", "sitting", r"no standing configuration \(sitting\)"),
+    ):
+        assert cli.main(["wbc", "solo12", option, value, *options]) == 2
+        assert re.search(message, capsys.readouterr().err)
     # an option of another scenario is refused
     assert cli.main(["wbc", "solo12", "--push", "10", "--out", str(out)]) == 2
     assert "--push sets push, not stand: pass --scenario push" in capsys.readouterr().err
@@ -226,6 +240,80 @@ def test_tasks_and_contacts_that_change(solo, load_robot):
     assert controller(0.0, list(q), list(v)).shape == (solo.nv,)
     with pytest.raises(invdyn.InputError, match=r"q must have shape \(19,\), one state, got \(2"):
         controller(0.0, np.stack([q, q]), np.stack([v, v]))
+
+
+@requires_erd
+def test_a_humanoid_stands_on_the_soles_it_is_told_of(load_robot):
+    """G1's URDF names no foot: told its ankle links are flat feet, the corners of its soles
+    (its collision spheres) and its neutral pose, it stands on all eight corners, level on
+    the ground, its weight shared between them."""
+    from invdyn.control.balance import Scenario, foot_contacts, run_balance, standing
+
+    g1 = load_robot("g1", floating_base=True)
+    feet = ("left_ankle_roll_link", "right_ankle_roll_link")
+    scenario = Scenario(duration=0.3, soles=feet, sole=(-0.05, 0.12, -0.03, 0.03, -0.03),
+                        pose="neutral")  # fmt: skip
+    contacts = foot_contacts(g1, scenario)
+    assert len(contacts) == 8 and {c.position for c in contacts} == {
+        (x, y, -0.03) for x in (-0.05, 0.12) for y in (-0.03, 0.03)
+    }
+    q0 = standing(g1, contacts, scenario.foot_radius, scenario.pose)
+    np.testing.assert_array_equal(q0[7:], 0.0)
+    placements = [invdyn.frame_placement(g1, q0, c.frame) for c in contacts]
+    corners = np.array([p + r @ c.position for (r, p), c in zip(placements, contacts)])
+    np.testing.assert_allclose(corners[:, 2], scenario.foot_radius, atol=1e-9)
+    run = run_balance(g1, scenario)
+    assert run.feet == feet and not run.fell and run.com_rms < 1e-3
+    weight = g1.total_mass * 9.81
+    np.testing.assert_allclose(np.nansum(run.forces[-1, :, 2]), weight, rtol=0.02)
+    assert np.all(run.forces[-1, :, 2] > 0.02 * weight / 8)
+
+
+@requires_erd
+def test_dependent_contact_constraints_keep_the_qp_solvable(load_robot):
+    """The small quadruped's legs have two joints each under point feet of three constraints:
+    their rows are dependent, and feet that slip (any velocity) ask for contact accelerations
+    outside their range. The QP holds what can be held, and the feet's accelerations there
+    are those of the drift's least-squares solution."""
+    from invdyn.control.balance import Scenario, foot_contacts, standing
+
+    robot = load_robot("quadruped", floating_base=True)
+    scenario = Scenario(feet=("FL_contact", "FR_contact", "BL_contact", "BR_contact"))
+    contacts = foot_contacts(robot, scenario)
+    q = standing(robot, contacts, 0.02, "neutral")
+    v = 0.1 * np.random.default_rng(0).normal(size=robot.nv)
+    controller = WholeBodyController(robot, contacts, [CenterOfMassTask(), PostureTask()])
+    assert np.all(np.isfinite(controller(0.0, q, v)))
+    jacobian = np.vstack([invdyn.frame_jacobian(robot, q, c.frame)[3:] for c in contacts])
+    assert np.linalg.matrix_rank(jacobian) < len(jacobian)
+    drift = np.concatenate([invdyn.frame_acceleration(robot, q, v, np.zeros(robot.nv), c.frame)[3:]
+                            for c in contacts])  # fmt: skip
+    wanted = -jacobian @ np.linalg.lstsq(jacobian, drift, rcond=None)[0]
+    a = controller.steps[-1].a
+    np.testing.assert_allclose(jacobian @ a, wanted, atol=1e-6)
+
+
+def test_named_feet_soles_and_poses_are_checked(load_robot):
+    from invdyn.control.balance import Scenario, foot_contacts, standing
+
+    with pytest.raises(invdyn.InputError, match="Scenario.sole must be five finite numbers"):
+        Scenario(sole=(0.1, 0.065))
+    with pytest.raises(invdyn.InputError, match="each minimum must be below its maximum"):
+        Scenario(sole=(0.1, -0.1, -0.05, 0.05, 0.0))
+    with pytest.raises(invdyn.InputError, match="feet named twice: a"):
+        Scenario(feet=("a", "b"), soles=("a",))
+    solo = load_robot("solo12", floating_base=True)
+    with pytest.raises(invdyn.InputError, match="no frame named 'FL_FOO'.*FL_FOOT"):
+        foot_contacts(solo, Scenario(feet=("FL_FOO",)))
+    # naming the feet names all of them: no other frame is one
+    contacts = foot_contacts(solo, Scenario(feet=("FL_FOOT", "HR_FOOT")))
+    assert [c.frame for c in contacts] == ["FL_FOOT", "HR_FOOT"]
+    assert foot_contacts(solo, Scenario(soles=("FL_FOOT",)))[0].position == (0.1, 0.065, 0.0)
+    with pytest.raises(invdyn.InputError, match="name its feet .*--feet, --soles"):
+        foot_contacts(solo, Scenario(feet=()))
+    with pytest.raises(invdyn.InputError, match=r"no standing configuration \(crouch\).*it has "
+                       r"neutral, standing, straight_standing"):  # fmt: skip
+        standing(solo, contacts, 0.02, "crouch")
 
 
 def test_a_push_acts_in_whole_periods():
@@ -433,6 +521,9 @@ def test_an_mjcf_robot_stands_in_its_keyframe(tmp_path: Path) -> None:
     contacts = foot_contacts(model, Scenario())
     q = standing(model, contacts, radius=0.02)
     np.testing.assert_allclose(q[7:], np.tile([0.0, 0.8, -1.6], 4))
+    assert np.array_equal(standing(model, contacts, radius=0.02, pose="home"), q)
+    with pytest.raises(invdyn.InputError, match="'neutral' puts .* FL_calf_joint = 0 not in"):
+        standing(model, contacts, radius=0.02, pose="neutral")
     bare = tmp_path / "bare.xml"
     bare.write_text(_mjcf_quadruped(""))
     model = invdyn.load(bare, floating_base=True)

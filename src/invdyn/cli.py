@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._files import write_json
-from invdyn.control.balance import SCENARIOS
+from invdyn.control.balance import SCENARIOS, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
@@ -361,11 +361,12 @@ def _parser() -> argparse.ArgumentParser:
     wbc = commands.add_parser(
         "wbc",
         help="whole-body control of a legged robot in MuJoCo: stand, sway, squat, push, lift",
-        description="Simulate a legged robot (floating base, feet named *foot or *sole, a "
-        "standing "
-        "configuration in its SRDF) in MuJoCo under whole-body control (a QP over "
-        "accelerations and contact forces, friction cones, torque limits), print the centre of "
-        "mass error and the friction cone and torque margins, and write a plot and a report.",
+        description="Simulate a legged robot (floating base; point feet named *foot and flat "
+        "feet named *sole unless --feet or --soles name them; a standing configuration in its "
+        "SRDF or MJCF keyframes unless --pose names one) in MuJoCo under whole-body control (a "
+        "QP over accelerations and contact forces, friction cones, torque limits), print the "
+        "centre of mass error and the friction cone and torque margins, and write a plot and a "
+        "report.",
     )
     wbc.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf/.xml path, e.g. go1")
     wbc.add_argument(
@@ -378,6 +379,31 @@ def _parser() -> argparse.ArgumentParser:
         "--amplitude", metavar="M", type=float, help="sway or squat: how far, m (default: 0.02)"
     )
     wbc.add_argument("--push", metavar="N", type=float, help="push: its force, N (default: 50)")
+    wbc.add_argument(
+        "--feet",
+        metavar="FRAMES",
+        help="comma-separated frames of point feet, each standing on its origin "
+        "(default: frames named *foot)",
+    )
+    wbc.add_argument(
+        "--soles",
+        metavar="FRAMES",
+        help="comma-separated frames of flat feet, each standing on the corners of --sole "
+        "(default: frames named *sole or *sole_link)",
+    )
+    wbc.add_argument(
+        "--sole",
+        metavar="X0,X1,Y0,Y1,Z",
+        help="a flat foot's corners in its frame, m: x from X0 to X1, y from Y0 to Y1, at "
+        "height Z (default: -0.1,0.1,-0.065,0.065,0; write --sole=-0.1,... for a value that "
+        "starts with a minus sign)",
+    )
+    wbc.add_argument(
+        "--pose",
+        metavar="NAME",
+        help="the configuration to stand in: an SRDF state, an MJCF keyframe, or 'neutral' "
+        f"(default: the first of {', '.join(STANDING)})",
+    )
     wbc.add_argument(
         "--out",
         metavar="DIR",
@@ -837,14 +863,33 @@ def _controller_names(spec: str) -> tuple[str, ...]:
     """`--controller`: a name, a comma-separated list or 'all'."""
     if spec == "all":
         return tuple(CONTROLLERS)
-    names = tuple(name.strip() for name in spec.split(",") if name.strip())
+    names = _names("--controller", spec)
     unknown = [name for name in names if name not in CONTROLLERS]
-    if unknown or not names:
+    if unknown:
         raise InputError(
             f"unknown controller {', '.join(map(repr, unknown)) or repr(spec)}; expected "
             f"{', '.join(CONTROLLERS)}, a comma-separated list of them, or 'all'"
         )
     return names
+
+
+def _names(option: str, spec: str) -> tuple[str, ...]:
+    """A comma-separated list of names, or `InputError` naming `option` when it has none."""
+    names = tuple(name.strip() for name in spec.split(",") if name.strip())
+    if not names:
+        raise InputError(f"{option} {spec!r}: expected comma-separated names")
+    return names
+
+
+def _numbers(option: str, spec: str, count: int) -> tuple[float, ...]:
+    """`count` comma-separated numbers, or `InputError` naming `option`."""
+    try:
+        numbers = tuple(float(part) for part in spec.split(","))
+    except ValueError:
+        numbers = ()
+    if len(numbers) != count:
+        raise InputError(f"{option} {spec!r}: expected {count} comma-separated numbers")
+    return numbers
 
 
 def _output_directory(path: str | os.PathLike[str] | None) -> None:
@@ -1128,7 +1173,15 @@ def _wbc(args: argparse.Namespace) -> int:
                 f"pass --scenario {options[name][0]}"
             )
     model = _load(args.robot, floating_base=True)
-    scenario = Scenario(name=args.scenario, duration=args.duration, **given)
+    scenario = Scenario(
+        name=args.scenario,
+        duration=args.duration,
+        feet=None if args.feet is None else _names("--feet", args.feet),
+        soles=None if args.soles is None else _names("--soles", args.soles),
+        pose=args.pose,
+        **given,
+        **({} if args.sole is None else {"sole": _numbers("--sole", args.sole, 5)}),
+    )
     run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
     ended = "" if run.fell_at is None else f" (lost its balance at {run.fell_at:.3f} s)"

@@ -1,9 +1,11 @@
 """Balance scenarios in MuJoCo: a legged robot on its feet, under whole-body control.
 
-The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`) with its feet on the
-ground: a frame named ``*foot`` is a point foot, one named ``*sole`` or ``*sole_link`` a flat
-foot of four corners; each point is a contact of `invdyn.control.wbc` and a sphere in the
-simulation, and the `WholeBodyController` tracks a centre of mass reference:
+The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`), or another one that
+`Scenario.pose` names, with its feet on the ground: a point foot (a frame named ``*foot``, or
+one of `Scenario.feet`) stands on its origin, a flat foot (named ``*sole`` or ``*sole_link``, or
+one of `Scenario.soles`) on the four corners of `Scenario.sole`; each point is a contact of
+`invdyn.control.wbc` and a sphere in the simulation, and the `WholeBodyController` tracks a
+centre of mass reference:
 
 * ``stand``: hold the starting centre of mass;
 * ``sway``: side to side, ``amplitude`` at ``frequency``;
@@ -33,7 +35,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_positive, check_real
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
-from invdyn.configuration import quat_exp, quat_multiply
+from invdyn.configuration import neutral, quat_exp, quat_multiply
 from invdyn.control.wbc import (
     CenterOfMassTask,
     FramePositionTask,
@@ -67,6 +69,8 @@ STANDING = (
     "stand",
     "home",
 )
+# the pose that `Scenario.pose` names for the model's neutral configuration (`neutral`)
+NEUTRAL = "neutral"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +90,14 @@ class Scenario:
       lift_height: how high ``lift`` raises its foot, m, > 0.
       shift: seconds of each of ``lift``'s moves, > 0; the foot lifts after the first, before
         the end of the run.
-      sole: half the length and half the width of a flat foot, m: its corners' coordinates.
+      sole: ``(x_min, x_max, y_min, y_max, z)``, m: the corners of a flat foot in its frame,
+        ``x_min < x_max``, ``y_min < y_max``.
+      feet: frames of point feet; `soles`: frames of flat feet. None for both: the frames
+        named ``*foot`` and ``*sole`` (or ``*sole_link``; its body then has no ``*foot``
+        point); naming either names every foot (the other then None for none).
+      pose: the configuration to stand in: an SRDF state or MJCF keyframe, or `NEUTRAL` for
+        the model's neutral one (unless its SRDF or keyframes name one so); None for the first
+        of `STANDING` that the robot has.
     """
 
     name: str = "stand"
@@ -100,7 +111,10 @@ class Scenario:
     foot_radius: float = 0.02
     lift_height: float = 0.05
     shift: float = 1.5
-    sole: tuple[float, float] = (0.1, 0.065)
+    sole: tuple[float, float, float, float, float] = (-0.1, 0.1, -0.065, 0.065, 0.0)
+    feet: tuple[str, ...] | None = None
+    soles: tuple[str, ...] | None = None
+    pose: str | None = None
 
     def __post_init__(self) -> None:
         if self.name not in SCENARIOS:
@@ -115,6 +129,11 @@ class Scenario:
             "shift",
         ):
             check_positive(f"Scenario.{name}", getattr(self, name))
+        _check_sole(self.sole)
+        named = (*(self.feet or ()), *(self.soles or ()))
+        twice = sorted({n for n in named if named.count(n) > 1})
+        if twice:
+            raise InputError(f"Scenario: feet named twice: {', '.join(twice)}")
         # the push, and the foot's lift, must come before the end
         events = {
             "push": check_real("Scenario.push_start", self.push_start, minimum=0.0),
@@ -232,44 +251,85 @@ class BalanceRun:
 
 
 def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
-    """The contact points of a legged robot's feet: the origin of each frame named ``*foot``
-    (any case), the four corners (`Scenario.sole`) of each named ``*sole`` or ``*sole_link``
-    (whose body then has no ``*foot`` point); or `InputError`."""
-    length, width = scenario.sole
-    corners = [(x, y, 0.0) for x in (length, -length) for y in (width, -width)]
+    """The contact points of a legged robot's feet (`Scenario.feet`, `Scenario.soles`): the
+    origin of each point foot, the four corners (`Scenario.sole`) of each flat one; or
+    `InputError`."""
+    feet, soles = _foot_frames(model, scenario)
+    x_min, x_max, y_min, y_max, z = scenario.sole
+    corners = [(x, y, z) for x in (x_max, x_min) for y in (y_max, y_min)]
+    contacts = [PointContact(n, friction=scenario.friction) for n in feet] + [
+        PointContact(n, p, friction=scenario.friction) for n in soles for p in corners
+    ]
+    if not contacts:
+        raise InputError(
+            f"{model.name} has no frame named *foot or *sole to stand on: name its feet "
+            "(Scenario.feet for point feet, Scenario.soles for flat ones; invdyn wbc --feet, "
+            "--soles)"
+        )
+    return tuple(contacts)
+
+
+def _foot_frames(model: Model, scenario: Scenario) -> tuple[list[str], list[str]]:
+    """The frames of `model`'s point feet and of its flat feet that `scenario` names, or by
+    default those named ``*foot`` and ``*sole``/``*sole_link`` (a body with a sole stands on
+    it, not on a ``*foot`` frame of the same body too)."""
+    if scenario.feet is not None or scenario.soles is not None:
+        named = [*(scenario.feet or ()), *(scenario.soles or ())]
+        for name in named:
+            model.frame_id(name)  # InputError naming close frames
+        return list(scenario.feet or ()), list(scenario.soles or ())
     soles = [n for n in model.frame_name if n.lower().endswith(("sole", "sole_link"))]
-    # a body with a sole stands on it, not on a *foot frame of the same body too
     sole_bodies = {frame_point(model, n)[0] for n in soles}
     feet = [
         n
         for n in model.frame_name
         if n.lower().endswith("foot") and frame_point(model, n)[0] not in sole_bodies
     ]
-    contacts = [PointContact(n, friction=scenario.friction) for n in feet] + [
-        PointContact(n, p, friction=scenario.friction) for n in soles for p in corners
-    ]
-    if not contacts:
-        raise InputError(f"{model.name} has no frame named *foot or *sole to stand on")
-    return tuple(contacts)
+    return feet, soles
 
 
-def standing(model: Model, contacts: Sequence[PointContact], radius: float) -> Float:
-    """(nq,) the robot's standing configuration (the first of `STANDING` among the SRDF states
-    that `invdyn.io.srdf.robot_configurations` finds and, for an MJCF file, its keyframes,
-    which win), its base turned so that its flat feet are level (`_level`), with the lowest
-    contact sphere on the ground; `InputError` when there is none, it puts joints outside
-    their limits, or its soles are not parallel."""
+def _check_sole(sole: object) -> None:
+    """`InputError` unless `sole` is ``(x_min, x_max, y_min, y_max, z)``, finite, each minimum
+    below its maximum."""
+    try:
+        values = np.asarray(sole, dtype=float)
+    except (TypeError, ValueError):
+        values = np.empty(0)
+    if values.shape != (5,) or not np.isfinite(values).all():
+        raise InputError(
+            f"Scenario.sole must be five finite numbers (x_min, x_max, y_min, y_max, z), m; "
+            f"got {sole!r}"
+        )
+    x_min, x_max, y_min, y_max, _ = values
+    if not (x_min < x_max and y_min < y_max):
+        raise InputError(
+            f"Scenario.sole (x_min, x_max, y_min, y_max, z) = {sole!r}: each minimum must be "
+            "below its maximum"
+        )
+
+
+def standing(
+    model: Model, contacts: Sequence[PointContact], radius: float, pose: str | None = None
+) -> Float:
+    """(nq,) the robot's standing configuration: `pose` among the SRDF states that
+    `invdyn.io.srdf.robot_configurations` finds and, for an MJCF file, its keyframes (which
+    win), or `NEUTRAL`; for None the first of `STANDING` there. Its base is turned so that its
+    flat feet are level (`_level`), with the lowest contact sphere on the ground. `InputError`
+    when there is none, it puts joints outside their limits, or its soles are not parallel."""
     configurations = robot_configurations(model)
     mjcf = is_mjcf(model.source)
     if mjcf:
         configurations |= keyframes(model)
-    name = next((n for n in STANDING if n in configurations), None)
+    configurations.setdefault(NEUTRAL, neutral(model))
+    wanted = STANDING if pose is None else (pose,)
+    name = next((n for n in wanted if n in configurations), None)
     if name is None:
         srdf = Path(model.source).parent.parent / "srdf"
         keys = f" or among the keyframes of {model.source}" if mjcf else ""
         raise InputError(
-            f"{model.name} has no standing configuration ({', '.join(STANDING)}) in the SRDF "
-            f"files that fit it in {srdf}{keys}"
+            f"{model.name} has no standing configuration ({', '.join(wanted)}) in the SRDF "
+            f"files that fit it in {srdf}{keys}; it has {', '.join(sorted(configurations))} "
+            "(Scenario.pose; invdyn wbc --pose)"
         )
     q = configurations[name].copy()
     outside = (q < model.q_lower) | (q > model.q_upper)
@@ -340,7 +400,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     from invdyn.sim import Plant, Push, StopRollout, rollout
 
     contacts = foot_contacts(model, scenario)
-    q0 = standing(model, contacts, scenario.foot_radius)
+    q0 = standing(model, contacts, scenario.foot_radius, scenario.pose)
     # joints that together move no inertia, yet carry mass (iCub's neck, not massless
     # fingers, which throw nothing about): the simulation cannot follow torques on them
     carried = model.subtree_mass
