@@ -709,10 +709,11 @@ def test_read_table_npz_and_parquet(tmp_path: Path) -> None:
 # robomimic and minari
 
 
-def test_read_robomimic(tmp_path: Path) -> None:
+def write_robomimic(file: Path) -> dict[int, tuple[dict[str, np.ndarray], np.ndarray]]:
+    """A robomimic file of demos 0, 1 and 10 (env Lift; three low-dimensional observations, an
+    image; mask/train: demos 0 and 10); the observations and actions of each demo by N."""
     h5py = pytest.importorskip("h5py")
     rng = np.random.default_rng(0)
-    file = tmp_path / "low_dim.hdf5"
     demos = {}
     with h5py.File(file, "w") as f:
         group = f.create_group("data")
@@ -733,6 +734,13 @@ def test_read_robomimic(tmp_path: Path) -> None:
             demos[n] = (obs, demo["actions"][()])
         group.attrs["total"] = 15
         f.create_dataset("mask/train", data=np.array([b"demo_0", b"demo_10"]))
+    return demos
+
+
+def test_read_robomimic(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    file = tmp_path / "low_dim.hdf5"
+    demos = write_robomimic(file)
     read = data.read_robomimic(file)
     assert [len(e) for e in read] == [4, 6, 5]
     for episode, (obs, actions) in zip(read, demos.values()):
@@ -772,10 +780,12 @@ def test_read_robomimic(tmp_path: Path) -> None:
         data.read_robomimic(tmp_path / "junk.hdf5")
 
 
-def test_read_minari(tmp_path: Path) -> None:
+def write_minari(root: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A Minari dataset directory at `root` of three episodes (dataset_id
+    D4RL/pointmaze/umaze-v2; a dictionary observation); each episode's state (its observations,
+    keys sorted, without the last) and actions."""
     h5py = pytest.importorskip("h5py")
     rng = np.random.default_rng(0)
-    root = tmp_path / "pointmaze"
     (root / "data").mkdir(parents=True)
     expected = []
     with h5py.File(root / "data/main_data.hdf5", "w") as f:
@@ -793,6 +803,13 @@ def test_read_minari(tmp_path: Path) -> None:
             episode.create_dataset("terminations", data=np.zeros(steps, bool))
             episode.create_dataset("truncations", data=np.eye(1, steps, steps - 1, dtype=bool)[0])
             expected.append((np.column_stack([goal, observation])[:steps], episode["actions"][()]))
+    return expected
+
+
+def test_read_minari(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    root = tmp_path / "pointmaze"
+    expected = write_minari(root)
     read = data.read_minari(root, fps=50)
     assert [len(e) for e in read] == [3, 5, 4]
     for episode, (state, action) in zip(read, expected):

@@ -112,6 +112,15 @@ MUJOCO_STATE = "observation.mujoco_state"
 """(..., nq + nv) MuJoCo's full state ``(qpos, qvel)``, an extra feature of `write_collection`."""
 METADATA_KEY = "invdyn"
 """Key of ``meta/info.json`` under which `write_collection` stores how the data was collected."""
+ROBOMIMIC_FPS = 20.0
+"""Hz, `read_robomimic`'s default frame rate: robosuite's control rate."""
+MINARI_FPS = 1.0
+"""Hz, `read_minari`'s default frame rate: timestamps count steps."""
+TABLE_SUFFIXES = (".csv", ".npz", ".parquet", ".pq")
+"""The file suffixes `read_table` reads."""
+FILE_FORMATS = ("robomimic", "minari", "table")
+"""The formats `file_format` tells apart: those of `read_robomimic`, `read_minari` (Minari and
+D4RL) and `read_table`."""
 
 # bookkeeping columns of every frame, int64
 _INDEX_COLUMNS = (FRAME_INDEX, EPISODE_INDEX, INDEX, TASK_INDEX)
@@ -2117,6 +2126,33 @@ def off_rate(timestamp: NDArray[Any], fps: float) -> NDArray[np.bool_]:
 # other formats
 
 
+def file_format(path: str | os.PathLike[str]) -> str:
+    """Which of `FILE_FORMATS` the file at `path` is in, from its name and, for HDF5, its top
+    level; the reader of that format checks the rest.
+
+    A ``.csv``, ``.npz`` or ``.parquet`` file (`TABLE_SUFFIXES`) is a ``"table"``
+    (`read_table`); an HDF5 file with a ``data`` group is ``"robomimic"`` (`read_robomimic`);
+    another HDF5 file, or a directory (a Minari dataset's), is ``"minari"`` (`read_minari`,
+    which reads the Minari and D4RL layouts).
+
+    Raises:
+      DataError: no such file, or a file that is neither a table nor HDF5; the message names it.
+    """
+    file = Path(path)
+    if file.is_dir():
+        return "minari"
+    if file.suffix.lower() in TABLE_SUFFIXES:
+        return "table"
+    h5py = _h5py()
+    if file.is_file() and not h5py.is_hdf5(file):
+        raise DataError(
+            f"{file}: neither an HDF5 file (robomimic, Minari, D4RL) nor a table "
+            f"({', '.join(TABLE_SUFFIXES)})"
+        )
+    with _open_hdf5(h5py, file) as handle:
+        return "robomimic" if "data" in handle else "minari"
+
+
 def read_table(
     path: str | os.PathLike[str], *, inputs: Sequence[str], targets: Sequence[str]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -2155,7 +2191,7 @@ def read_table(
     elif suffix in (".parquet", ".pq"):
         columns = _parquet_columns(file)
     else:
-        raise DataError(f"{file}: unknown table format {suffix!r}; use .csv, .npz or .parquet")
+        raise DataError(f"{file}: unknown table format {suffix!r}; use {', '.join(TABLE_SUFFIXES)}")
     lengths = {name: len(column.values) for name, column in columns.items()}
     if len(set(lengths.values())) > 1:
         raise DataError(f"{file}: columns have different lengths: {lengths}")
@@ -2301,7 +2337,7 @@ def read_robomimic(
     *,
     obs_keys: Sequence[str] | None = None,
     filter_key: str | None = None,
-    fps: float = 20.0,
+    fps: float = ROBOMIMIC_FPS,
 ) -> list[Episode]:
     """Episodes of a robomimic HDF5 file: ``data/demo_N/obs/<key>`` and ``data/demo_N/actions``.
 
@@ -2377,7 +2413,7 @@ def read_robomimic(
     return episodes
 
 
-def read_minari(path: str | os.PathLike[str], *, fps: float = 1.0) -> list[Episode]:
+def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> list[Episode]:
     """Episodes of a Minari dataset, or of a D4RL-style HDF5 file.
 
     Minari (``data/main_data.hdf5``): groups ``episode_N`` with ``observations`` (T + 1
