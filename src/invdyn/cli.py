@@ -1,4 +1,5 @@
-"""The ``invdyn`` command: demo, track, collect, train, evaluate, label, follow, info, robots.
+"""The ``invdyn`` command: demo, track, collect, import, train, evaluate, label, follow, ident,
+wbc, info, robots.
 
 Each subcommand parses its arguments, calls the library and prints; user errors (an unknown
 robot, a malformed description, a missing file, an optional extra not installed) print
@@ -31,6 +32,7 @@ from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import robots
+from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
 from invdyn.sim.plant import Plant
@@ -72,6 +74,13 @@ _ROBOT_OPTIONS = (
     "timestep",
 )
 _GYM_OPTIONS = ("steps", "policy")
+IMPORT_OPTIONS = {
+    "robomimic": ("obs_keys", "filter_key"),
+    "minari": (),
+    "table": ("obs_keys", "action_keys", "episode_key"),
+}
+"""The options of `invdyn import` that apply to each format, besides --fps (an option given
+for another format is refused)."""
 
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
@@ -324,6 +333,59 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
     collect.set_defaults(command=_collect)
+
+    importer = commands.add_parser(
+        "import",
+        help="convert a robomimic, Minari or D4RL HDF5 file or a table into a LeRobot v3 dataset",
+        description="Read SOURCE and write its episodes (observation.state, action, timestamp, "
+        "task) as a LeRobot v3 dataset that train, evaluate and label read. The format is "
+        "detected from the file: a .csv, .npz or .parquet table; an HDF5 file with a 'data' "
+        "group (robomimic: data/demo_N/obs/<key> and actions); another HDF5 file (Minari: "
+        "episode_N groups of observations and actions; D4RL: observations, actions, terminals "
+        "and timeouts) or a Minari dataset directory. None of them stores times: frame k is "
+        "at k / fps. The state and action entries are named obs.<i> and act.<i>.",
+    )
+    importer.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="an HDF5 file, a Minari dataset directory, or a .csv, .npz or .parquet table",
+    )
+    importer.add_argument("--out", metavar="DIR", type=Path, required=True, help="dataset path")
+    importer.add_argument(
+        "--format",
+        choices=tuple(IMPORT_OPTIONS),
+        help="read SOURCE in this format rather than the one detected (minari: Minari or D4RL)",
+    )
+    importer.add_argument(
+        "--fps",
+        metavar="HZ",
+        type=float,
+        help=f"frames per second (default: robomimic {ROBOMIMIC_FPS:g}, minari {MINARI_FPS:g}; "
+        "a table needs it)",
+    )
+    importer.add_argument(
+        "--obs-keys",
+        metavar="KEYS",
+        help="comma-separated; robomimic: the observations that make the state, in order "
+        "(default: every low-dimensional one, sorted); table: the state's columns, each a "
+        "column's name or the prefix of columns <name>.*",
+    )
+    importer.add_argument(
+        "--action-keys", metavar="KEYS", help="table: the action's columns, as --obs-keys"
+    )
+    importer.add_argument(
+        "--episode-key",
+        metavar="COLUMN",
+        help="table: the column of episode numbers; a run of rows of one number is an episode "
+        "(default: the table is one episode)",
+    )
+    importer.add_argument(
+        "--filter-key",
+        metavar="NAME",
+        help="robomimic: only the demos listed in mask/NAME (train, valid, ...)",
+    )
+    importer.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    importer.set_defaults(command=_import)
 
     train = commands.add_parser(
         "train",
@@ -955,7 +1017,8 @@ def _collect(args: argparse.Namespace) -> int:
     # an occupied --out is refused before the simulation, not after it
     check_target(Path(args.out), overwrite=args.overwrite)
     gym = _is_gym_id(args.source)
-    _refuse_options(args, _ROBOT_OPTIONS if gym else _GYM_OPTIONS, gym)
+    what = "a Gymnasium environment" if gym else "an invdyn robot"
+    _refuse_options(args, _ROBOT_OPTIONS if gym else _GYM_OPTIONS, what)
     if args.size is not None and not args.camera:
         raise InputError("--size is the size of rendered frames: pass --camera too")
     for name, value in COLLECT_DEFAULTS.items():
@@ -1063,12 +1126,11 @@ def _write_rendered(
     return path
 
 
-def _refuse_options(args: argparse.Namespace, names: Sequence[str], gym: bool) -> None:
+def _refuse_options(args: argparse.Namespace, names: Sequence[str], source: str) -> None:
     """`InputError` naming the options of `names` that were given (not None, False or 0)
-    for a source they do not apply to."""
+    for a source they do not apply to, `source` saying what it is ("an invdyn robot")."""
     given = ["--" + name.replace("_", "-") for name in names if getattr(args, name)]
     if given:
-        source = "a Gymnasium environment" if gym else "an invdyn robot"
         what = "not an option" if len(given) == 1 else "not options"
         raise InputError(f"{', '.join(given)}: {what} of {source} ({args.source})")
 
@@ -1081,6 +1143,79 @@ def _frame_size(text: str) -> tuple[int, int]:
     if not (width.isdigit() and height.isdigit()):
         raise InputError(f"--size must be WIDTHxHEIGHT in pixels, such as 64x64, got {text!r}")
     return check_size((int(width), int(height)))
+
+
+def _import(args: argparse.Namespace) -> int:
+    from invdyn.learn.data import check_target, file_format, write_dataset
+
+    # an occupied --out is refused before the source is read, not after
+    check_target(args.out, overwrite=args.overwrite)
+    kind = args.format or file_format(args.source)
+    options = {name for names in IMPORT_OPTIONS.values() for name in names}
+    _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), f"a {kind} file")
+    episodes, fps = _imported_episodes(kind, args)
+    state, action = episodes[0].state, episodes[0].action
+    assert state is not None and action is not None  # every reader gives both
+    given = {name: getattr(args, name) for name in sorted(options) if getattr(args, name)}
+    path = write_dataset(
+        args.out,
+        episodes,
+        fps=fps,
+        state_names=[f"obs.{i}" for i in range(state.shape[1])],
+        action_names=[f"act.{i}" for i in range(action.shape[1])],
+        source=kind,
+        overwrite=args.overwrite,
+        metadata={"importer": "invdyn import", "format": kind, "file": args.source, **given},
+    )
+    print(
+        f"{args.source}: {len(episodes)} episodes, {sum(map(len, episodes))} frames at "
+        f"{fps:g} fps, state {state.shape[1]}, action {action.shape[1]}"
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[list[Episode], float]:
+    """The episodes of `invdyn import`'s SOURCE read as `kind`, and their frame rate."""
+    from invdyn.learn.data import read_minari, read_robomimic
+
+    if kind == "robomimic":
+        fps = ROBOMIMIC_FPS if args.fps is None else args.fps
+        obs_keys = None if args.obs_keys is None else _names("--obs-keys", args.obs_keys)
+        return read_robomimic(
+            args.source, obs_keys=obs_keys, filter_key=args.filter_key, fps=fps
+        ), fps
+    if kind == "minari":
+        fps = MINARI_FPS if args.fps is None else args.fps
+        return read_minari(args.source, fps=fps), fps
+    if args.fps is None or args.obs_keys is None or args.action_keys is None:
+        raise InputError(
+            f"{args.source}: a table needs --fps, and --obs-keys and --action-keys naming its "
+            "state's and action's columns"
+        )
+    _positive_option("--fps", args.fps)
+    return _table_episodes(args), args.fps
+
+
+def _table_episodes(args: argparse.Namespace) -> list[Episode]:
+    """The episodes of `invdyn import`'s table: its rows split where the --episode-key column
+    changes, at ``k / --fps``."""
+    from invdyn.learn.data import read_table
+
+    episode_key = [] if args.episode_key is None else [args.episode_key]
+    state, targets = read_table(
+        args.source,
+        inputs=_names("--obs-keys", args.obs_keys),
+        targets=[*_names("--action-keys", args.action_keys), *episode_key],
+    )
+    # the episode numbers, where there are, are the last column read
+    action = targets[:, : targets.shape[1] - len(episode_key)]
+    number = targets[:, -1] if episode_key else np.zeros(len(targets))
+    starts = np.flatnonzero(np.diff(number)) + 1
+    return [
+        Episode(state=s, action=a, timestamp=np.arange(len(s)) / args.fps)
+        for s, a in zip(np.split(state, starts), np.split(action, starts), strict=True)
+    ]
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -1,0 +1,166 @@
+"""``invdyn import``: robomimic, Minari and table files into datasets that train reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from invdyn.learn.data import read_dataset, read_metadata
+from test_cli import run
+from test_learn_data import write_minari, write_robomimic
+
+pytest.importorskip("pyarrow")
+h5py = pytest.importorskip("h5py")
+
+
+def test_a_robomimic_file_imports_and_trains(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, dataset = tmp_path / "low_dim.hdf5", tmp_path / "lift"
+    demos = write_robomimic(source)
+    status, out, err = run(capsys, "import", str(source), "--out", str(dataset))
+    assert status == 0, err
+    assert "3 episodes, 15 frames at 20 fps, state 10, action 7" in out, out
+    imported = read_dataset(dataset)
+    assert imported.info.fps == 20 and imported.info.source == "robomimic"
+    assert imported.info.state_names == tuple(f"obs.{i}" for i in range(10))
+    for episode, (obs, actions) in zip(imported, demos.values(), strict=True):
+        # every low-dimensional observation, sorted by name
+        state = np.column_stack([obs[key] for key in sorted(obs)])
+        np.testing.assert_array_equal(episode.state, state)
+        np.testing.assert_array_equal(episode.action, actions)
+        assert episode.task == "Lift"
+    assert read_metadata(dataset) == {
+        "importer": "invdyn import",
+        "format": "robomimic",
+        "file": str(source),
+    }
+    # the options reach the reader
+    chosen = tmp_path / "chosen"
+    status, out, err = run(
+        capsys, "import", str(source), "--out", str(chosen), "--obs-keys",
+        "robot0_joint_pos, object", "--filter-key", "train", "--fps", "10",
+    )  # fmt: skip
+    assert status == 0, err
+    imported = read_dataset(chosen)
+    assert imported.info.fps == 10 and len(imported) == 2
+    for episode, n in zip(imported, (0, 10), strict=True):
+        obs, actions = demos[n]
+        state = np.column_stack([obs["robot0_joint_pos"], obs["object"]])
+        np.testing.assert_array_equal(episode.state, state)
+        np.testing.assert_array_equal(episode.action, actions)
+    # a tiny training run reads the dataset, and evaluation too
+    run_dir = tmp_path / "run"
+    status, out, err = run(
+        capsys, "train", str(dataset), "--out", str(run_dir), "--preset", "small",
+        "--set", "train.epochs=1", "--set", "train.num_threads=1", "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    assert (run_dir / "checkpoint" / "model.safetensors").is_file()
+    status, out, err = run(capsys, "evaluate", str(run_dir), str(dataset))
+    assert status == 0 and "the physics of source 'robomimic' is not known" in out, err
+
+
+def test_a_minari_dataset_imports_from_its_directory_or_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "pointmaze"
+    expected = write_minari(root)
+    for source in (root, root / "data" / "main_data.hdf5"):
+        dataset = tmp_path / f"from-{source.name}"
+        status, out, err = run(capsys, "import", str(source), "--out", str(dataset), "--fps", "50")
+        assert status == 0 and f"wrote {dataset}" in out, err
+        imported = read_dataset(dataset)
+        assert imported.info.fps == 50 and imported.info.source == "minari"
+        for episode, (state, action) in zip(imported, expected, strict=True):
+            np.testing.assert_array_equal(episode.state, state)
+            np.testing.assert_array_equal(episode.action, action)
+            np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 50)
+            assert episode.task == "D4RL/pointmaze/umaze-v2"
+
+
+def test_a_table_imports_split_into_episodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(0)
+    q, tau = rng.normal(size=(7, 2)), rng.normal(size=(7, 1))
+    number = np.array([3, 3, 3, 1, 1, 1, 1])
+    source = tmp_path / "samples.csv"
+    rows = np.column_stack([number, q, tau])
+    np.savetxt(source, rows, delimiter=",", fmt="%.17g", header="run,q.a,q.b,tau", comments="")
+    options = ["--obs-keys", "q", "--action-keys", "tau", "--fps", "4"]
+    status, out, err = run(
+        capsys, "import", str(source), "--out", str(tmp_path / "ds"), *options,
+        "--episode-key", "run",
+    )  # fmt: skip
+    assert status == 0 and "2 episodes, 7 frames at 4 fps, state 2, action 1" in out, err
+    imported = read_dataset(tmp_path / "ds")
+    assert [len(e) for e in imported] == [3, 4]
+    for episode, rows in zip(imported, (slice(0, 3), slice(3, 7)), strict=True):
+        np.testing.assert_array_equal(episode.state, q[rows])
+        np.testing.assert_array_equal(episode.action, tau[rows])
+        np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 4)
+    # without --episode-key, the table is one episode
+    status, _, err = run(capsys, "import", str(source), "--out", str(tmp_path / "one"), *options)
+    assert status == 0, err
+    assert [len(e) for e in read_dataset(tmp_path / "one")] == [7]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "{source}: a table needs --fps, and --obs-keys and --action-keys"),
+        (["--fps", "4", "--obs-keys", "q", "--action-keys", "x"], "{source}: no column 'x'"),
+        (["--fps", "0", "--obs-keys", "q", "--action-keys", "tau"], "--fps must be a positive"),
+        (["--fps", "4", "--obs-keys", " , ", "--action-keys", "tau"], "' , ': expected comma"),
+        (["--filter-key", "train"], "--filter-key: not an option of a table file ({source})"),
+    ],
+)
+def test_bad_table_options(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "samples.csv"
+    source.write_text("q,tau\n1,2\n3,4\n")
+    status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "ds"), *argv)
+    assert status == 2 and message.format(source=source) in err, err
+    assert not out and not (tmp_path / "ds").exists()
+
+
+def test_what_is_none_of_the_formats_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "ds"
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not data\n")
+    status, out, err = run(capsys, "import", str(junk), "--out", str(out_dir))
+    assert status == 2 and not out
+    assert err.startswith(f"invdyn: error: {junk}: neither an HDF5 file (robomimic, Minari")
+    assert err.count("\n") == 1 and "nor a table (.csv, .npz, .parquet" in err, err
+    # HDF5 in none of the layouts
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f.create_dataset("x", data=np.zeros(3))
+    status, _, err = run(capsys, "import", str(other), "--out", str(out_dir))
+    assert status == 2 and err.count("\n") == 1 and f"{other}: neither Minari" in err, err
+    # a forced format reads the file as that format
+    robomimic = tmp_path / "low_dim.hdf5"
+    write_robomimic(robomimic)
+    status, _, err = run(
+        capsys, "import", str(robomimic), "--out", str(out_dir), "--format", "minari"
+    )
+    assert status == 2 and f"{robomimic}: neither Minari" in err, err
+    status, _, err = run(
+        capsys, "import", str(robomimic), "--out", str(out_dir), "--format", "table"
+    )
+    assert status == 2 and f"{robomimic}: a table needs --fps" in err, err
+    status, _, err = run(capsys, "import", str(tmp_path / "absent.hdf5"), "--out", str(out_dir))
+    assert status == 2 and "absent.hdf5: no such file" in err, err
+    assert not out_dir.exists()
+    # an occupied --out is refused before the source is read
+    out_dir.mkdir()
+    (out_dir / "mine").write_text("keep")
+    status, _, err = run(capsys, "import", str(robomimic), "--out", str(out_dir))
+    assert status == 2 and "exists and is not empty" in err, err
+    assert [p.name for p in out_dir.iterdir()] == ["mine"]
