@@ -1300,13 +1300,17 @@ def _wbc(args: argparse.Namespace) -> int:
 
     _output_directory(args.out)
     options = {"amplitude": ("sway", "squat"), "push": ("push",)}
-    given = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
+    given: dict[str, Any] = {
+        name: getattr(args, name) for name in options if getattr(args, name) is not None
+    }
     for name in given:
         if args.scenario not in options[name]:
             raise InputError(
                 f"--{name} sets {' and '.join(options[name])}, not {args.scenario}: "
                 f"pass --scenario {options[name][0]}"
             )
+    if args.sole is not None:
+        given["sole"] = _numbers("--sole", args.sole, 5)
     model = _load(args.robot, floating_base=True)
     scenario = Scenario(
         name=args.scenario,
@@ -1315,7 +1319,6 @@ def _wbc(args: argparse.Namespace) -> int:
         soles=None if args.soles is None else _names("--soles", args.soles),
         pose=args.pose,
         **given,
-        **({} if args.sole is None else {"sole": _numbers("--sole", args.sole, 5)}),
     )
     run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
