@@ -534,15 +534,7 @@ def crba(ints, reals, q, mass_matrix):
     for i in range(nbody):
         _joint_placement(ints, reals, q, i, w)
     # composite inertias (m, h, I_o) in body coordinates, children folded into parents
-    comp = np.empty((nbody, 13))
-    for i in range(nbody):
-        for k in range(13):
-            comp[i, k] = reals[i, 15 + k]
-    scratch = np.empty(12)
-    for i in range(nbody - 1, -1, -1):
-        parent = ints[i, 0]
-        if parent >= 0:
-            _add_inertia_to_parent(w, i, comp, parent, scratch)
+    comp = _composite_inertias(ints, reals, w)
     for r in range(nv):
         for c in range(nv):
             mass_matrix[r, c] = 0.0
@@ -566,6 +558,23 @@ def crba(ints, reals, q, mass_matrix):
     for k in range(nv):
         mass_matrix[k, k] += dofs[k, 0]
     return _status_of_result(mass_matrix)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _composite_inertias(ints, reals, w):
+    """(nbody, 13) the composite inertia (m, h, I_o) of each body's subtree in its coordinates,
+    from the joint placements in w."""
+    nbody = ints.shape[0]
+    comp = np.empty((nbody, 13))
+    for i in range(nbody):
+        for k in range(13):
+            comp[i, k] = reals[i, 15 + k]
+    scratch = np.empty(12)
+    for i in range(nbody - 1, -1, -1):
+        parent = ints[i, 0]
+        if parent >= 0:
+            _add_inertia_to_parent(w, i, comp, parent, scratch)
+    return comp
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
