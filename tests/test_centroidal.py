@@ -47,6 +47,42 @@ def test_against_pinocchio(name, floating):
     assert_close(ours, np.array(rate), what=f"momentum rate {name}")
 
 
+@pytest.mark.parametrize(("name", "floating"), robot_params([("panda", False), ("talos", True)]))
+def test_a_large_batch_and_one_state_against_pinocchio(name, floating):
+    """A (4, 10) batch, large enough to run in parallel, with v and a of (10, nv) broadcast
+    against it, and its first state alone (the single-state path), against Pinocchio."""
+    pin = pytest.importorskip("pinocchio")
+    model, pmodel = invdyn_and_pinocchio(name, floating)
+    pdata = pmodel.createData()
+    q, v, a = _states(model, name + "/batch", 40)
+    q, v, a = q.reshape(4, 10, model.nq), v[:10], a[:10]
+    results = {
+        "com": invdyn.center_of_mass(model, q),
+        "com Jacobian": invdyn.center_of_mass_jacobian(model, q),
+        "centroidal matrix": invdyn.centroidal_momentum_matrix(model, q),
+        "momentum rate": invdyn.centroidal_momentum_rate(model, q, v, a),
+    }
+    singles = {
+        "com": invdyn.center_of_mass(model, q[0, 0]),
+        "com Jacobian": invdyn.center_of_mass_jacobian(model, q[0, 0]),
+        "centroidal matrix": invdyn.centroidal_momentum_matrix(model, q[0, 0]),
+        "momentum rate": invdyn.centroidal_momentum_rate(model, q[0, 0], v[0], a[0]),
+    }
+    for i, j in np.ndindex(4, 10):
+        centroidal = pin.computeCentroidalMap(pmodel, pdata, q[i, j])
+        pin.computeCentroidalMomentumTimeVariation(pmodel, pdata, q[i, j], v[j], a[j])
+        expected = {
+            "com": pin.centerOfMass(pmodel, pdata, q[i, j]),
+            "com Jacobian": pin.jacobianCenterOfMass(pmodel, pdata, q[i, j]),
+            "centroidal matrix": np.vstack([centroidal[3:], centroidal[:3]]),
+            "momentum rate": np.r_[pdata.dhg.angular, pdata.dhg.linear],
+        }
+        for what, ours in results.items():
+            assert_close(ours[i, j], expected[what], what=f"{what} {name} state {i, j}")
+            if (i, j) == (0, 0):
+                assert_close(singles[what], expected[what], what=f"one state's {what} {name}")
+
+
 @pytest.mark.parametrize(("name", "floating"), CASES)
 def test_finite_differences(name, floating):
     """The Jacobian moves the centre of mass, and the rate is the momentum's derivative along
@@ -88,14 +124,15 @@ def test_a_robot_without_mass_has_no_centre_of_mass(tmp_path):
     )
     with pytest.warns(invdyn.ModelWarning):
         model = invdyn.load(urdf)
-    q = np.zeros((2, model.nq))
-    for function in (
-        invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
-    ):  # fmt: skip
-        with pytest.raises(invdyn.ModelError, match="massless: the moving bodies have no mass"):
-            function(model, q)
-    with pytest.raises(invdyn.ModelError, match="no mass"):
-        invdyn.centroidal_momentum_rate(model, q, np.zeros((2, 1)), np.zeros((2, 1)))
+    for q in (np.zeros((2, model.nq)), np.zeros(model.nq)):  # a batch, and one state
+        for function in (
+            invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
+        ):  # fmt: skip
+            with pytest.raises(invdyn.ModelError, match="massless: the moving bodies have no mass"):
+                function(model, q)
+        v = np.zeros((*q.shape[:-1], model.nv))
+        with pytest.raises(invdyn.ModelError, match="no mass"):
+            invdyn.centroidal_momentum_rate(model, q, v, v)
 
 
 def test_tensors_are_refused_by_name(load_robot):

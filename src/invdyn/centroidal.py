@@ -6,30 +6,39 @@ mass ``G``, in world axes, ordered [angular; linear] like every spatial vector o
 ``i`` (mass ``m_i``, centre of mass ``c_i``, rotational inertia ``I_i`` about it in world axes,
 angular velocity ``omega_i``) contributes ``I_i omega_i + m_i (c_i - G) x c_dot_i`` and
 ``m_i c_dot_i`` (Orin, Goswami and Lee 2013). Its rate adds, per body,
-``I_i alpha_i + omega_i x I_i omega_i + m_i (c_i - G) x c_ddot_i`` and ``m_i c_ddot_i``, from
-the bodies' motions (`invdyn.kinematics.body_motions`). Functions take numpy arrays (not torch
-tensors) with any leading batch dimensions, and need a robot with mass.
+``I_i alpha_i + omega_i x I_i omega_i + m_i (c_i - G) x c_ddot_i`` and ``m_i c_ddot_i``. The
+compiled kernels of `invdyn.kernels.cpu` sum these as spatial quantities: column k of ``A_G``
+is the momentum of the composite inertia that dof k moves, and the rate the sum of the bodies'
+inertial forces, both taken about ``G``. Functions take numpy arrays (not torch tensors) with
+any leading batch dimensions, and need a robot with mass.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, not_a_model
-from invdyn.errors import ModelError
-from invdyn.kinematics import (
-    body_motions,
-    forward_kinematics,
-    point_acceleration,
-    point_columns,
-    support_matrix,
-    world_columns,
+from invdyn._arrays import (
+    as_float_array,
+    batch_shape,
+    flatten,
+    packed,
+    raise_for_status,
 )
+from invdyn.errors import ModelError
+from invdyn.kernels import cpu
 from invdyn.model import Model
-from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
+
+# bound once: module attribute lookups are a visible share of a single call
+_empty = np.empty
+_ndarray = np.ndarray
+_center_of_mass_vector = cpu.center_of_mass_vector
+_centroidal_matrix_vector = cpu.centroidal_matrix_vector
+_centroidal_rate_vector = cpu.centroidal_rate_vector
 
 
 def center_of_mass(model: Model, q: Array) -> Array:
@@ -39,22 +48,25 @@ def center_of_mass(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, _positions(model, q))
-    return _center(model, body_centers(model, rotations, origins))
+    ints, reals = packed(model)
+    out = _empty(3)
+    if _single(_center_of_mass_vector, ints, reals, q, out=out) == 0:
+        return out
+    (q,), lead = _states(model, q=q)
+    out = np.empty((q.shape[0], 3))
+    raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out), ("q",))
+    return out.reshape((*lead, 3))
 
 
 def center_of_mass_jacobian(model: Model, q: Array) -> Array:
-    """(..., 3, nv) Jacobian of the centre of mass, ``c_dot = J_c(q) v``, world axes.
+    """(..., 3, nv) Jacobian of the centre of mass, ``c_dot = J_c(q) v``, world axes: the linear
+    rows of the centroidal momentum matrix over the mass.
 
     Args:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, _positions(model, q))
-    centers = body_centers(model, rotations, origins)
-    _, linear = _body_columns(model, rotations, origins, centers)
-    momentum = (model.body_mass[:, None, None] * linear).sum(-3)
-    return np.swapaxes(momentum, -1, -2) / _total_mass(model)
+    return _momentum_rows(model, q, 3)
 
 
 def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
@@ -65,27 +77,7 @@ def centroidal_momentum_matrix(model: Model, q: Array) -> Array:
       model: the robot.
       q: (..., nq) joint positions.
     """
-    rotations, origins = forward_kinematics(model, _positions(model, q))
-    centers = body_centers(model, rotations, origins)
-    offsets = centers - _center(model, centers)[..., None, :]
-    angular, linear = _body_columns(model, rotations, origins, centers)
-    mass = model.body_mass[:, None, None]
-    spin = np.einsum("...bij,...bkj->...bki", _world_inertias(model, rotations), angular)
-    orbit = mass * cross(offsets[..., None, :], linear)
-    matrix = np.concatenate([(spin + orbit).sum(-3), (mass * linear).sum(-3)], axis=-1)
-    return np.swapaxes(matrix, -1, -2)
-
-
-def _body_columns(
-    model: Model, rotations: Array, origins: Array, centers: Array
-) -> tuple[Array, Array]:
-    """(..., nbody, nv, 3) each body's angular velocity and centre-of-mass velocity per unit
-    velocity of each coordinate, world axes, from the world placements (..., nbody, 3, 3),
-    (..., nbody, 3) and the (..., nbody, 3) body centres of mass."""
-    columns = (
-        world_columns(model, rotations, origins)[..., None, :, :] * support_matrix(model)[..., None]
-    )
-    return columns[..., :3], point_columns(columns, centers[..., None, :])
+    return _momentum_rows(model, q, 6)
 
 
 def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Array:
@@ -99,18 +91,14 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
       v: (..., nv) joint velocities.
       a: (..., nv) joint accelerations.
     """
-    rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
-    centers = body_centers(model, rotations, origins)
-    offsets = centers - _center(model, centers)[..., None, :]
-    omega, alpha = velocity[..., :3], acceleration[..., :3]
-    center_acceleration = point_acceleration(velocity, acceleration, centers)
-    inertias = _world_inertias(model, rotations)
-    spin = np.einsum("...bij,...bj->...bi", inertias, alpha) + cross(
-        omega, np.einsum("...bij,...bj->...bi", inertias, omega)
-    )
-    mass = model.body_mass[:, None]
-    orbit = mass * cross(offsets, center_acceleration)
-    return np.concatenate([(spin + orbit).sum(-2), (mass * center_acceleration).sum(-2)], axis=-1)
+    ints, reals = packed(model)
+    out = _empty(6)
+    if _single(_centroidal_rate_vector, ints, reals, q, v, a, out=out) == 0:
+        return out
+    (q, v, a), lead = _states(model, q=q, v=v, a=a)
+    out = np.empty((q.shape[0], 6))
+    raise_for_status(cpu.centroidal_rate_batch(ints, reals, q, v, a, out), ("q", "v", "a"))
+    return out.reshape((*lead, 6))
 
 
 def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
@@ -118,28 +106,45 @@ def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
     return origins + np.einsum("...bij,bj->...bi", rotations, model.body_com)
 
 
-def _center(model: Model, centers: Array) -> Array:
-    """(..., 3) the mass-weighted mean of (..., nbody, 3) body centres."""
-    return np.einsum("b,...bi->...i", model.body_mass, centers) / _total_mass(model)
+def _momentum_rows(model: Model, q: Array, rows: int) -> Array:
+    """(..., rows, nv) the centroidal momentum matrix (6 rows), or its linear rows over the mass
+    (3 rows), the Jacobian of the centre of mass."""
+    ints, reals = packed(model)
+    out = _empty((rows, model.nv))
+    if _single(_centroidal_matrix_vector, ints, reals, q, out=out) == 0:
+        return out
+    (q,), lead = _states(model, q=q)
+    out = np.empty((q.shape[0], rows, model.nv))
+    raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out), ("q",))
+    return out.reshape((*lead, rows, model.nv))
 
 
-def _positions(model: Model, q: Array) -> Array:
-    """`q` as a (..., nq) float64 array of `model`; `InputError` for a non-model, a tensor or
-    another shape."""
-    if not isinstance(model, Model):
-        raise not_a_model(model)
-    return as_float_array("q", q, model.nq)
+def _single(kernel: Any, ints: Any, reals: Any, *arrays: object, out: Array) -> int:
+    """The status of the ``*_vector`` `kernel` of `invdyn.kernels.cpu` on one state `arrays`,
+    its result written into `out`, or -1 when they are not float64 vectors: this path checks
+    nothing in Python, and any status but 0 sends the caller to the general path, which
+    explains the error."""
+    if type(arrays[0]) is not _ndarray:
+        return -1  # tensors never reach the kernels
+    try:
+        status: int = kernel(ints, reals, *arrays, out)
+    except TypeError:
+        return -1
+    return status
 
 
-def _total_mass(model: Model) -> float:
-    """The robot's mass, or `ModelError` when it has none (no centre of mass then)."""
+def _states(model: Model, **named: Array) -> tuple[list[Array], tuple[int, ...]]:
+    """The (..., nq) q and (..., nv) velocity-like arrays `named` as float64 (B, nq) and (B, nv)
+    arrays over their common batch shape (...), and that shape; `InputError` for a tensor,
+    another shape or batches that do not broadcast, `ModelError` for a robot without mass (no
+    centre of mass then)."""
+    arrays = {
+        name: as_float_array(name, x, model.nq if name == "q" else model.nv)
+        for name, x in named.items()
+    }
+    lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
     if not model.total_mass > 0:
         raise ModelError(
             f"{model.name}: the moving bodies have no mass, so there is no centre of mass"
         )
-    return float(model.total_mass)
-
-
-def _world_inertias(model: Model, rotations: Array) -> Array:
-    """(..., nbody, 3, 3) rotational inertias about the bodies' centres, world axes."""
-    return rotations @ model.body_inertia @ np.swapaxes(rotations, -1, -2)
+    return [flatten(x, lead, 1) for x in arrays.values()], lead

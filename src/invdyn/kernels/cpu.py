@@ -1,4 +1,5 @@
-"""Compiled CPU kernels (numba): RNEA, CRBA, ABA, kinematics, regressor and Coriolis matrix.
+"""Compiled CPU kernels (numba): RNEA, CRBA, ABA, kinematics, regressor, Coriolis matrix and
+centroidal quantities.
 
 Every kernel works on one state and writes into arrays its caller allocated; the ``*_batch``
 variants run it over a leading batch axis in parallel on all cores. Batched rnea, the hot path
@@ -1093,6 +1094,107 @@ def _composite_matrix(comp, i, out):
             out[3 + a, b] = hx[b][a]
 
 
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _mass_and_center(reals, world):
+    """The robot's mass and its world centre of mass (3 values), ``sum_i (m_i p_i + R_i h_i) / m``
+    over the body placements world (nbody, 12), h_i the first mass moment in body coordinates."""
+    mass, c0, c1, c2 = 0.0, 0.0, 0.0, 0.0
+    for i in range(world.shape[0]):
+        m, h0, h1, h2 = reals[i, 15], reals[i, 16], reals[i, 17], reals[i, 18]
+        mass += m
+        c0 += m * world[i, 9] + world[i, 0] * h0 + world[i, 1] * h1 + world[i, 2] * h2
+        c1 += m * world[i, 10] + world[i, 3] * h0 + world[i, 4] * h1 + world[i, 5] * h2
+        c2 += m * world[i, 11] + world[i, 6] * h0 + world[i, 7] * h1 + world[i, 8] * h2
+    return mass, (c0 / mass, c1 / mass, c2 / mass)
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _about_point(f, g):
+    """The spatial force f (6 values) at the world origin taken about the point g (3 values):
+    ``(n - g x f, f)``."""
+    n0, n1, n2, f0, f1, f2 = f
+    g0, g1, g2 = g
+    return (
+        n0 - (g1 * f2 - g2 * f1),
+        n1 - (g2 * f0 - g0 * f2),
+        n2 - (g0 * f1 - g1 * f0),
+        f0,
+        f1,
+        f2,
+    )
+
+
+@njit(cache=True, fastmath=_FAST)
+def center_of_mass(ints, reals, q, out):
+    """Write the world centre of mass (3,) at configuration q into out; return a status."""
+    world = np.empty((ints.shape[0], 12))
+    status = forward_kinematics(ints, reals, q, world)
+    if status != 0:
+        return status
+    out[0], out[1], out[2] = _mass_and_center(reals, world)[1]
+    return _status_of_result(out)
+
+
+@njit(cache=True, fastmath=_FAST)
+def centroidal_matrix(ints, reals, q, out):
+    """Write the centroidal momentum matrix A_G (6, nv) at configuration q into out, or into an
+    out of 3 rows its linear rows over the mass, the Jacobian of the centre of mass; return a
+    status.
+
+    Column k is the momentum of the subtree that dof k moves, ``I^c_i S_ik`` with the composite
+    inertia of its body i (as in `crba`), moved to world coordinates and taken about the centre
+    of mass G (Orin, Goswami and Lee 2013)."""
+    dofs = reals[ints.shape[0] :]
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    nbody = ints.shape[0]
+    # joint and world placements, centre of mass, composite inertias in body coordinates
+    w = _new_work(ints, dofs)
+    world = np.empty((nbody, 12))
+    _world_placements(ints, reals, q, w, world, False)
+    mass, center = _mass_and_center(reals, world)
+    comp = _composite_inertias(ints, reals, w)
+    rows = out.shape[0]
+    scale = 1.0 if rows == 6 else 1.0 / mass
+    for i in range(nbody):
+        va = ints[i, 3]
+        for k in range(_joint_nv(ints, i)):
+            # the subtree's momentum I^c_i S_ik, to world coordinates, about the centre of mass
+            momentum = _composite_product(comp, i, _column(ints, reals, i, k))
+            column = _about_point(_force_up(_placement(world, i), momentum), center)
+            for r in range(rows):
+                out[r, va + k] = scale * column[6 - rows + r]
+    return _status_of_result(out)
+
+
+@njit(cache=True, fastmath=_FAST)
+def centroidal_rate(ints, reals, q, v, a, out):
+    """Write the rate of the centroidal momentum (6,) at (q, v, a) into out; return a status.
+
+    The rate is the sum of the bodies' inertial forces ``I_i a_i + v_i x* I_i v_i`` (the forward
+    pass of `rnea` without gravity), moved to world coordinates and taken about the centre of
+    mass."""
+    status = _check(q, v, a, np.zeros((0, 6)))
+    if status != 0:
+        return status
+    nbody = ints.shape[0]
+    w = _new_work(ints, reals[nbody:])
+    # the world at rest: no gravity in the accelerations
+    for k in range(6):
+        w[nbody, _A + k] = 0.0
+    # each body's inertial force, in its coordinates
+    _forward_pass(ints, reals, q, v, a, w)
+    world = np.empty((nbody, 12))
+    _world_placements(ints, reals, q, w, world, False)
+    # their sum in world coordinates at the world origin, then about the centre of mass
+    total = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for i in range(nbody):
+        total = _plus(total, _force_up(_placement(world, i), _row(w, i, _F)))
+    _put(out, _about_point(total, _mass_and_center(reals, world)[1]))
+    return _status_of_result(out)
+
+
 # below this many states a batch runs on the calling thread: waking the thread pool costs more
 # than it saves (microseconds), and on a busy machine waits for a descheduled worker
 # (milliseconds)
@@ -1558,6 +1660,45 @@ def coriolis_batch(ints, reals, q, v, out):
     return status.max() if status.size > 0 else 0
 
 
+@njit(cache=True, parallel=True)
+def center_of_mass_batch(ints, reals, q, out):
+    """`center_of_mass` over the leading axis: q (B, nq), out (B, 3)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = center_of_mass(ints, reals, q[b], out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = center_of_mass(ints, reals, q[b], out[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def centroidal_matrix_batch(ints, reals, q, out):
+    """`centroidal_matrix` over the leading axis: q (B, nq), out (B, 6 or 3, nv)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = centroidal_matrix(ints, reals, q[b], out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = centroidal_matrix(ints, reals, q[b], out[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def centroidal_rate_batch(ints, reals, q, v, a, out):
+    """`centroidal_rate` over the leading axis: q (B, nq), v, a (B, nv), out (B, 6)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = centroidal_rate(ints, reals, q[b], v[b], a[b], out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = centroidal_rate(ints, reals, q[b], v[b], a[b], out[b])
+    return status.max() if status.size > 0 else 0
+
+
 # signatures of the single-call kernels: packed model, then C-contiguous float64 vectors
 _INTS = "int64[:, ::1]"
 _REALS = "float64[:, ::1]"
@@ -1616,3 +1757,46 @@ def crba_vector(ints, reals, q, mass_matrix):
     if q.shape[0] != int(dofs[nv, 3]) or mass_matrix.shape != (nv, nv):
         return -1
     return crba(ints, reals, q, mass_matrix)
+
+
+@njit(cache=True, inline="always")
+def _has_mass(ints, reals):
+    """Whether the moving bodies have mass, so that there is a centre of mass."""
+    mass = 0.0
+    for i in range(ints.shape[0]):
+        mass += reals[i, 15]
+    return mass > 0.0
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC})", cache=True)
+def center_of_mass_vector(ints, reals, q, out):
+    """`center_of_mass` of one configuration; -1 when a size is wrong or the robot has no
+    mass."""
+    dofs = reals[ints.shape[0] :]
+    if q.shape[0] != int(dofs[dofs.shape[0] - 1, 3]) or out.shape[0] != 3:
+        return -1
+    if not _has_mass(ints, reals):
+        return -1
+    return center_of_mass(ints, reals, q, out)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+def centroidal_matrix_vector(ints, reals, q, out):
+    """`centroidal_matrix` of one configuration; -1 when a size is wrong or the robot has no
+    mass."""
+    dofs = reals[ints.shape[0] :]
+    nv = dofs.shape[0] - 1
+    if q.shape[0] != int(dofs[nv, 3]) or out.shape[1] != nv:
+        return -1
+    if (out.shape[0] != 6 and out.shape[0] != 3) or not _has_mass(ints, reals):
+        return -1
+    return centroidal_matrix(ints, reals, q, out)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+def centroidal_rate_vector(ints, reals, q, v, a, out):
+    """`centroidal_rate` of one state; -1 when a size is wrong or the robot has no mass."""
+    dofs = reals[ints.shape[0] :]
+    if not _sizes_ok(dofs, q, (v, a)) or out.shape[0] != 6 or not _has_mass(ints, reals):
+        return -1
+    return centroidal_rate(ints, reals, q, v, a, out)
