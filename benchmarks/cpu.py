@@ -1,9 +1,12 @@
 """invdyn against Pinocchio on the CPU, both measured in this one run on the same states.
 
 Single-call latency (numpy in, numpy out, called from Python) of rnea, the mass matrix
-(`invdyn.mass_matrix` against ``pin.crba``), aba and the analytic derivatives of rnea
-(`invdyn.rnea_derivatives` against ``pin.computeRNEADerivatives``), on the Panda (fixed base)
-and TALOS (floating base); batched rnea throughput at several batch sizes against
+(`invdyn.mass_matrix` against ``pin.crba``), aba, the analytic derivatives of rnea
+(`invdyn.rnea_derivatives` against ``pin.computeRNEADerivatives``), the centre of mass and its
+Jacobian (against ``pin.centerOfMass`` and ``pin.jacobianCenterOfMass``), the centroidal
+momentum matrix (against ``pin.computeCentroidalMap``) and its rate (against
+``pin.computeCentroidalMomentumTimeVariation``), on the Panda (fixed base) and TALOS (floating
+base); batched rnea throughput at several batch sizes against
 ``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
 a robot and make its first rnea call.
 
@@ -125,8 +128,8 @@ def latency(
     state: tuple[np.ndarray, ...],
     settings: Settings,
 ) -> list[list[str]]:
-    """Rows of single-call latencies: rnea, mass matrix, aba and rnea derivatives of both
-    libraries."""
+    """Rows of single-call latencies: rnea, mass matrix, aba, rnea derivatives and centroidal
+    quantities of both libraries."""
     q, v, a, tau = state
     cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: invdyn.rnea(model, q, v, a), lambda: pin.rnea(pmodel, pdata, q, v, a)),
@@ -140,6 +143,26 @@ def latency(
             "rnea_derivatives",
             lambda: invdyn.rnea_derivatives(model, q, v, a),
             lambda: pin.computeRNEADerivatives(pmodel, pdata, q, v, a),
+        ),
+        (
+            "center_of_mass",
+            lambda: invdyn.center_of_mass(model, q),
+            lambda: pin.centerOfMass(pmodel, pdata, q),
+        ),
+        (
+            "center_of_mass_jacobian",
+            lambda: invdyn.center_of_mass_jacobian(model, q),
+            lambda: pin.jacobianCenterOfMass(pmodel, pdata, q),
+        ),
+        (
+            "centroidal_momentum_matrix",
+            lambda: invdyn.centroidal_momentum_matrix(model, q),
+            lambda: pin.computeCentroidalMap(pmodel, pdata, q),
+        ),
+        (
+            "centroidal_momentum_rate",
+            lambda: invdyn.centroidal_momentum_rate(model, q, v, a),
+            lambda: pin.computeCentroidalMomentumTimeVariation(pmodel, pdata, q, v, a),
         ),
     ]
     rows = []
@@ -191,8 +214,21 @@ def check(
     v: np.ndarray,
     a: np.ndarray,
 ) -> None:
-    """Stop unless both libraries agree on rnea and its derivatives at the benchmarked state."""
+    """Stop unless both libraries agree on rnea, its derivatives and the centroidal quantities
+    at the benchmarked state (Pinocchio orders momenta [linear; angular])."""
+    # copies at once: Pinocchio returns views of its data, which the next call overwrites
+    centroidal = pin.computeCentroidalMap(pmodel, pdata, q)
+    matrix = np.vstack([centroidal[3:], centroidal[:3]])
+    dhg = pin.computeCentroidalMomentumTimeVariation(pmodel, pdata, q, v, a)
+    rate = np.r_[dhg.angular, dhg.linear]
+    center = pin.centerOfMass(pmodel, pdata, q).copy()
     pairs = {
+        "center_of_mass": (
+            [invdyn.center_of_mass(model, q), invdyn.center_of_mass_jacobian(model, q)],
+            [center, pin.jacobianCenterOfMass(pmodel, pdata, q)],
+        ),
+        "centroidal_momentum_matrix": ([invdyn.centroidal_momentum_matrix(model, q)], [matrix]),
+        "centroidal_momentum_rate": ([invdyn.centroidal_momentum_rate(model, q, v, a)], [rate]),
         "rnea": ([invdyn.rnea(model, q, v, a)], [pin.rnea(pmodel, pdata, q, v, a)]),
         "rnea_derivatives": (
             invdyn.rnea_derivatives(model, q, v, a)[:2],
