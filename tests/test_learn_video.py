@@ -425,3 +425,36 @@ def test_frames_of_another_size_than_declared_are_a_data_error(tmp_path):
     dataset = read_dataset(path)
     with pytest.raises(DataError, match=r"frames are \(16, 24, 3\).*declares .* \(32, 48, 3\)"):
         dataset.frames("front", 0)
+
+
+def test_more_frames_than_rows_are_a_data_error(tmp_path):
+    """An episode's rows are the frames of its span of the file (``from_timestamp`` to
+    ``to_timestamp``), and, for the file's last episode, of the rest of the file: a span that
+    holds more frames than rows, or a file that goes on after its last episode, is refused,
+    naming the file, the episode and both counts. Frames of other episodes in the file are not
+    an episode's own."""
+    import pyarrow.parquet as pq
+
+    path, _ = write(tmp_path / "d", [10, 10])
+    video = next(path.rglob("*.mp4"))
+    episodes_file = path / "meta/episodes/chunk-000/file-000.parquet"
+    table = pq.read_table(episodes_file)
+    # episode 0's span reaches 2 frames into episode 1's
+    column = "videos/observation.images.front/to_timestamp"
+    spans = table.column(column).to_numpy().copy()
+    spans[0] += 2 / FPS
+    wider = table.set_column(table.column_names.index(column), column, [spans])
+    pq.write_table(wider, episodes_file)
+    dataset = read_dataset(path)
+    with pytest.raises(DataError, match=rf"{video.name}: episode 0 .* 12 frames.* 10 rows"):
+        dataset.frames("front", 0)
+    assert len(dataset.frames("front", 1)) == 10
+    pq.write_table(table, episodes_file)
+
+    # the file replaced by a longer one of the same episodes
+    longer, _ = write(tmp_path / "longer", [10, 15])
+    video.write_bytes(next(longer.rglob("*.mp4")).read_bytes())
+    dataset = read_dataset(path)
+    assert len(dataset.frames("front", 0)) == 10
+    with pytest.raises(DataError, match=rf"{video.name}: episode 1 .* 15 frames.* 10 rows"):
+        dataset.frames("front", 1)

@@ -397,6 +397,7 @@ class Dataset:
         self._starts = starts
         self._tasks = episode_tasks
         self._segments = segments or {}
+        self._file_ends = {key: _file_ends(spans) for key, spans in self._segments.items()}
         self._videos = VideoFrames(path, video_path or "")
 
     def __len__(self) -> int:
@@ -435,13 +436,20 @@ class Dataset:
 
         Raises:
           InputError: no such video feature or episode.
-          DataError: the video file is missing or corrupt, lacks frames of the episode, or
-            holds frames of another size than ``meta/info.json`` declares.
+          DataError: the video file is missing or corrupt, holds another number of frames in
+            the episode's segment than it has rows (`VideoFrames.frames`) or lacks one at a
+            row's time, or holds frames of another size than ``meta/info.json`` declares.
         """
         key = self._video_key(key)
         episode = self.episode(i)
         segment = self._segments[key][int(i) % len(self)]
-        frames = self._videos.frames(key, segment, episode.timestamp)
+        frames = self._videos.frames(
+            key,
+            segment,
+            episode.timestamp,
+            episode=int(i) % len(self),
+            last_in_file=segment.to_timestamp == self._file_ends[key][_file_of(segment)],
+        )
         declared = self.info.videos[key]
         if frames.shape[1:] != declared:
             raise DataError(
@@ -482,6 +490,20 @@ class Dataset:
             action=self._frames.get(ACTION),
             episode_index=self._frames[EPISODE_INDEX],
         )
+
+
+def _file_of(segment: VideoSegment) -> tuple[int, int]:
+    """(chunk index, file index) of the video file that holds `segment`."""
+    return segment.chunk_index, segment.file_index
+
+
+def _file_ends(segments: Sequence[VideoSegment]) -> dict[tuple[int, int], float]:
+    """The latest ``to_timestamp`` of `segments` in each of their files (`_file_of`)."""
+    ends: dict[tuple[int, int], float] = {}
+    for segment in segments:
+        file = _file_of(segment)
+        ends[file] = max(ends.get(file, -math.inf), segment.to_timestamp)
+    return ends
 
 
 # writing

@@ -429,7 +429,8 @@ class _FileReader:
 
     def span(self, first: float, last: float) -> tuple[Frames, NDArray[np.float64]]:
         """(n, H, W, 3) the frames whose times lie in [first, last] seconds, and their (n,)
-        times; frames before `first` are dropped.
+        times; frames before `first` are dropped, and the first one after `last` is decoded
+        (`end` then tells whether there is one).
 
         Raises:
           DataError: the file cannot be decoded; the message names it.
@@ -441,7 +442,8 @@ class _FileReader:
         try:
             if first <= self._dropped:
                 self._start(first)
-            while not self._ended and self._last < last:
+            # to the first frame after `last`, which tells whether there is one
+            while not self._ended and self._last <= last:
                 frame = next(self._decoder, None)
                 if frame is None:
                     self._ended = True
@@ -490,28 +492,51 @@ class VideoFrames:
         )
         return self.root / relative
 
-    def frames(self, key: str, segment: VideoSegment, timestamps: NDArray[Any]) -> Frames:
-        """(T, H, W, 3) the frames shown at ``segment.from_timestamp + timestamps`` (T,).
+    def frames(
+        self,
+        key: str,
+        segment: VideoSegment,
+        timestamps: NDArray[Any],
+        *,
+        episode: int,
+        last_in_file: bool,
+    ) -> Frames:
+        """(T, H, W, 3) the frames of episode `episode` shown at ``segment.from_timestamp +
+        timestamps`` (T,).
+
+        The episode's frames are those of its segment, from ``from_timestamp`` up to
+        ``to_timestamp`` (where the next one starts), and, for the last segment of its
+        file (`last_in_file`), to the file's end: there must be T of them. Frames between
+        two segments belong to no episode and are not read (nor by LeRobot).
 
         Raises:
-          DataError: the file is missing or corrupt, or has no frame within `TOLERANCE_S` of
-            a wanted time; the message names the file.
+          DataError: the file is missing or corrupt, the episode has another number of frames
+            than T, or no frame within `TOLERANCE_S` of a wanted time; the message names the
+            file.
         """
         wanted = segment.from_timestamp + np.asarray(timestamps, dtype=np.float64)
+        last = wanted.max() + TOLERANCE_S
+        # the next episode's first frame is at to_timestamp
+        reach = math.inf if last_in_file else segment.to_timestamp - TOLERANCE_S
         reader = self._reader(key, self.path(key, segment))
-        images, times = reader.span(wanted.min() - TOLERANCE_S, wanted.max() + TOLERANCE_S)
-        if not len(times):
+        images, times = reader.span(segment.from_timestamp - TOLERANCE_S, last)
+        # end(): the frame after those, or the file's last where there is none
+        if len(times) != len(wanted) or last < reader.end() < reach:
+            later = _packet_times(reader.path)
+            count = len(times) + np.count_nonzero((later > last) & (later < reach))
+            until = "the file's end" if last_in_file else f"{segment.to_timestamp:.6f} s"
             raise DataError(
-                f"{reader.path}: no frame from {wanted.min():.6f} to {wanted.max():.6f} s (an "
-                f"episode's frames); the frames read reach {reader.end():.6f} s"
+                f"{reader.path}: episode {episode} has {count} frames from "
+                f"{segment.from_timestamp:.6f} s to {until}, but {len(wanted)} rows: the "
+                "video and the episodes' data or metadata disagree"
             )
         index = _nearest(times, wanted)
         off = np.abs(times[index] - wanted)
         if np.any(off > TOLERANCE_S):
             k = int(np.argmax(off))
             raise DataError(
-                f"{reader.path}: no frame at {wanted[k]:.6f} s (frame {k} of an episode); the "
-                f"nearest is at {times[index[k]]:.6f} s"
+                f"{reader.path}: no frame at {wanted[k]:.6f} s (frame {k} of episode "
+                f"{episode}); the nearest is at {times[index[k]]:.6f} s"
             )
         return images[index]
 
