@@ -511,7 +511,7 @@ def test_load_malformed_file(text, suffix, tmp_path: Path):
 def test_load_directory(suffix, tmp_path: Path):
     path = tmp_path / f"robot{suffix}"
     path.mkdir()
-    with pytest.raises(invdyn.ModelError, match=rf"robot\{suffix}: .*directory"):
+    with pytest.raises(invdyn.InputError, match=rf"robot\{suffix}: .*directory"):
         invdyn.load(path)
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import invdyn
-from invdyn import JointType, ModelError, ModelWarning
+import invdyn.io.mjcf
+from invdyn import InputError, JointType, ModelError, ModelWarning
 from invdyn.configuration import neutral, random_configuration
 from invdyn.io import robots
 from invdyn.io.urdf import MAX_URDF_BYTES, link_shapes, load_urdf, parse_urdf, write_urdf
@@ -296,8 +299,61 @@ def test_oversize_file_raises_model_error(tmp_path: Path) -> None:
 def test_unreadable_file_raises_model_error(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match=r"nope\.urdf: cannot read the file"):
         load_urdf(tmp_path / "nope.urdf")
-    with pytest.raises(ModelError, match=r"cannot read the file"):
-        load_urdf(tmp_path)
+
+
+def _raised_by(load: Callable[[Path], object], fifo: Path) -> BaseException | None:
+    """What ``load(fifo)`` raises, run in a thread that a writer opening `fifo` frees if it
+    blocks on it for 10 s (the test then fails rather than hangs)."""
+    raised: list[BaseException | None] = [None]
+
+    def target() -> None:
+        try:
+            load(fifo)
+        except BaseException as error:
+            raised[0] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        with open(fifo, "w"):
+            pass
+        thread.join()
+        pytest.fail(f"{load.__name__} blocked on the pipe {fifo}")
+    return raised[0]
+
+
+@pytest.mark.parametrize("suffix", [".urdf", ".xml"])
+def test_paths_that_are_not_regular_files_are_refused(tmp_path: Path, suffix: str) -> None:
+    """A pipe, a directory or a device given as a description is refused before it is opened
+    (reading a pipe without a writer blocks forever, a device may never end), naming it."""
+    fifo = tmp_path / f"pipe{suffix}"
+    os.mkfifo(fifo)
+    loaders: list[Callable[[Path], object]] = [invdyn.load, invdyn.io.load_simulated]
+    loaders.append(load_urdf if suffix == ".urdf" else invdyn.io.mjcf.load_mjcf)
+    for load in loaders:
+        error = _raised_by(load, fifo)
+        assert isinstance(error, InputError), error
+        assert str(error).startswith(f"{fifo}: a pipe (FIFO), not a")
+    folder = tmp_path / f"folder{suffix}"
+    folder.mkdir()
+    for load in loaders:
+        with pytest.raises(InputError, match=rf"^{re.escape(str(folder))}: a directory, not a"):
+            load(folder)
+    with pytest.raises(InputError, match=r"^/dev/zero: a character device, not a"):
+        invdyn.load("/dev/zero")
+
+
+def test_a_pipe_of_a_process_substitution_is_refused() -> None:
+    """``invdyn info <(cat robot.urdf)`` gives /dev/fd/N, a pipe: refused as one, not looked
+    up as a robot's name."""
+    read, write = os.pipe()
+    try:
+        with pytest.raises(InputError, match=rf"^/dev/fd/{read}: a pipe \(FIFO\), not a"):
+            invdyn.load(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+        os.close(write)
 
 
 def test_errors_name_the_file(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Writing output files atomically: nothing the user had is lost to a half-written file."""
+"""Files: output written atomically, so that nothing the user had is lost to a half-written
+file, and input files checked to be files before they are opened."""
 
 from __future__ import annotations
 
@@ -7,12 +8,42 @@ import errno
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+
+from invdyn.errors import InputError
+
+# what a path that is not a regular file is, by its stat.S_IS* test
+_NOT_FILES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_regular_file(path: str | os.PathLike[str], what: str) -> None:
+    """`InputError` naming `path` when it exists and is not a regular file (a directory, a
+    pipe, a device), which reading could block on or never finish; found by ``stat``, without
+    opening it. A missing or unreadable path is left to opening it to report.
+
+    Args:
+      path: the file to be read.
+      what: what it should hold, as in "not <what>" ("a URDF file").
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_FILES if test(mode)), "not a regular file")
+        raise InputError(f"{os.fsdecode(path)}: {kind}, not {what}")
 
 
 @contextlib.contextmanager

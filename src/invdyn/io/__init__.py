@@ -9,6 +9,7 @@ from xml.etree.ElementTree import ParseError
 import defusedxml
 import defusedxml.ElementTree
 
+from invdyn._files import check_regular_file
 from invdyn.errors import InputError, ModelError
 from invdyn.model import Model
 
@@ -35,6 +36,11 @@ def load(
 
     Returns:
       The validated model.
+
+    Raises:
+      InputError: bad options, or a path (a source with a suffix or a '/') that is not a
+        regular file: a directory, a pipe (``/dev/fd/63`` of a shell's ``<(...)``), a device.
+      ModelError: an unknown name, or a description that cannot be read or used.
     """
     from invdyn.io import mjcf, robots, urdf
 
@@ -49,6 +55,9 @@ def load(
             allowed = "True, False or None" if name == "floating_base" else "True or False"
             raise InputError(f"{name} must be {allowed}, got {flag!r}")
     path = Path(source)
+    if path.suffix or os.sep in os.fspath(source):
+        # a path, not a robot's name (/dev/fd/63, say, of a shell's process substitution)
+        check_regular_file(path, "a robot description file (.urdf or .xml)")
     if is_mjcf(path):
         return mjcf.load_mjcf(path, floating_base=floating_base, strict=strict, friction=friction)
     if path.suffix.lower() in (".urdf", ".xml"):
@@ -80,8 +89,10 @@ def is_mjcf(source: str | os.PathLike[str]) -> bool:
 
 
 def _root_tag(path: Path) -> str | None:
-    """The local name of an XML file's root element, None when it does not parse (the loader
-    then reports the file's fault)."""
+    """The local name of an XML file's root element, None when it is not a file or does not
+    parse (the loader then reports the file's fault)."""
+    if not path.is_file():
+        return None
     try:
         for _, element in defusedxml.ElementTree.iterparse(path, events=("start",)):
             return str(element.tag).rpartition("}")[2]  # without a default namespace

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from invdyn._files import check_regular_file
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JointType, Model
 from invdyn.spatial import axis_angle_to_matrix, inertia_doubts, quaternion_to_matrix
@@ -102,7 +103,7 @@ def load_mjcf(
       The validated model; see the module docstring for how MuJoCo's concepts map onto it.
 
     Raises:
-      ModelError: as `compile_mjcf`.
+      InputError, ModelError: as `compile_mjcf`.
     """
     mj_model = compile_mjcf(path, floating_base=floating_base)
     return from_mujoco(mj_model, source=str(path), strict=strict, friction=friction)
@@ -120,14 +121,14 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
       The compiled model.
 
     Raises:
+      InputError: `path` is not a regular file (a directory, a pipe, a device).
       ModelError: the file is missing, MuJoCo cannot compile it (MuJoCo's message included),
         or `floating_base` is True and its first joint is not free.
     """
     path = Path(path)
+    check_regular_file(path, "an MJCF file")
     if not path.is_file():
-        raise ModelError(
-            f"{path}: {'a directory' if path.is_dir() else 'no such file'}, not an MJCF file"
-        )
+        raise ModelError(f"{path}: no such file, not an MJCF file")
     try:
         import mujoco
     except ImportError as error:
@@ -161,7 +162,7 @@ def keyframes(model: Model) -> dict[str, Float]:
     left out.
 
     Raises:
-      ModelError: as `compile_mjcf`.
+      InputError, ModelError: as `compile_mjcf`.
     """
     from invdyn.configuration import from_mujoco_state
 

@@ -43,7 +43,7 @@ import defusedxml
 import defusedxml.ElementTree
 import numpy as np
 
-from invdyn._files import atomic_open
+from invdyn._files import atomic_open, check_regular_file
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
 from invdyn.spatial import inertia_doubts, rpy_to_matrix
@@ -140,8 +140,13 @@ def load_urdf(
 
     Returns:
       The validated model, with ``source`` the file path.
+
+    Raises:
+      InputError: `path` is not a regular file (a directory, a pipe, a device).
+      ModelError: the file cannot be read, or is not a valid URDF.
     """
     source = os.fsdecode(path)
+    check_regular_file(source, "a URDF file")
     # read one byte past the cap, so that an oversize file is seen without reading it all
     try:
         with open(source, "rb") as file:
