@@ -194,6 +194,30 @@ def test_mass_matrix_is_symmetric_positive_definite(model):
     )
 
 
+def test_articulated_pivots_are_the_mass_matrix_factorisation(model):
+    """singular_joints' pivots, found body by body from the articulated inertias, are the
+    blocks of the leaf-to-root factorisation of M: each joint's block of M less what its
+    descendants' dofs take (the Schur complement over them)."""
+    from invdyn.dynamics import _articulated_pivots, _world_inertias
+    from invdyn.kinematics import support_matrix, world_columns
+
+    q = states(model, "pivots", n=1)[0][0]
+    rotations, origins = invdyn.forward_kinematics(model, q)
+    columns = world_columns(model, rotations, origins)
+    inertias = _world_inertias(model, rotations, origins)
+    pivots = _articulated_pivots(model, inertias, columns, 1e-8)
+    M = invdyn.mass_matrix(model, q)
+    for i in range(model.nbody):
+        own = np.flatnonzero(model.dof_body == i)
+        below = np.flatnonzero(support_matrix(model)[model.dof_body, own[0]] * (model.dof_body > i))
+        block = M[np.ix_(own, own)]
+        coupling = M[np.ix_(own, below)]
+        schur = block - coupling @ np.linalg.solve(M[np.ix_(below, below)], coupling.T)
+        pivot = columns[own] @ pivots.coupling[i] + np.diag(model.dof_armature[own])
+        np.testing.assert_allclose(pivot, schur, rtol=1e-9, atol=1e-12 * np.abs(M).max())
+    assert invdyn.dynamics.singular_joints(model, q) == ()
+
+
 def test_regressor_times_parameters_is_rnea(model):
     q, v, a = states(model, "regressor")
     params = invdyn.inertial_parameters(model)

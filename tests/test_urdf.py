@@ -497,6 +497,36 @@ def test_a_joint_that_moves_no_inertia_is_doubtful() -> None:
         parse_urdf(arm(inertia=(0, 1, 1, 0, 0, 0)))
 
 
+def chain(count: int, tip: str | None = None) -> str:
+    """A serial chain of `count` links of 1 kg and 0.1 m on z-axis joints j1..j<count>, its
+    last link `tip` where given."""
+    limit = '<limit lower="-1" upper="1" effort="10" velocity="2"/>'
+    extra = f'<origin xyz="0.1 0 0"/><axis xyz="0 0 1"/>{limit}'
+    inertial = link("l", inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0), origin='<origin xyz="0.05 0 0"/>')
+    links = [inertial.replace('name="l"', f'name="l{k}"') for k in range(1, count + 1)]
+    if tip is not None:
+        links[-1] = tip.replace('name="tip"', f'name="l{count}"')
+    joints = [joint(f"j{k}", f"l{k - 1}", f"l{k}", extra=extra) for k in range(1, count + 1)]
+    return robot('<link name="l0"/>', *links, *joints)
+
+
+def test_a_long_chain_is_not_singular() -> None:
+    """3000 links in a row: the mass matrix's eigenvalues span more than 1e14, yet every joint
+    moves mass; no singular warning. A last link whose mass sits on its joint's axis with no
+    inertia about it is still named, at the end of that chain."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = parse_urdf(chain(3000), strict=True)
+    eigenvalues = np.linalg.eigvalsh(invdyn.mass_matrix(model, neutral(model)))
+    assert eigenvalues[0] < 1e-14 * eigenvalues[-1]
+    q = random_configuration(model, rng=np.random.default_rng(0))
+    assert invdyn.dynamics.singular_joints(model, q) == ()
+    rod = link("tip", inertia=(1e-3, 1e-3, 0, 0, 0, 0))
+    with pytest.warns(ModelWarning, match=r"singular .*: joints 'j3000' together"):
+        tipped = parse_urdf(chain(3000, tip=rod))
+    assert invdyn.dynamics.singular_joints(tipped, q) == ("j3000",)
+
+
 def test_strict_error_counts_the_other_doubts() -> None:
     text = robot(
         '<link name="a"/>',

@@ -56,8 +56,6 @@ ROOT_JOINT_NAME = "root_joint"
 
 # round-off below this is not a violation of the inertia checks
 _TOL = 1e-12
-# the smallest eigenvalue of a singular mass matrix, relative to its largest
-_SINGULAR_RATIO = 1e-12
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _MOVING = {
     "revolute": JointType.REVOLUTE,
@@ -529,7 +527,7 @@ def _singular_doubts(model: Model, source: str) -> list[str]:
     from invdyn.configuration import neutral
     from invdyn.dynamics import singular_joints
 
-    joints = singular_joints(model, neutral(model), ratio=_SINGULAR_RATIO)
+    joints = singular_joints(model, neutral(model))
     if not joints:
         return []
     children = set(model.body_parent.tolist())
