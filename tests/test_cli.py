@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -427,6 +428,44 @@ def test_console_entry_point_prints_no_traceback() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("invdyn: error: unknown robot 'no_such_robot'")
     assert "Traceback" not in result.stderr
+
+
+# what the console script that installers write for `invdyn` runs: pyproject's entry point,
+# here with an import of the invdyn package held up until the test interrupts it
+_STALLED_ENTRY_POINT = """
+import importlib.abc, sys, time
+
+class Stall(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "invdyn":
+            print("importing invdyn", flush=True)
+            time.sleep(120)
+        return None
+
+sys.meta_path.insert(0, Stall())
+sys.argv = ["invdyn", "robots"]
+from {module} import {function}
+sys.exit({function}())
+"""
+
+
+def test_ctrl_c_while_invdyn_loads_is_one_line() -> None:
+    """Ctrl-C while the console script imports invdyn (numba's first compiles take a while)
+    ends it as a Ctrl-C during a command does: status 130, one line, no traceback."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    entry = tomllib.loads(pyproject.read_text())["project"]["scripts"]["invdyn"]
+    module, function = entry.split(":")
+    code = _STALLED_ENTRY_POINT.format(module=module, function=function)
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "importing invdyn\n"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert err == "invdyn: interrupted\n"
 
 
 def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
