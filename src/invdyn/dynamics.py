@@ -37,6 +37,7 @@ from invdyn.kernels import cpu, cpu_derivatives
 from invdyn.kinematics import forward_kinematics, world_columns
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
+from invdyn.spatial import skew
 
 Array = NDArray[np.float64]
 
@@ -408,9 +409,7 @@ def _world_inertias(model: Model, rotations: Array, origins: Array) -> Array:
     com = origins + np.einsum("bij,bj->bi", rotations, model.body_com)
     rotational = rotations @ model.body_inertia @ rotations.transpose(0, 2, 1)
     mass = model.body_mass[:, None, None]
-    arm = np.zeros((model.nbody, 3, 3))
-    arm[:, [2, 0, 1], [1, 2, 0]] = com
-    arm[:, [1, 2, 0], [2, 0, 1]] = -com
+    arm = skew(com)
     out = np.empty((model.nbody, 6, 6))
     out[:, :3, :3] = rotational - mass * arm @ arm
     out[:, :3, 3:] = mass * arm
