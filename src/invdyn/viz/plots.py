@@ -317,7 +317,8 @@ def plot_balance(run: Any, title: str) -> Figure:
     for j, label in enumerate(run.labels):
         axes[3].plot(run.time, forces[:, j, 2], label=label)
     axes[3].set_ylabel("normal force (N)")
-    axes[3].legend(loc="upper right", ncol=4, fontsize="small")
+    # beside the axes: a legend inside them hides the forces of feet with many corners
+    axes[3].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     share = np.array([np.abs(step.tau[6:]) for step in run.steps]) / run.torque_limit
     axes[4].plot(run.time, share, linewidth=0.8)
     axes[4].set_ylabel("|torque| / limit")
