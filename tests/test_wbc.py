@@ -146,13 +146,18 @@ def test_wbc_command(tmp_path, capsys):
     assert cli.main(["wbc", "quadruped", "--feet", feet, "--pose", "neutral", *options]) == 0
     assert f"on {feet.replace(',', ', ')}: " in capsys.readouterr().out
     assert json.loads((out / "report.json").read_text())["fell"] is False
-    for option, value, message in (
-        ("--sole", "0.1,0.1", "--sole '0.1,0.1': expected 5 comma-separated numbers"),
-        ("--feet", ",", "--feet ',': expected comma-separated names"),
-        ("--pose", "sitting", r"no standing configuration \(sitting\)"),
+    for arguments, message in (
+        (["--sole", "0.1,0.1"], "--sole '0.1,0.1': expected 5 comma-separated numbers"),
+        (["--feet", ","], "--feet ',': expected comma-separated names"),
+        (["--pose", "sitting"], r"no standing configuration \(sitting\)"),
+        (["--pose", "0,x"], "--pose '0,x': expected a name or comma-separated numbers"),
+        (["--pose", "0,0"], r"Scenario.pose must have shape \(\.\.\., 19\), got \(2,\)"),
+        (["--sole=-0.1,0.1,-0.1,0.1,0"], "describes flat feet, and solo12 stands on none"),
     ):
-        assert cli.main(["wbc", "solo12", option, value, *options]) == 2
+        assert cli.main(["wbc", "solo12", *arguments, *options]) == 2
         assert re.search(message, capsys.readouterr().err)
+    # a margin within the QP's round-off of zero prints as zero
+    assert (cli._margin(-1.6e-10), cli._margin(2e-5), cli._margin(25.1)) == ("0", "2e-05", "25.1")
     # an option of another scenario is refused
     assert cli.main(["wbc", "solo12", "--push", "10", "--out", str(out)]) == 2
     assert "--push sets push, not stand: pass --scenario push" in capsys.readouterr().err
@@ -309,11 +314,34 @@ def test_named_feet_soles_and_poses_are_checked(load_robot):
     contacts = foot_contacts(solo, Scenario(feet=("FL_FOOT", "HR_FOOT")))
     assert [c.frame for c in contacts] == ["FL_FOOT", "HR_FOOT"]
     assert foot_contacts(solo, Scenario(soles=("FL_FOOT",)))[0].position == (0.1, 0.065, 0.0)
-    with pytest.raises(invdyn.InputError, match="name its feet .*--feet, --soles"):
+    with pytest.raises(invdyn.InputError, match="feet and Scenario.soles name no foot"):
         foot_contacts(solo, Scenario(feet=()))
+    with pytest.raises(invdyn.InputError, match="Scenario.feet must be a sequence of frame names"):
+        Scenario(feet="FL_FOOT")
+    with pytest.raises(invdyn.InputError, match="Scenario.pose must be a configuration's name"):
+        Scenario(pose=3)
+    # lists are kept as tuples: a scenario stays hashable
+    listed = Scenario(feet=["FL_FOOT"], sole=[-0.1, 0.1, -0.05, 0.05, 0.0], pose=[0.0] * 19)
+    assert listed.feet == ("FL_FOOT",) and isinstance(listed.pose, tuple) and hash(listed)
+    with pytest.raises(invdyn.InputError, match="Scenario.sole describes flat feet, and solo12 "
+                       "stands on none"):  # fmt: skip
+        foot_contacts(solo, Scenario(sole=(-0.1, 0.1, -0.05, 0.05, 0.0)))
     with pytest.raises(invdyn.InputError, match=r"no standing configuration \(crouch\).*it has "
                        r"neutral, standing, straight_standing"):  # fmt: skip
         standing(solo, contacts, 0.02, "crouch")
+    # a configuration given by its values stands as a named one does; each foot must reach the
+    # ground, and the centre of mass be above them
+    contacts = foot_contacts(solo, Scenario())
+    named = standing(solo, contacts, 0.02, "standing")
+    np.testing.assert_allclose(standing(solo, contacts, 0.02, tuple(named)), named, atol=1e-12)
+    with pytest.raises(invdyn.InputError, match=r"Scenario.pose must have shape \(\.\.\., 19\)"):
+        standing(solo, contacts, 0.02, (0.0,) * 7)
+    raised = named.copy()
+    raised[solo.jnt_qadr[solo.jnt_name.index("HR_KFE")]] += 0.4
+    with pytest.raises(invdyn.InputError, match=r"not every foot reaches the ground: HR_FOOT \d+"):
+        standing(solo, contacts, 0.02, tuple(raised))
+    with pytest.raises(invdyn.InputError, match="centre of mass is not above its feet"):
+        standing(solo, foot_contacts(solo, Scenario(feet=("base_link",))), 0.02, "standing")
 
 
 def test_a_push_acts_in_whole_periods():

@@ -50,6 +50,8 @@ STATE_ERROR = (
     "alike (positions and velocities in their own units)"
 )
 """What `invdyn follow` reports as a run's state error."""
+MARGIN_RESOLUTION = 1e-6
+"""N or N m: `invdyn wbc` prints a margin closer to zero than this, the QP's round-off, as 0."""
 TRACK_DURATION = 5.0
 """s, `invdyn track`'s minimum_jerk duration (a CSV trajectory sets its own)."""
 
@@ -462,9 +464,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     wbc.add_argument(
         "--pose",
-        metavar="NAME",
-        help="the configuration to stand in: an SRDF state, an MJCF keyframe, or 'neutral' "
-        f"(default: the first of {', '.join(STANDING)})",
+        metavar="NAME|Q",
+        help="the configuration to stand in: an SRDF state, an MJCF keyframe, 'neutral', or "
+        "its nq comma-separated values (the base's placed on the ground) (default: the first "
+        f"of {', '.join(STANDING)})",
     )
     wbc.add_argument(
         "--out",
@@ -954,6 +957,21 @@ def _numbers(option: str, spec: str, count: int) -> tuple[float, ...]:
     return numbers
 
 
+def _margin(value: float) -> str:
+    """A margin to print: within the QP's tolerance of zero, 0 (not -1.6e-10)."""
+    return "0" if abs(value) < MARGIN_RESOLUTION else f"{value:.3g}"
+
+
+def _pose(spec: str) -> str | tuple[float, ...]:
+    """`--pose`: a configuration's name, or its comma-separated values."""
+    if "," not in spec:
+        return spec
+    try:
+        return tuple(float(part) for part in spec.split(","))
+    except ValueError:
+        raise InputError(f"--pose {spec!r}: expected a name or comma-separated numbers") from None
+
+
 def _output_directory(path: str | os.PathLike[str] | None) -> None:
     """`InputError` when --out names something other than a directory, or a dataset's: the
     results go into one of their own (made when absent)."""
@@ -1317,7 +1335,7 @@ def _wbc(args: argparse.Namespace) -> int:
         duration=args.duration,
         feet=None if args.feet is None else _names("--feet", args.feet),
         soles=None if args.soles is None else _names("--soles", args.soles),
-        pose=args.pose,
+        pose=None if args.pose is None else _pose(args.pose),
         **given,
     )
     run = run_balance(model, scenario, progress=not args.no_progress)
@@ -1328,7 +1346,7 @@ def _wbc(args: argparse.Namespace) -> int:
         f"{', '.join(run.feet)}: "
         f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
         f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
-        f"{run.cone_margin:.3g} N, torque margin {run.torque_margin:.3g} N m; "
+        f"{_margin(run.cone_margin)} N, torque margin {_margin(run.torque_margin)} N m; "
         f"{'fell' if run.fell else 'stood'}"
     )
     figure = plot_balance(run, f"{model.name}: {args.scenario}")

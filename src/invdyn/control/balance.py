@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import check_positive, check_real
+from invdyn._arrays import as_float_array, check_positive, check_real
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
 from invdyn.configuration import neutral, quat_exp, quat_multiply
 from invdyn.control.wbc import (
@@ -71,6 +71,10 @@ STANDING = (
 )
 # the pose that `Scenario.pose` names for the model's neutral configuration (`neutral`)
 NEUTRAL = "neutral"
+# the corners of a flat foot in its frame, (x_min, x_max, y_min, y_max, z), m: TALOS's soles
+DEFAULT_SOLE = (-0.1, 0.1, -0.065, 0.065, 0.0)
+# a contact point this far above the ground at the start does not stand on it, m
+GROUND_TOLERANCE = 1e-3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,13 +95,15 @@ class Scenario:
       shift: seconds of each of ``lift``'s moves, > 0; the foot lifts after the first, before
         the end of the run.
       sole: ``(x_min, x_max, y_min, y_max, z)``, m: the corners of a flat foot in its frame,
-        ``x_min < x_max``, ``y_min < y_max``.
+        ``x_min < x_max``, ``y_min < y_max``; None for `DEFAULT_SOLE`. Only for a robot with
+        flat feet.
       feet: frames of point feet; `soles`: frames of flat feet. None for both: the frames
         named ``*foot`` and ``*sole`` (or ``*sole_link``; its body then has no ``*foot``
         point); naming either names every foot (the other then None for none).
-      pose: the configuration to stand in: an SRDF state or MJCF keyframe, or `NEUTRAL` for
-        the model's neutral one (unless its SRDF or keyframes name one so); None for the first
-        of `STANDING` that the robot has.
+      pose: the configuration to stand in: the name of an SRDF state or MJCF keyframe, or
+        `NEUTRAL` for the model's neutral one (unless its SRDF or keyframes name one so), or
+        the (nq,) configuration itself (its base then placed by `standing`); None for the
+        first of `STANDING` that the robot has.
     """
 
     name: str = "stand"
@@ -111,10 +117,10 @@ class Scenario:
     foot_radius: float = 0.02
     lift_height: float = 0.05
     shift: float = 1.5
-    sole: tuple[float, float, float, float, float] = (-0.1, 0.1, -0.065, 0.065, 0.0)
+    sole: tuple[float, float, float, float, float] | None = None
     feet: tuple[str, ...] | None = None
     soles: tuple[str, ...] | None = None
-    pose: str | None = None
+    pose: str | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.name not in SCENARIOS:
@@ -129,7 +135,15 @@ class Scenario:
             "shift",
         ):
             check_positive(f"Scenario.{name}", getattr(self, name))
-        _check_sole(self.sole)
+        # stored as tuples: a frozen scenario holds no lists
+        fields = {
+            "sole": None if self.sole is None else _sole(self.sole),
+            "feet": _frames("Scenario.feet", self.feet),
+            "soles": _frames("Scenario.soles", self.soles),
+            "pose": _pose(self.pose),
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
         named = (*(self.feet or ()), *(self.soles or ()))
         twice = sorted({n for n in named if named.count(n) > 1})
         if twice:
@@ -206,14 +220,8 @@ class BalanceRun:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """A name for each contact: its frame, with the point when the frame has several."""
-        frames = [contact.frame for contact in self.contacts]
-        return tuple(
-            c.frame
-            if frames.count(c.frame) == 1
-            else f"{c.frame} ({c.position[0]:+.2f}, {c.position[1]:+.2f})"
-            for c in self.contacts
-        )
+        """A name for each contact (`contact_labels`)."""
+        return contact_labels(self.contacts)
 
     @property
     def cone_margin(self) -> float:
@@ -250,16 +258,34 @@ class BalanceRun:
         }
 
 
+def contact_labels(contacts: Sequence[PointContact]) -> tuple[str, ...]:
+    """A name for each contact: its frame, with the point when the frame has several."""
+    frames = [contact.frame for contact in contacts]
+    return tuple(
+        c.frame
+        if frames.count(c.frame) == 1
+        else f"{c.frame} ({c.position[0]:+.2f}, {c.position[1]:+.2f})"
+        for c in contacts
+    )
+
+
 def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
     """The contact points of a legged robot's feet (`Scenario.feet`, `Scenario.soles`): the
     origin of each point foot, the four corners (`Scenario.sole`) of each flat one; or
     `InputError`."""
     feet, soles = _foot_frames(model, scenario)
-    x_min, x_max, y_min, y_max, z = scenario.sole
+    if scenario.sole is not None and not soles:
+        raise InputError(
+            f"Scenario.sole describes flat feet, and {model.name} stands on none "
+            f"(its feet: {', '.join(feet) or 'none'}); name them in Scenario.soles (--soles)"
+        )
+    x_min, x_max, y_min, y_max, z = scenario.sole or DEFAULT_SOLE
     corners = [(x, y, z) for x in (x_max, x_min) for y in (y_max, y_min)]
     contacts = [PointContact(n, friction=scenario.friction) for n in feet] + [
         PointContact(n, p, friction=scenario.friction) for n in soles for p in corners
     ]
+    if not contacts and (scenario.feet is not None or scenario.soles is not None):
+        raise InputError("Scenario.feet and Scenario.soles name no foot to stand on")
     if not contacts:
         raise InputError(
             f"{model.name} has no frame named *foot or *sole to stand on: name its feet "
@@ -288,9 +314,9 @@ def _foot_frames(model: Model, scenario: Scenario) -> tuple[list[str], list[str]
     return feet, soles
 
 
-def _check_sole(sole: object) -> None:
-    """`InputError` unless `sole` is ``(x_min, x_max, y_min, y_max, z)``, finite, each minimum
-    below its maximum."""
+def _sole(sole: object) -> tuple[float, ...]:
+    """`sole` as a tuple ``(x_min, x_max, y_min, y_max, z)``; `InputError` unless it is five
+    finite numbers, each minimum below its maximum."""
     try:
         values = np.asarray(sole, dtype=float)
     except (TypeError, ValueError):
@@ -306,32 +332,80 @@ def _check_sole(sole: object) -> None:
             f"Scenario.sole (x_min, x_max, y_min, y_max, z) = {sole!r}: each minimum must be "
             "below its maximum"
         )
+    return tuple(float(v) for v in values)
+
+
+def _frames(name: str, frames: object) -> tuple[str, ...] | None:
+    """`frames` as a tuple of frame names, or None; `InputError` for anything else (a string
+    alone is one name, not a sequence of them)."""
+    if frames is None:
+        return None
+    if isinstance(frames, str) or not isinstance(frames, Sequence):
+        raise InputError(f"{name} must be a sequence of frame names, got {frames!r}")
+    if not all(isinstance(f, str) for f in frames):
+        raise InputError(f"{name} must hold frame names (strings), got {list(frames)!r}")
+    return tuple(frames)
+
+
+def _pose(pose: object) -> str | tuple[float, ...] | None:
+    """`pose` as a name, a tuple of finite numbers, or None; `InputError` for anything else
+    (its length is checked against the robot's by `standing`)."""
+    if pose is None or isinstance(pose, str):
+        return pose
+    try:
+        values = np.asarray(pose, dtype=float)
+    except (TypeError, ValueError):
+        values = np.empty(0)
+    if values.ndim != 1 or not values.size or not np.isfinite(values).all():
+        raise InputError(
+            f"Scenario.pose must be a configuration's name or its finite (nq,) values, got "
+            f"{pose!r}"
+        )
+    return tuple(float(v) for v in values)
 
 
 def standing(
-    model: Model, contacts: Sequence[PointContact], radius: float, pose: str | None = None
+    model: Model,
+    contacts: Sequence[PointContact],
+    radius: float,
+    pose: str | Sequence[float] | None = None,
 ) -> Float:
-    """(nq,) the robot's standing configuration: `pose` among the SRDF states that
-    `invdyn.io.srdf.robot_configurations` finds and, for an MJCF file, its keyframes (which
-    win), or `NEUTRAL`; for None the first of `STANDING` there. Its base is turned so that its
-    flat feet are level (`_level`), with the lowest contact sphere on the ground. `InputError`
-    when there is none, it puts joints outside their limits, or its soles are not parallel."""
+    """(nq,) the robot's standing configuration: `pose` (`Scenario.pose`) itself, or the one of
+    that name among the SRDF states that `invdyn.io.srdf.robot_configurations` finds and, for
+    an MJCF file, its keyframes (which win), or `NEUTRAL`; for None the first of `STANDING`
+    there. Its base is turned so that its flat feet are level (`_level`), and lifted so that
+    its contact spheres of `radius` stand on the ground. `InputError` when there is none, it
+    puts joints outside their limits, its soles are not parallel, or its feet do not all
+    reach the ground (`GROUND_TOLERANCE`) below its centre of mass."""
+    if pose is not None and not isinstance(pose, str):
+        q = as_float_array("Scenario.pose", pose, model.nq).copy()
+        if q.ndim != 1:
+            raise InputError(f"Scenario.pose must be one configuration of {model.nq} values")
+        return _on_the_ground(model, q, contacts, radius, "Scenario.pose")
     configurations = robot_configurations(model)
     mjcf = is_mjcf(model.source)
     if mjcf:
         configurations |= keyframes(model)
     configurations.setdefault(NEUTRAL, neutral(model))
     wanted = STANDING if pose is None else (pose,)
-    name = next((n for n in wanted if n in configurations), None)
-    if name is None:
+    found = next((n for n in wanted if n in configurations), None)
+    if found is None:
         srdf = Path(model.source).parent.parent / "srdf"
         keys = f" or among the keyframes of {model.source}" if mjcf else ""
         raise InputError(
             f"{model.name} has no standing configuration ({', '.join(wanted)}) in the SRDF "
-            f"files that fit it in {srdf}{keys}; it has {', '.join(sorted(configurations))} "
-            "(Scenario.pose; invdyn wbc --pose)"
+            f"files that fit it in {srdf}{keys}; it has {', '.join(sorted(configurations))}, "
+            "or give the configuration's values (Scenario.pose; invdyn wbc --pose)"
         )
-    q = configurations[name].copy()
+    return _on_the_ground(model, configurations[found].copy(), contacts, radius, repr(found))
+
+
+def _on_the_ground(
+    model: Model, q: Float, contacts: Sequence[PointContact], radius: float, name: str
+) -> Float:
+    """The configuration `q` (`name` in messages) checked against the joint limits, turned
+    level on its flat feet and lifted onto the ground, each contact's sphere of `radius` on
+    it; `InputError` where it cannot stand so (see `standing`)."""
     outside = (q < model.q_lower) | (q > model.q_upper)
     joints = [
         f"{joint} = {q[start]:.4g} not in [{model.q_lower[start]:.4g}, {model.q_upper[start]:.4g}]"
@@ -340,11 +414,28 @@ def standing(
     ]
     if joints:
         raise InputError(
-            f"{model.name}: the standing configuration {name!r} puts joints outside their limits: "
+            f"{model.name}: the standing configuration {name} puts joints outside their limits: "
             f"{', '.join(joints)}"
         )
     q = _level(model, q, contacts, name)
-    q[2] += radius - min(float(_point(model, q, c)[2]) for c in contacts)
+    heights = np.array([float(_point(model, q, c)[2]) for c in contacts])
+    q[2] += radius - heights.min()
+    heights -= heights.min()
+    if heights.max() > GROUND_TOLERANCE:
+        above = ", ".join(
+            f"{label} {1000 * h:.1f} mm"
+            for label, h in zip(contact_labels(contacts), heights)
+            if h > GROUND_TOLERANCE
+        )
+        raise InputError(
+            f"{model.name}: in the standing configuration {name} not every foot reaches the "
+            f"ground: {above} above it"
+        )
+    if center_of_mass(model, q)[2] <= radius:
+        raise InputError(
+            f"{model.name}: in the standing configuration {name} its centre of mass is not above "
+            "its feet (are they feet?)"
+        )
     return q
 
 
@@ -370,7 +461,7 @@ def _level(model: Model, q: Float, contacts: Sequence[PointContact], name: str) 
     if max(tilts.values()) > LEVEL_TOLERANCE:
         listed = ", ".join(f"{f} {math.degrees(t):.1f} deg" for f, t in tilts.items())
         raise InputError(
-            f"{model.name}: the standing configuration {name!r} holds its soles at angles to "
+            f"{model.name}: the standing configuration {name} holds its soles at angles to "
             f"each other, so they cannot all stand flat on the ground (tilt from level, the base "
             f"turned to level them on average: {listed})"
         )
@@ -486,7 +577,7 @@ def _lost(
     from scipy.spatial import ConvexHull
 
     center = center_of_mass(model, q)
-    if center[2] < com_reference[2] - FALL:
+    if center[2] < com_reference[2] - FALL or center[2] <= 0.0:
         return True
     velocity = center_of_mass_jacobian(model, q) @ v
     capture = center[:2] + velocity[:2] * math.sqrt(center[2] / -model.gravity[2])
