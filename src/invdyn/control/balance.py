@@ -358,8 +358,7 @@ def _pose(pose: object) -> str | tuple[float, ...] | None:
         values = np.empty(0)
     if values.ndim != 1 or not values.size or not np.isfinite(values).all():
         raise InputError(
-            f"Scenario.pose must be a configuration's name or its finite (nq,) values, got "
-            f"{pose!r}"
+            f"Scenario.pose must be a configuration's name or its finite (nq,) values, got {pose!r}"
         )
     return tuple(float(v) for v in values)
 
