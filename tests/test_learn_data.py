@@ -706,6 +706,16 @@ def test_read_table_npz_and_parquet(tmp_path: Path) -> None:
         data.read_table(tmp_path / "t.xlsx", inputs=["q"], targets=["tau"])
 
 
+def test_read_table_of_no_rows(tmp_path: Path) -> None:
+    (tmp_path / "header.csv").write_text("q,tau\n")
+    np.savez(tmp_path / "empty.npz", q=np.zeros((0, 2)), tau=np.zeros(0))
+    table = pa.table({"q": pa.array([], pa.list_(pa.float64())), "tau": pa.array([], pa.float64())})
+    pq.write_table(table, tmp_path / "empty.parquet")
+    for name in ("header.csv", "empty.npz", "empty.parquet"):
+        with pytest.raises(DataError, match=rf"{name}: the table has no rows"):
+            data.read_table(tmp_path / name, inputs=["q"], targets=["tau"])
+
+
 # robomimic and minari
 
 

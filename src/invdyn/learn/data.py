@@ -2194,8 +2194,8 @@ def read_table(
 
     Raises:
       InputError: empty or repeated names.
-      DataError: an unknown format, an unreadable file, a missing column (the message lists
-        the file's columns), or a cell that is empty, not a number or not finite (the message
+      DataError: an unknown format, an unreadable file, no rows, a missing column (the message
+        lists the file's columns), or a cell that is empty, not a number or not finite (the message
         names the column and the row).
     """
     file = Path(path)
@@ -2217,6 +2217,8 @@ def read_table(
     lengths = {name: len(column.values) for name, column in columns.items()}
     if len(set(lengths.values())) > 1:
         raise DataError(f"{file}: columns have different lengths: {lengths}")
+    if set(lengths.values()) == {0}:
+        raise DataError(f"{file}: the table has no rows")
     out = []
     for names in wanted.values():
         blocks = [_select(file, columns, name) for name in names]
@@ -2345,7 +2347,8 @@ def _parquet_columns(file: Path) -> dict[str, _Column]:
             if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
                 continue
             width = int(sizes[0]) if len(sizes) else 0
-            values: Any = np.asarray(flat.to_numpy(zero_copy_only=False)).reshape(-1, width)
+            values: Any = np.asarray(flat.to_numpy(zero_copy_only=False))
+            values = values.reshape(len(column), width)
         elif (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and not column.null_count:
             values = np.asarray(column.to_numpy(zero_copy_only=False))
         else:
