@@ -25,7 +25,11 @@ def test_a_robomimic_file_imports_and_trains(
     assert "3 episodes, 15 frames at 20 fps, state 10, action 7" in out, out
     imported = read_dataset(dataset)
     assert imported.info.fps == 20 and imported.info.source == "robomimic"
-    assert imported.info.state_names == tuple(f"obs.{i}" for i in range(10))
+    # named after the observations, one entry of a (T,) observation by its key
+    joints = [f"robot0_joint_pos.{i}" for i in range(7)]
+    grippers = ["robot0_gripper_qpos.0", "robot0_gripper_qpos.1"]
+    assert imported.info.state_names == ("object", *grippers, *joints)
+    assert imported.info.action_names == tuple(f"action.{i}" for i in range(7))
     for episode, (obs, actions) in zip(imported, demos.values(), strict=True):
         # every low-dimensional observation, sorted by name
         state = np.column_stack([obs[key] for key in sorted(obs)])
@@ -61,6 +65,13 @@ def test_a_robomimic_file_imports_and_trains(
     assert (run_dir / "checkpoint" / "model.safetensors").is_file()
     status, out, err = run(capsys, "evaluate", str(run_dir), str(dataset))
     assert status == 0 and "the physics of source 'robomimic' is not known" in out, err
+    # the same observations in another order are not the state the model was trained on
+    reordered = tmp_path / "reordered"
+    keys = "robot0_joint_pos,robot0_gripper_qpos,object"
+    status, _, err = run(capsys, "import", str(source), "--out", str(reordered), "--obs-keys", keys)
+    assert status == 0, err
+    status, _, err = run(capsys, "evaluate", str(run_dir), str(reordered))
+    assert status == 2 and "state names ['robot0_joint_pos.0'" in err, err
 
 
 def test_a_minari_dataset_imports_from_its_directory_or_its_file(
@@ -98,6 +109,8 @@ def test_a_table_imports_split_into_episodes(
     assert status == 0 and "2 episodes, 7 frames at 4 fps, state 2, action 1" in out, err
     imported = read_dataset(tmp_path / "ds")
     assert [len(e) for e in imported] == [3, 4]
+    assert imported.info.state_names == ("q.a", "q.b")
+    assert imported.info.action_names == ("tau",)
     for episode, rows in zip(imported, (slice(0, 3), slice(3, 7)), strict=True):
         np.testing.assert_array_equal(episode.state, q[rows])
         np.testing.assert_array_equal(episode.action, tau[rows])

@@ -674,8 +674,30 @@ def test_read_table_csv(tmp_path: Path) -> None:
     file.write_text("q,tau\n1,inf\n")
     with pytest.raises(DataError, match="not finite"):
         data.read_table(file, inputs=["q"], targets=["tau"])
-    with pytest.raises(InputError, match="both an input and a target"):
+    with pytest.raises(InputError, match="q in both inputs and targets"):
         data.read_table(file, inputs=["q"], targets=["q"])
+
+
+def test_read_columns_names_each_column(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    q, qd, tau = rng.normal(size=(6, 2)), rng.normal(size=(6, 1)), rng.normal(size=6)
+    csv = tmp_path / "s.csv"
+    rows = np.column_stack([q, qd, tau])
+    np.savetxt(csv, rows, delimiter=",", fmt="%.17g", header="q.a,q.b,qd,tau", comments="")
+    np.savez(tmp_path / "s.npz", q=q, qd=qd, tau=tau)
+    table = pa.table({"q": list(q), "qd": list(qd), "tau": tau})
+    pq.write_table(table, tmp_path / "s.parquet")
+    for name, q_names in [
+        ("s.csv", ("q.a", "q.b")),
+        ("s.npz", ("q.0", "q.1")),
+        ("s.parquet", ("q.0", "q.1")),
+    ]:
+        read = data.read_columns(tmp_path / name, {"x": ["tau", "q"], "y": ["qd"]})
+        np.testing.assert_array_equal(read["x"].values, np.column_stack([tau, q]))
+        np.testing.assert_array_equal(read["y"].values, qd)
+        # a column keeps its name, and the k columns of an (N, k) array are <name>.<i>
+        assert read["x"].names == ("tau", *q_names)
+        assert read["y"].names == ("qd",)
 
 
 def test_read_table_npz_and_parquet(tmp_path: Path) -> None:
@@ -751,8 +773,14 @@ def test_read_robomimic(tmp_path: Path) -> None:
     h5py = pytest.importorskip("h5py")
     file = tmp_path / "low_dim.hdf5"
     demos = write_robomimic(file)
-    read = data.read_robomimic(file)
+    imported = data.read_robomimic(file)
+    read = imported.episodes
     assert [len(e) for e in read] == [4, 6, 5]
+    # named after their observations, one entry of a (T,) or (T, 1) observation by its key
+    joints = [f"robot0_joint_pos.{i}" for i in range(7)]
+    grippers = ["robot0_gripper_qpos.0", "robot0_gripper_qpos.1"]
+    assert imported.state_names == ("object", *grippers, *joints)
+    assert imported.action_names == tuple(f"action.{i}" for i in range(7))
     for episode, (obs, actions) in zip(read, demos.values()):
         # low-dimensional keys, sorted: object, robot0_gripper_qpos, robot0_joint_pos
         expected = np.column_stack(
@@ -763,7 +791,8 @@ def test_read_robomimic(tmp_path: Path) -> None:
         np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 20.0)
         assert episode.task == "Lift"
     chosen = data.read_robomimic(file, obs_keys=["robot0_joint_pos"], filter_key="train", fps=10)
-    assert [e.state.shape for e in chosen] == [(4, 7), (5, 7)]
+    assert [e.state.shape for e in chosen.episodes] == [(4, 7), (5, 7)]
+    assert chosen.state_names == tuple(joints)
     with pytest.raises(DataError, match="agentview_image: shape .* is not low-dimensional"):
         data.read_robomimic(file, obs_keys=["agentview_image"])
     with pytest.raises(DataError, match="no filter key mask/valid"):
@@ -820,13 +849,22 @@ def test_read_minari(tmp_path: Path) -> None:
     h5py = pytest.importorskip("h5py")
     root = tmp_path / "pointmaze"
     expected = write_minari(root)
-    read = data.read_minari(root, fps=50)
+    imported = data.read_minari(root, fps=50)
+    read = imported.episodes
     assert [len(e) for e in read] == [3, 5, 4]
+    # a dictionary observation's entries are named after their keys
+    goal, observation = ["desired_goal.0", "desired_goal.1"], [f"observation.{i}" for i in range(4)]
+    assert imported.state_names == (*goal, *observation)
+    assert imported.action_names == ("action.0", "action.1")
     for episode, (state, action) in zip(read, expected):
         np.testing.assert_array_equal(episode.state, state)
         np.testing.assert_array_equal(episode.action, action)
         np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 50)
         assert episode.task == "D4RL/pointmaze/umaze-v2"
+    with h5py.File(root / "data/main_data.hdf5", "a") as f:
+        f.move("episode_2/observations/desired_goal", "episode_2/observations/goal")
+    with pytest.raises(DataError, match=r"episode_2: state entries \['goal.0', .* differ from"):
+        data.read_minari(root)
     with h5py.File(root / "data/main_data.hdf5", "a") as f:
         del f["episode_1/observations/desired_goal"]
         f.create_dataset("episode_1/observations/desired_goal", data=np.zeros((2, 2)))
@@ -844,8 +882,11 @@ def test_read_d4rl(tmp_path: Path) -> None:
         f.create_dataset("rewards", data=np.zeros(10))
         f.create_dataset("terminals", data=np.isin(np.arange(10), [2]))
         f.create_dataset("timeouts", data=np.isin(np.arange(10), [6]))
-    read = data.read_minari(tmp_path / "hopper.hdf5")
+    imported = data.read_minari(tmp_path / "hopper.hdf5")
+    read = imported.episodes
     assert [len(e) for e in read] == [3, 4, 3]
+    assert imported.state_names == ("observation.0", "observation.1", "observation.2")
+    assert imported.action_names == ("action.0", "action.1")
     np.testing.assert_array_equal(np.concatenate([e.state for e in read]), observations)
     np.testing.assert_array_equal(np.concatenate([e.action for e in read]), actions)
     # without terminals or timeouts, one episode, and a word about it
@@ -853,7 +894,7 @@ def test_read_d4rl(tmp_path: Path) -> None:
         f.create_dataset("observations", data=observations)
         f.create_dataset("actions", data=actions)
     with pytest.warns(UserWarning, match="no terminals or timeouts .* one of 10 steps"):
-        assert [len(e) for e in data.read_minari(tmp_path / "unsplit.hdf5")] == [10]
+        assert [len(e) for e in data.read_minari(tmp_path / "unsplit.hdf5").episodes] == [10]
     with h5py.File(tmp_path / "other.hdf5", "w") as f:
         f.create_dataset("x", data=np.zeros(3))
     with pytest.raises(DataError, match="neither Minari .* nor D4RL"):

@@ -32,7 +32,7 @@ from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import robots
-from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode
+from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode, Imported
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
 from invdyn.sim.plant import Plant
@@ -345,7 +345,8 @@ def _parser() -> argparse.ArgumentParser:
         "group (robomimic: data/demo_N/obs/<key> and actions); another HDF5 file (Minari: "
         "episode_N groups of observations and actions; D4RL: observations, actions, terminals "
         "and timeouts) or a Minari dataset directory. None of them stores times: frame k is "
-        "at k / fps. The state and action entries are named obs.<i> and act.<i>.",
+        "at k / fps. The state and action entries are named after the observations or "
+        "columns they come from: <key>.<i>, or <key> for one entry; action.<i>.",
     )
     importer.add_argument(
         "source",
@@ -1171,30 +1172,29 @@ def _import(args: argparse.Namespace) -> int:
     kind = args.format or file_format(args.source)
     options = {name for names in IMPORT_OPTIONS.values() for name in names}
     _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), f"a {kind} file")
-    episodes, fps = _imported_episodes(kind, args)
-    state, action = episodes[0].state, episodes[0].action
-    assert state is not None and action is not None  # every reader gives both
+    (episodes, state_names, action_names), fps = _imported_episodes(kind, args)
     given = {name: getattr(args, name) for name in sorted(options) if getattr(args, name)}
     path = write_dataset(
         args.out,
         episodes,
         fps=fps,
-        state_names=[f"obs.{i}" for i in range(state.shape[1])],
-        action_names=[f"act.{i}" for i in range(action.shape[1])],
+        state_names=state_names,
+        action_names=action_names,
         source=kind,
         overwrite=args.overwrite,
         metadata={"importer": "invdyn import", "format": kind, "file": args.source, **given},
     )
     print(
         f"{args.source}: {len(episodes)} episodes, {sum(map(len, episodes))} frames at "
-        f"{fps:g} fps, state {state.shape[1]}, action {action.shape[1]}"
+        f"{fps:g} fps, state {len(state_names)}, action {len(action_names)}"
     )
     print(f"wrote {path}")
     return 0
 
 
-def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[list[Episode], float]:
-    """The episodes of `invdyn import`'s SOURCE read as `kind`, and their frame rate."""
+def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, float]:
+    """The episodes of `invdyn import`'s SOURCE read as `kind`, with their entries' names,
+    and their frame rate."""
     from invdyn.learn.data import read_minari, read_robomimic
 
     if kind == "robomimic":
@@ -1215,25 +1215,29 @@ def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[list[Episod
     return _table_episodes(args), args.fps
 
 
-def _table_episodes(args: argparse.Namespace) -> list[Episode]:
+def _table_episodes(args: argparse.Namespace) -> Imported:
     """The episodes of `invdyn import`'s table: its rows split where the --episode-key column
-    changes, at ``k / --fps``."""
-    from invdyn.learn.data import read_table
+    changes, at ``k / --fps``; the entries named after their columns."""
+    from invdyn.learn.data import read_columns
 
-    episode_key = [] if args.episode_key is None else [args.episode_key]
-    state, targets = read_table(
-        args.source,
-        inputs=_names("--obs-keys", args.obs_keys),
-        targets=[*_names("--action-keys", args.action_keys), *episode_key],
-    )
-    # the episode numbers, where there are, are the last column read
-    action = targets[:, : targets.shape[1] - len(episode_key)]
-    number = targets[:, -1] if episode_key else np.zeros(len(targets))
+    groups = {
+        "--obs-keys": _names("--obs-keys", args.obs_keys),
+        "--action-keys": _names("--action-keys", args.action_keys),
+    }
+    if args.episode_key is not None:
+        groups["--episode-key"] = (args.episode_key,)
+    read = read_columns(args.source, groups)
+    state, action = read["--obs-keys"], read["--action-keys"]
+    numbers = read.get("--episode-key")
+    number = np.zeros(len(state.values)) if numbers is None else numbers.values[:, 0]
     starts = np.flatnonzero(np.diff(number)) + 1
-    return [
+    episodes = [
         Episode(state=s, action=a, timestamp=np.arange(len(s)) / args.fps)
-        for s, a in zip(np.split(state, starts), np.split(action, starts), strict=True)
+        for s, a in zip(
+            np.split(state.values, starts), np.split(action.values, starts), strict=True
+        )
     ]
+    return Imported(episodes, state.names, action.names)
 
 
 def _train(args: argparse.Namespace) -> int:

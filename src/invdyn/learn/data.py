@@ -117,10 +117,10 @@ ROBOMIMIC_FPS = 20.0
 MINARI_FPS = 1.0
 """Hz, `read_minari`'s default frame rate: timestamps count steps."""
 TABLE_SUFFIXES = (".csv", ".npz", ".parquet", ".pq")
-"""The file suffixes `read_table` reads."""
+"""The file suffixes `read_columns` reads."""
 FILE_FORMATS = ("robomimic", "minari", "table")
 """The formats `file_format` tells apart: those of `read_robomimic`, `read_minari` (Minari and
-D4RL) and `read_table`."""
+D4RL) and `read_columns`."""
 
 # bookkeeping columns of every frame, int64
 _INDEX_COLUMNS = (FRAME_INDEX, EPISODE_INDEX, INDEX, TASK_INDEX)
@@ -2153,7 +2153,7 @@ def file_format(path: str | os.PathLike[str]) -> str:
     level; the reader of that format checks the rest.
 
     A ``.csv``, ``.npz`` or ``.parquet`` file (`TABLE_SUFFIXES`) is a ``"table"``
-    (`read_table`); an HDF5 file with a ``data`` group is ``"robomimic"`` (`read_robomimic`);
+    (`read_columns`); an HDF5 file with a ``data`` group is ``"robomimic"`` (`read_robomimic`);
     another HDF5 file, or a directory (a Minari dataset's), is ``"minari"`` (`read_minari`,
     which reads the Minari and D4RL layouts).
 
@@ -2180,9 +2180,7 @@ def read_table(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Input and target arrays from a table with named columns: CSV, NPZ or parquet.
 
-    A name selects the column of that name, or else every column named ``<name>.<anything>``
-    in file order (so ``"q"`` selects ``q.joint1, q.joint2`` of an `invdyn.sim.save_csv` file).
-    An NPZ array, or a parquet list column, of shape (N, k) counts as k columns.
+    `read_columns` of the groups ``"inputs"`` and ``"targets"``, without the columns' names.
 
     Args:
       path: a ``.csv`` file (a header row, then one row per sample), ``.npz`` or ``.parquet``.
@@ -2193,16 +2191,49 @@ def read_table(
       (N, n_inputs) inputs and (N, n_targets) targets, float64.
 
     Raises:
-      InputError: empty or repeated names.
+      InputError, DataError: as `read_columns`.
+    """
+    read = read_columns(path, {"inputs": inputs, "targets": targets})
+    return read["inputs"].values, read["targets"].values
+
+
+class Columns(NamedTuple):
+    """Columns of a table (`read_columns`), and the name of each."""
+
+    values: NDArray[np.float64]  # (N, k)
+    names: tuple[str, ...]  # (k,) a column's name; <name>.<i> for the k of an (N, k) array
+
+
+def read_columns(
+    path: str | os.PathLike[str], groups: Mapping[str, Sequence[str]]
+) -> dict[str, Columns]:
+    """Groups of columns of a table with named columns: CSV, NPZ or parquet.
+
+    A name selects the column of that name, or else every column named ``<name>.<anything>``
+    in file order (so ``"q"`` selects ``q.joint1, q.joint2`` of an `invdyn.sim.save_csv` file).
+    An NPZ array, or a parquet list column, of shape (N, k) counts as k columns, named
+    ``<name>.0`` ... (`entry_names`).
+
+    Args:
+      path: a ``.csv`` file (a header row, then one row per sample), ``.npz`` or ``.parquet``.
+      groups: what each group is, as messages name it (``"inputs"``, ``"--obs-keys"``) ->
+        the names of its columns, in order.
+
+    Returns:
+      Each group's (N, k) float64 values and the names of its k columns.
+
+    Raises:
+      InputError: a group without names, a name repeated, or in two groups.
       DataError: an unknown format, an unreadable file, no rows, a missing column (the message
-        lists the file's columns), or a cell that is empty, not a number or not finite (the message
-        names the column and the row).
+        lists the file's columns), or a cell that is empty, not a number or not finite (the
+        message names the column and the row).
     """
     file = Path(path)
-    wanted = {"inputs": _names("inputs", inputs), "targets": _names("targets", targets)}
-    both = set(wanted["inputs"]) & set(wanted["targets"])
-    if both:
-        raise InputError(f"{', '.join(sorted(both))} both an input and a target")
+    wanted = {group: _names(group, names) for group, names in groups.items()}
+    for (first, a), (second, b) in itertools.combinations(wanted.items(), 2):
+        both = sorted(set(a) & set(b))
+        if both:
+            raise InputError(f"{', '.join(both)} in both {first} and {second}")
     if not file.is_file():
         raise DataError(f"{file}: no such file")
     suffix = file.suffix.lower()
@@ -2219,11 +2250,20 @@ def read_table(
         raise DataError(f"{file}: columns have different lengths: {lengths}")
     if set(lengths.values()) == {0}:
         raise DataError(f"{file}: the table has no rows")
-    out = []
-    for names in wanted.values():
-        blocks = [_select(file, columns, name) for name in names]
-        out.append(np.concatenate(blocks, axis=1))
-    return out[0], out[1]
+    out = {}
+    for group, names in wanted.items():
+        selected = [_select(file, columns, name) for name in names]
+        out[group] = Columns(
+            np.concatenate([s.values for s in selected], axis=1),
+            tuple(itertools.chain.from_iterable(s.names for s in selected)),
+        )
+    return out
+
+
+def entry_names(name: str, width: int) -> tuple[str, ...]:
+    """The names of the `width` entries of a vector `name`: ``name`` itself for one entry,
+    else ``name.0``, ``name.1`` ..."""
+    return (name,) if width == 1 else tuple(f"{name}.{i}" for i in range(width))
 
 
 class _Column(NamedTuple):
@@ -2233,8 +2273,8 @@ class _Column(NamedTuple):
     describe: Any  # row -> "line 7" or "row 5"
 
 
-def _select(file: Path, columns: dict[str, Any], name: str) -> NDArray[np.float64]:
-    """(N, k) float64 values of the column(s) `name`, checked finite."""
+def _select(file: Path, columns: dict[str, Any], name: str) -> Columns:
+    """The column(s) `name`: (N, k) float64 values, checked finite, and their names."""
     if name in columns:
         chosen = [name]
     else:
@@ -2242,12 +2282,14 @@ def _select(file: Path, columns: dict[str, Any], name: str) -> NDArray[np.float6
     if not chosen:
         listed = ", ".join(list(columns)[:40]) + (", ..." if len(columns) > 40 else "")
         raise DataError(f"{file}: no column {name!r} (nor {name}.*); columns: {listed}")
-    blocks = []
+    blocks: list[np.ndarray] = []
+    names: list[str] = []
     for column in chosen:
         values, row_name = columns[column]
         array = _numbers(file, column, values, row_name)
         blocks.append(array.reshape(len(array), -1))
-    return np.concatenate(blocks, axis=1)
+        names += entry_names(column, blocks[-1].shape[1])
+    return Columns(np.concatenate(blocks, axis=1), tuple(names))
 
 
 def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.float64]:
@@ -2357,18 +2399,29 @@ def _parquet_columns(file: Path) -> dict[str, _Column]:
     return columns
 
 
+class Imported(NamedTuple):
+    """Episodes read from a file of another format (`read_robomimic`, `read_minari`), and the
+    names of their state's and action's entries, as `write_dataset` takes them."""
+
+    episodes: list[Episode]
+    state_names: tuple[str, ...]  # (n_state,)
+    action_names: tuple[str, ...]  # (n_action,)
+
+
 def read_robomimic(
     path: str | os.PathLike[str],
     *,
     obs_keys: Sequence[str] | None = None,
     filter_key: str | None = None,
     fps: float = ROBOMIMIC_FPS,
-) -> list[Episode]:
+) -> Imported:
     """Episodes of a robomimic HDF5 file: ``data/demo_N/obs/<key>`` and ``data/demo_N/actions``.
 
     The state of a frame is the observations `obs_keys` concatenated in that order, each
-    flattened (a (T,) observation gives one entry). robomimic stores no times: frame k is at
-    ``k / fps``. The task is the ``env_name`` of ``data``'s ``env_args`` attribute.
+    flattened (a (T,) observation gives one entry). Its entries are named after their
+    observation, ``<key>.<i>`` (``<key>`` for an observation of one entry; `entry_names`), the
+    action's ``action.<i>``. robomimic stores no times: frame k is at ``k / fps``. The task is
+    the ``env_name`` of ``data``'s ``env_args`` attribute.
 
     Args:
       path: the ``.hdf5`` file.
@@ -2378,11 +2431,12 @@ def read_robomimic(
       fps: control rate of the demos (robosuite's default is 20 Hz).
 
     Returns:
-      One episode per demo, in the order of N.
+      One episode per demo, in the order of N, and the entries' names.
 
     Raises:
       DataError: an unreadable file, a missing group or dataset, an image among `obs_keys`,
-        lengths that disagree, or values that are not finite; the message names the demo.
+        lengths or entries that disagree, or values that are not finite; the message names the
+        demo.
     """
     rate = check_positive("fps", fps)
     h5py = _h5py()
@@ -2407,7 +2461,7 @@ def read_robomimic(
         keys = list(obs_keys) if obs_keys is not None else _low_dim_keys(h5py, file, data[demos[0]])
         if not keys:
             raise DataError(f"{file}: {demos[0]} has no low-dimensional observation")
-        episodes: list[Episode] = []
+        read: list[tuple[str, Imported]] = []
         for demo in demos:
             where = f"{file}: data/{demo}"
             group = data[demo]
@@ -2416,7 +2470,8 @@ def read_robomimic(
             obs = group.get("obs")
             if not isinstance(obs, h5py.Group):
                 raise DataError(f"{where}: no 'obs' group (extract observations first)")
-            blocks = []
+            blocks: list[np.ndarray] = []
+            names: list[str] = []
             for key in keys:
                 values = _dataset(h5py, obs, key, f"{where}/obs")
                 if values.ndim > 2:
@@ -2428,17 +2483,18 @@ def read_robomimic(
                         f"{where}/obs/{key}: {values.shape[0]} frames, but actions has {count}"
                     )
                 blocks.append(values.reshape(count, -1))
+                names += entry_names(key, blocks[-1].shape[1])
             samples = group.attrs.get("num_samples")
             if samples is not None and int(samples) != count:
                 raise DataError(f"{where}: num_samples is {int(samples)}, but actions has {count}")
-            state, action = np.concatenate(blocks, axis=1), actions.reshape(count, -1)
-            episodes.append(
-                _same_widths(episodes, where, _episode(where, state, action, rate, task))
-            )
-    return episodes
+            action = actions.reshape(count, -1)
+            episode = _episode(where, np.concatenate(blocks, axis=1), action, rate, task)
+            action_names = entry_names("action", action.shape[1])
+            read.append((where, Imported([episode], tuple(names), action_names)))
+    return _joined(read)
 
 
-def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> list[Episode]:
+def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imported:
     """Episodes of a Minari dataset, or of a D4RL-style HDF5 file.
 
     Minari (``data/main_data.hdf5``): groups ``episode_N`` with ``observations`` (T + 1
@@ -2446,18 +2502,20 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> lis
     and ``actions`` (T); a dictionary
     observation (a group) is flattened, its keys sorted. D4RL: flat ``observations``,
     ``actions``, and ``terminals`` / ``timeouts`` that end an episode at their true entries.
-    Neither stores times: frame k is at ``k / fps``.
+    Neither stores times: frame k is at ``k / fps``. The state's entries are named
+    ``observation.<i>``, or after their key in a dictionary, ``<key>.<i>`` (``<key>`` for one
+    entry; `entry_names`); the action's ``action.<i>`` likewise.
 
     Args:
       path: the ``.hdf5`` file, or a Minari dataset directory holding ``data/main_data.hdf5``.
       fps: steps per second of the environment (1 makes timestamps count steps).
 
     Returns:
-      The episodes in order (Minari: by N).
+      The episodes in order (Minari: by N), and the entries' names.
 
     Raises:
-      DataError: an unreadable file, neither layout, lengths that disagree, an empty episode,
-        or values that are not finite; the message names the episode.
+      DataError: an unreadable file, neither layout, lengths or entries that disagree, an
+        empty episode, or values that are not finite; the message names the episode.
     """
     rate = check_positive("fps", fps)
     h5py = _h5py()
@@ -2469,12 +2527,14 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> lis
         names = _numbered(handle.keys(), "episode")
         task = _text(handle.attrs.get("dataset_id", ""))
         if names:
-            episodes: list[Episode] = []
+            read: list[tuple[str, Imported]] = []
             for name in names:
                 where = f"{file}: {name}"
                 group = handle[name]
-                actions = _flattened(h5py, group, "actions", where)
-                observations = _flattened(h5py, group, "observations", where)
+                actions, action_names = _flattened(h5py, group, "actions", where, "action")
+                observations, state_names = _flattened(
+                    h5py, group, "observations", where, "observation"
+                )
                 count = actions.shape[0]
                 if observations.shape[0] == count + 1:
                     observations = observations[:count]
@@ -2489,18 +2549,18 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> lis
                         f"{where}: total_steps is {int(steps)}, but actions has {count}"
                     )
                 episode = _episode(where, observations, actions, rate, task)
-                episodes.append(_same_widths(episodes, where, episode))
-            return episodes
+                read.append((where, Imported([episode], state_names, action_names)))
+            return _joined(read)
         if "observations" in handle and "actions" in handle:
             return _d4rl(h5py, handle, file, rate)
     raise DataError(f"{file}: neither Minari (episode_N groups) nor D4RL (observations, actions)")
 
 
-def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> list[Episode]:
+def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> Imported:
     """Episodes of a D4RL file, split after each true terminal or timeout."""
     where = str(file)
-    observations = _flattened(h5py, handle, "observations", where)
-    actions = _flattened(h5py, handle, "actions", where)
+    observations, state_names = _flattened(h5py, handle, "observations", where, "observation")
+    actions, action_names = _flattened(h5py, handle, "actions", where, "action")
     count = observations.shape[0]
     if actions.shape[0] != count:
         raise DataError(f"{file}: {count} observations but {actions.shape[0]} actions")
@@ -2529,7 +2589,7 @@ def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> list[Episod
             )
         )
         start = stop
-    return episodes
+    return Imported(episodes, state_names, action_names)
 
 
 def _open_hdf5(h5py: ModuleType, file: Path) -> Any:
@@ -2594,34 +2654,51 @@ def _dataset(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
     return np.asarray(item[()])
 
 
-def _flattened(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
-    """(T, n) dataset `key`, or a group of datasets (a dictionary space) concatenated."""
+def _flattened(
+    h5py: ModuleType, group: Any, key: str, where: str, name: str, prefix: str = ""
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(T, n) values of `key` in `group`, and the name of each of their n entries: a dataset's
+    are those of `name` (`entry_names`); a group (a dictionary space) concatenates its
+    datasets, keys sorted, each named after its key behind `prefix` and the keys of the groups
+    between (``goal.x.0``)."""
     item = group.get(key)
     if isinstance(item, h5py.Group):
-        leaves: list[np.ndarray] = []
-        for name in sorted(item.keys()):
-            leaves.append(_flattened(h5py, item, name, f"{where}/{key}"))
+        leaves = [
+            _flattened(h5py, item, child, f"{where}/{key}", prefix + child, f"{prefix}{child}.")
+            for child in sorted(item.keys())
+        ]
         if not leaves:
             raise DataError(f"{where}/{key}: an empty group")
-        sizes = {leaf.shape[0] for leaf in leaves}
+        sizes = {values.shape[0] for values, _ in leaves}
         if len(sizes) > 1:
             raise DataError(f"{where}/{key}: entries of different lengths {sorted(sizes)}")
-        return np.concatenate(leaves, axis=1)
+        names = tuple(itertools.chain.from_iterable(names for _, names in leaves))
+        return np.concatenate([values for values, _ in leaves], axis=1), names
     values = _dataset(h5py, group, key, where)
-    return values.reshape(values.shape[0], -1)
+    values = values.reshape(values.shape[0], -1)
+    return values, entry_names(name, values.shape[1])
 
 
-def _same_widths(episodes: list[Episode], where: str, episode: Episode) -> Episode:
-    """`episode`, or `DataError` naming `where` when its state or action has another width than
-    those of the first of `episodes` (a dataset is one robot's)."""
-    if episodes:
-        for name in ("state", "action"):
-            width, expected = (getattr(e, name).shape[1] for e in (episode, episodes[0]))
-            if width != expected:
+def _joined(read: list[tuple[str, Imported]]) -> Imported:
+    """The episodes of `read` (where in the file, what was read there) with the names they
+    share, or `DataError` naming the first place whose state or action entries differ from
+    the first's (a dataset is one robot's)."""
+    first = read[0][1]
+    for where, each in read:
+        for field in ("state", "action"):
+            names, expected = getattr(each, f"{field}_names"), getattr(first, f"{field}_names")
+            if len(names) != len(expected):
                 raise DataError(
-                    f"{where}: {name} has {width} entries, but the first episode's has {expected}"
+                    f"{where}: {field} has {len(names)} entries, but the first episode's has "
+                    f"{len(expected)}"
                 )
-    return episode
+            if names != expected:
+                raise DataError(
+                    f"{where}: {field} entries {list(names)} differ from the first "
+                    f"episode's {list(expected)}"
+                )
+    episodes = [episode for _, each in read for episode in each.episodes]
+    return Imported(episodes, first.state_names, first.action_names)
 
 
 def _episode(where: str, state: np.ndarray, action: np.ndarray, rate: float, task: str) -> Episode:
