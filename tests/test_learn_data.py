@@ -872,6 +872,33 @@ def test_read_minari(tmp_path: Path) -> None:
         data.read_minari(root)
 
 
+def test_read_minari_leaves_images_and_text_out_of_a_dictionary_observation(
+    tmp_path: Path,
+) -> None:
+    h5py = pytest.importorskip("h5py")
+    root = tmp_path / "minigrid"
+    expected = write_minari(root)
+    file = root / "data/main_data.hdf5"
+    names = data.read_minari(root).state_names
+    with h5py.File(file, "a") as f:
+        for n, (state, _) in enumerate(expected):
+            shape = (len(state) + 1, 8, 8, 3)
+            f.create_dataset(f"episode_{n}/observations/pixels", data=np.zeros(shape, np.uint8))
+            f.create_dataset(f"episode_{n}/observations/mission", data=[b"go"] * shape[0])
+    with pytest.warns(UserWarning, match=r"observations mission \(.*\), pixels \(.*\): left out"):
+        imported = data.read_minari(root)
+    assert imported.state_names == names
+    for episode, (state, _) in zip(imported.episodes, expected, strict=True):
+        np.testing.assert_array_equal(episode.state, state)
+    # nothing left of the observation
+    with h5py.File(file, "a") as f:
+        for n in range(len(expected)):
+            del f[f"episode_{n}/observations/desired_goal"]
+            del f[f"episode_{n}/observations/observation"]
+    with pytest.raises(DataError, match="episode_0/observations: no low-dimensional numbers"):
+        data.read_minari(root)
+
+
 def test_read_d4rl(tmp_path: Path) -> None:
     h5py = pytest.importorskip("h5py")
     rng = np.random.default_rng(0)

@@ -2500,7 +2500,8 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imp
     Minari (``data/main_data.hdf5``): groups ``episode_N`` with ``observations`` (T + 1
     frames: the last, after the last action, is dropped; or T, as some writers store them)
     and ``actions`` (T); a dictionary
-    observation (a group) is flattened, its keys sorted. D4RL: flat ``observations``,
+    observation (a group) is flattened, its keys sorted, without the entries that are not
+    low-dimensional numbers (images, text), which a warning names. D4RL: flat ``observations``,
     ``actions``, and ``terminals`` / ``timeouts`` that end an episode at their true entries.
     Neither stores times: frame k is at ``k / fps``. The state's entries are named
     ``observation.<i>``, or after their key in a dictionary, ``<key>.<i>`` (``<key>`` for one
@@ -2515,7 +2516,8 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imp
 
     Raises:
       DataError: an unreadable file, neither layout, lengths or entries that disagree, an
-        empty episode, or values that are not finite; the message names the episode.
+        empty episode, a dictionary observation of no low-dimensional numbers, or values that
+        are not finite; the message names the episode.
     """
     rate = check_positive("fps", fps)
     h5py = _h5py()
@@ -2528,12 +2530,13 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imp
         task = _text(handle.attrs.get("dataset_id", ""))
         if names:
             read: list[tuple[str, Imported]] = []
+            skipped: dict[str, str] = {}
             for name in names:
                 where = f"{file}: {name}"
                 group = handle[name]
                 actions, action_names = _flattened(h5py, group, "actions", where, "action")
                 observations, state_names = _flattened(
-                    h5py, group, "observations", where, "observation"
+                    h5py, group, "observations", where, "observation", skipped
                 )
                 count = actions.shape[0]
                 if observations.shape[0] == count + 1:
@@ -2550,6 +2553,11 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imp
                     )
                 episode = _episode(where, observations, actions, rate, task)
                 read.append((where, Imported([episode], state_names, action_names)))
+            if skipped:
+                warn(
+                    f"{file}: observations {_listed(dict(sorted(skipped.items())))}: left out "
+                    "of the state, which holds low-dimensional numbers (not images, nor text)"
+                )
             return _joined(read)
         if "observations" in handle and "actions" in handle:
             return _d4rl(h5py, handle, file, rate)
@@ -2634,11 +2642,7 @@ def _low_dim_keys(h5py: ModuleType, file: Path, demo: Any) -> list[str]:
     obs = demo.get("obs")
     if not isinstance(obs, h5py.Group):
         raise DataError(f"{file}: {demo.name} has no 'obs' group (extract observations first)")
-    return sorted(
-        key
-        for key, item in obs.items()
-        if isinstance(item, h5py.Dataset) and item.ndim <= 2 and item.dtype.kind in "biuf"
-    )
+    return sorted(key for key, item in obs.items() if _low_dimensional(h5py, item))
 
 
 def _dataset(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
@@ -2655,28 +2659,72 @@ def _dataset(h5py: ModuleType, group: Any, key: str, where: str) -> np.ndarray:
 
 
 def _flattened(
-    h5py: ModuleType, group: Any, key: str, where: str, name: str, prefix: str = ""
+    h5py: ModuleType,
+    group: Any,
+    key: str,
+    where: str,
+    name: str,
+    skipped: dict[str, str] | None = None,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """(T, n) values of `key` in `group`, and the name of each of their n entries: a dataset's
     are those of `name` (`entry_names`); a group (a dictionary space) concatenates its
-    datasets, keys sorted, each named after its key behind `prefix` and the keys of the groups
-    between (``goal.x.0``)."""
+    datasets, keys sorted, each named after its path in the group (``goal.x.0``). With
+    `skipped`, the group's datasets that are not low-dimensional numbers (images, text) are
+    left out, and added to it (name -> what it holds)."""
     item = group.get(key)
-    if isinstance(item, h5py.Group):
-        leaves = [
-            _flattened(h5py, item, child, f"{where}/{key}", prefix + child, f"{prefix}{child}.")
-            for child in sorted(item.keys())
-        ]
-        if not leaves:
-            raise DataError(f"{where}/{key}: an empty group")
-        sizes = {values.shape[0] for values, _ in leaves}
-        if len(sizes) > 1:
-            raise DataError(f"{where}/{key}: entries of different lengths {sorted(sizes)}")
-        names = tuple(itertools.chain.from_iterable(names for _, names in leaves))
-        return np.concatenate([values for values, _ in leaves], axis=1), names
-    values = _dataset(h5py, group, key, where)
-    values = values.reshape(values.shape[0], -1)
-    return values, entry_names(name, values.shape[1])
+    if not isinstance(item, h5py.Group):
+        values = _dataset(h5py, group, key, where)
+        values = values.reshape(values.shape[0], -1)
+        return values, entry_names(name, values.shape[1])
+    where, paths = f"{where}/{key}", _dataset_paths(h5py, item)
+    kept = [path for path in paths if skipped is None or _low_dimensional(h5py, item[path])]
+    left_out = {
+        path.replace("/", "."): f"{item[path].dtype}, shape {item[path].shape}"
+        for path in paths
+        if path not in kept
+    }
+    if not kept:
+        raise DataError(
+            f"{where}: no low-dimensional numbers, only {_listed(left_out)}"
+            if left_out
+            else f"{where}: an empty group"
+        )
+    if skipped is not None:
+        for entry, what in left_out.items():
+            skipped.setdefault(entry, what)
+    leaves = [_dataset(h5py, item, path, where) for path in kept]
+    sizes = {values.shape[0] for values in leaves}
+    if len(sizes) > 1:
+        raise DataError(f"{where}: entries of different lengths {sorted(sizes)}")
+    blocks = [values.reshape(values.shape[0], -1) for values in leaves]
+    names = [
+        entry_names(path.replace("/", "."), block.shape[1])
+        for path, block in zip(kept, blocks, strict=True)
+    ]
+    return np.concatenate(blocks, axis=1), tuple(itertools.chain.from_iterable(names))
+
+
+def _dataset_paths(h5py: ModuleType, group: Any) -> list[str]:
+    """Paths of the datasets in `group` and in the groups within, keys sorted at each level."""
+    paths = []
+    for key in sorted(group.keys()):
+        item = group[key]
+        if isinstance(item, h5py.Group):
+            paths += [f"{key}/{path}" for path in _dataset_paths(h5py, item)]
+        else:
+            paths.append(key)
+    return paths
+
+
+def _low_dimensional(h5py: ModuleType, item: Any) -> bool:
+    """Whether `item` is a dataset of numbers with at most one dimension a frame (not an image,
+    nor text)."""
+    return isinstance(item, h5py.Dataset) and item.ndim <= 2 and item.dtype.kind in "biuf"
+
+
+def _listed(described: Mapping[str, str]) -> str:
+    """``name (what), ...`` of `described`, in its order."""
+    return ", ".join(f"{name} ({what})" for name, what in described.items())
 
 
 def _joined(read: list[tuple[str, Imported]]) -> Imported:
