@@ -294,6 +294,26 @@ def test_training_episodes_inside_a_larger_dataset_are_left_out(robot, tmp_path,
     assert titles[-1].endswith("over 2 episodes, 1 of them trained on")
 
 
+def test_no_windows_once_the_training_episodes_are_left_out_says_so(robot, tmp_path):
+    """The training episodes and a one-frame episode: the training ones are left out, and
+    the message says so rather than call the (long) episodes short."""
+    dataset, checkpoint, result = robot
+    trained = [dataset.episode(i) for i in result.train_episodes]
+    one_frame = Episode(trained[0].state[:1], trained[0].action[:1], trained[0].timestamp[:1])
+    info = dataset.info
+    path = write_dataset(
+        tmp_path / "trained", [*trained, one_frame], fps=info.fps,
+        state_names=info.state_names, action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+    count = len(trained)
+    message = (
+        rf"no windows to evaluate: {count} of the {count + 1} episodes of .*trained are ones "
+        r"the model was trained on, left out, and the 1 left is shorter than .* = 2 steps"
+    )
+    with pytest.warns(UserWarning, match="left out"), pytest.raises(InputError, match=message):
+        evaluate_checkpoint(checkpoint, path)
+
+
 def test_a_checkpoint_without_episode_fingerprints_recognises_its_data_first(robot, tmp_path):
     """A checkpoint of an earlier version keeps the fingerprint of its whole training data
     only: it recognises that data at the start of a dataset, not elsewhere, and says so."""

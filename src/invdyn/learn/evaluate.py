@@ -294,10 +294,10 @@ def evaluate_checkpoint(
     config = model.config
     windows = select_windows(arrays, data, eval_idx, config)
     if len(windows) == 0:
-        raise InputError(
-            "no windows to evaluate: the episodes are shorter than context + horizon + future "
-            f"+ 1 = {config.context + config.offsets[-1] + 1} steps"
-        )
+        # the training episodes that the choice of held-out ones left out, if it was made here
+        left_out = set(train_idx or ()) - set(eval_idx) if episodes is None else set()
+        steps = config.context + config.offsets[-1] + 1
+        raise InputError(_no_windows(steps, len(eval_idx), len(left_out), count, str(data.path)))
     target = _targets(windows)
     if len(windows) == 1:
         warn(f"{data.path}: the evaluated episodes hold one window: {ONE_SAMPLE}")
@@ -470,6 +470,19 @@ def _held_out(
         f"evaluated ({len(validated)} of them its validation episodes)"
     )
     return held_out, "held out"
+
+
+def _no_windows(steps: int, evaluated: int, left_out: int, count: int, path: str) -> str:
+    """Why the `evaluated` episodes of the `count` in `path` hold no window of `steps` steps:
+    they are shorter, once `left_out` training episodes were left out."""
+    short = f"shorter than context + horizon + future + 1 = {steps} steps"
+    if not left_out:
+        return f"no windows to evaluate: the episodes are {short}"
+    return (
+        f"no windows to evaluate: {left_out} of the {count} episodes of {path} are ones the "
+        f"model was trained on, left out, and the {evaluated} left "
+        f"{'is' if evaluated == 1 else 'are'} {short}"
+    )
 
 
 def _indices(value: Any, count: int) -> list[int] | None:
