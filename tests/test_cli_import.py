@@ -129,13 +129,30 @@ def test_a_table_imports_split_into_episodes(
         (["--fps", "0", "--obs-keys", "q", "--action-keys", "tau"], "--fps must be a positive"),
         (["--fps", "4", "--obs-keys", " , ", "--action-keys", "tau"], "' , ': expected comma"),
         (["--filter-key", "train"], "--filter-key: not an option of a table file ({source})"),
+        # the episode column is neither state nor action, and one column of numbers
+        (
+            ["--fps", "4", "--obs-keys", "q", "--action-keys", "tau", "--episode-key", "q"],
+            "{source}: column 'q' is selected twice, by --obs-keys 'q' and --episode-key 'q'",
+        ),
+        (
+            ["--fps", "4", "--obs-keys", "q", "--action-keys", "tau", "--episode-key", "tau.a"],
+            "column 'tau.a' is selected twice, by --action-keys 'tau' and --episode-key 'tau.a'",
+        ),
+        (
+            ["--fps", "4", "--obs-keys", "q", "--action-keys", "tau", "--episode-key", "ep"],
+            "--episode-key 'ep' selects 2 columns (ep.a, ep.b): name one",
+        ),
+        (
+            ["--fps", "4", "--obs-keys", "q", "--action-keys", "tau", "--episode-key", "run"],
+            "{source}: --episode-key column 'run', line 2: 'a' is not a number",
+        ),
     ],
 )
 def test_bad_table_options(
     argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "samples.csv"
-    source.write_text("q,tau\n1,2\n3,4\n")
+    source.write_text("q,tau.a,tau.b,run,ep.a,ep.b\n1,2,5,a,0,0\n3,4,6,b,0,1\n")
     status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "ds"), *argv)
     assert status == 2 and message.format(source=source) in err, err
     assert not out and not (tmp_path / "ds").exists()

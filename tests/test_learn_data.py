@@ -674,7 +674,7 @@ def test_read_table_csv(tmp_path: Path) -> None:
     file.write_text("q,tau\n1,inf\n")
     with pytest.raises(DataError, match="not finite"):
         data.read_table(file, inputs=["q"], targets=["tau"])
-    with pytest.raises(InputError, match="q in both inputs and targets"):
+    with pytest.raises(InputError, match="column 'q' is selected twice, by inputs 'q' and targ"):
         data.read_table(file, inputs=["q"], targets=["q"])
 
 
@@ -698,6 +698,8 @@ def test_read_columns_names_each_column(tmp_path: Path) -> None:
         # a column keeps its name, and the k columns of an (N, k) array are <name>.<i>
         assert read["x"].names == ("tau", *q_names)
         assert read["y"].names == ("qd",)
+    with pytest.raises(InputError, match="column 'q.b' is selected twice, by x 'q' and y 'q.b'"):
+        data.read_columns(csv, {"x": ["q"], "y": ["q.b"]})
 
 
 def test_read_table_npz_and_parquet(tmp_path: Path) -> None:

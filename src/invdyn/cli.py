@@ -1229,6 +1229,11 @@ def _table_episodes(args: argparse.Namespace) -> Imported:
     read = read_columns(args.source, groups)
     state, action = read["--obs-keys"], read["--action-keys"]
     numbers = read.get("--episode-key")
+    if numbers is not None and len(numbers.names) != 1:
+        raise InputError(
+            f"--episode-key {args.episode_key!r} selects {len(numbers.names)} columns "
+            f"({', '.join(numbers.names)}): name one"
+        )
     number = np.zeros(len(state.values)) if numbers is None else numbers.values[:, 0]
     starts = np.flatnonzero(np.diff(number)) + 1
     episodes = [

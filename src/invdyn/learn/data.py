@@ -2223,17 +2223,14 @@ def read_columns(
       Each group's (N, k) float64 values and the names of its k columns.
 
     Raises:
-      InputError: a group without names, a name repeated, or in two groups.
+      InputError: a group without names, a name repeated, or a column that two names select
+        (in one group or two).
       DataError: an unknown format, an unreadable file, no rows, a missing column (the message
         lists the file's columns), or a cell that is empty, not a number or not finite (the
         message names the column and the row).
     """
     file = Path(path)
     wanted = {group: _names(group, names) for group, names in groups.items()}
-    for (first, a), (second, b) in itertools.combinations(wanted.items(), 2):
-        both = sorted(set(a) & set(b))
-        if both:
-            raise InputError(f"{', '.join(both)} in both {first} and {second}")
     if not file.is_file():
         raise DataError(f"{file}: no such file")
     suffix = file.suffix.lower()
@@ -2250,14 +2247,20 @@ def read_columns(
         raise DataError(f"{file}: columns have different lengths: {lengths}")
     if set(lengths.values()) == {0}:
         raise DataError(f"{file}: the table has no rows")
-    out = {}
+    selected: dict[str, list[str]] = {}
+    chooser: dict[str, str] = {}  # column -> the group and name that selected it
     for group, names in wanted.items():
-        selected = [_select(file, columns, name) for name in names]
-        out[group] = Columns(
-            np.concatenate([s.values for s in selected], axis=1),
-            tuple(itertools.chain.from_iterable(s.names for s in selected)),
-        )
-    return out
+        selected[group] = []
+        for name in names:
+            for column in _chosen(file, columns, name):
+                if column in chooser:
+                    raise InputError(
+                        f"{file}: column {column!r} is selected twice, by {chooser[column]} "
+                        f"and {group} {name!r}"
+                    )
+                chooser[column] = f"{group} {name!r}"
+                selected[group].append(column)
+    return {group: _read(file, columns, group, chosen) for group, chosen in selected.items()}
 
 
 def entry_names(name: str, width: int) -> tuple[str, ...]:
@@ -2273,27 +2276,32 @@ class _Column(NamedTuple):
     describe: Any  # row -> "line 7" or "row 5"
 
 
-def _select(file: Path, columns: dict[str, Any], name: str) -> Columns:
-    """The column(s) `name`: (N, k) float64 values, checked finite, and their names."""
+def _chosen(file: Path, columns: dict[str, Any], name: str) -> list[str]:
+    """The columns that `name` selects: that of the name, else every ``<name>.*`` in order."""
     if name in columns:
-        chosen = [name]
-    else:
-        chosen = [c for c in columns if c.startswith(name + ".")]
+        return [name]
+    chosen = [c for c in columns if c.startswith(name + ".")]
     if not chosen:
         listed = ", ".join(list(columns)[:40]) + (", ..." if len(columns) > 40 else "")
         raise DataError(f"{file}: no column {name!r} (nor {name}.*); columns: {listed}")
+    return chosen
+
+
+def _read(file: Path, columns: dict[str, Any], group: str, chosen: list[str]) -> Columns:
+    """The `chosen` columns of `group`: (N, k) float64 values, checked finite, and names."""
     blocks: list[np.ndarray] = []
     names: list[str] = []
     for column in chosen:
         values, row_name = columns[column]
-        array = _numbers(file, column, values, row_name)
+        array = _numbers(file, f"{group} column {column!r}", values, row_name)
         blocks.append(array.reshape(len(array), -1))
         names += entry_names(column, blocks[-1].shape[1])
     return Columns(np.concatenate(blocks, axis=1), tuple(names))
 
 
 def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.float64]:
-    """`values` as float64, or `DataError` naming the first cell that is not a finite number."""
+    """`values` as float64, or `DataError` naming the first cell that is not a finite number
+    (in `column`, what the message calls the column)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         array = values.astype(np.float64)
     else:
@@ -2304,12 +2312,12 @@ def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.
                 array[row] = float(cell)
             except (TypeError, ValueError):
                 raise DataError(
-                    f"{file}: column {column!r}, {row_name(row)}: {cell!r} is not a number"
+                    f"{file}: {column}, {row_name(row)}: {cell!r} is not a number"
                 ) from None
     finite = np.isfinite(array)
     if not np.all(finite):
         row = int(np.argwhere(~finite)[0][0])
-        raise DataError(f"{file}: column {column!r}, {row_name(row)}: not finite ({array[row]})")
+        raise DataError(f"{file}: {column}, {row_name(row)}: not finite ({array[row]})")
     return array
 
 
