@@ -116,8 +116,8 @@ def test_a_table_imports_split_into_episodes(
         np.testing.assert_array_equal(episode.action, tau[rows])
         np.testing.assert_allclose(episode.timestamp, np.arange(len(episode)) / 4)
     # without --episode-key, the table is one episode
-    status, _, err = run(capsys, "import", str(source), "--out", str(tmp_path / "one"), *options)
-    assert status == 0, err
+    status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "one"), *options)
+    assert status == 0 and "samples.csv: 1 episode, 7 frames" in out, err
     assert [len(e) for e in read_dataset(tmp_path / "one")] == [7]
 
 
@@ -156,6 +156,19 @@ def test_bad_table_options(
     status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "ds"), *argv)
     assert status == 2 and message.format(source=source) in err, err
     assert not out and not (tmp_path / "ds").exists()
+
+
+def test_the_fps_of_an_hdf5_file_is_checked_as_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    robomimic, minari = tmp_path / "low_dim.hdf5", tmp_path / "pointmaze"
+    write_robomimic(robomimic)
+    write_minari(minari)
+    for source in (robomimic, minari):
+        status, _, err = run(
+            capsys, "import", str(source), "--out", str(tmp_path / "ds"), "--fps", "-5"
+        )
+        assert status == 2 and "--fps must be a positive number, got -5" in err, err
 
 
 def test_what_is_none_of_the_formats_is_one_line_naming_it(

@@ -725,6 +725,9 @@ def test_read_table_npz_and_parquet(tmp_path: Path) -> None:
     pq.write_table(table, tmp_path / "t.parquet")
     with pytest.raises(DataError, match="column 'tau', row 9: 'x' is not a number"):
         data.read_table(tmp_path / "t.parquet", inputs=["q"], targets=["tau"])
+    pq.write_table(pa.table({"q": q[:, 0], "tau": [1.0] * 9 + [None]}), tmp_path / "n.parquet")
+    with pytest.raises(DataError, match="column 'tau', row 9: null is not a number"):
+        data.read_table(tmp_path / "n.parquet", inputs=["q"], targets=["tau"])
     (tmp_path / "t.xlsx").write_bytes(b"")
     with pytest.raises(DataError, match="unknown table format"):
         data.read_table(tmp_path / "t.xlsx", inputs=["q"], targets=["tau"])
@@ -799,6 +802,10 @@ def test_read_robomimic(tmp_path: Path) -> None:
         data.read_robomimic(file, obs_keys=["agentview_image"])
     with pytest.raises(DataError, match="no filter key mask/valid"):
         data.read_robomimic(file, filter_key="valid")
+    with h5py.File(file, "a") as f:
+        f.create_dataset("mask/empty", data=np.array([], dtype="S8"))
+    with pytest.raises(DataError, match="low_dim.hdf5: mask/empty lists no demos"):
+        data.read_robomimic(file, filter_key="empty")
     with h5py.File(file, "a") as f:
         actions = f["data/demo_10/actions"][()]
         del f["data/demo_10/actions"]

@@ -1184,9 +1184,10 @@ def _import(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         metadata={"importer": "invdyn import", "format": kind, "file": args.source, **given},
     )
+    count = len(episodes)
     print(
-        f"{args.source}: {len(episodes)} episodes, {sum(map(len, episodes))} frames at "
-        f"{fps:g} fps, state {len(state_names)}, action {len(action_names)}"
+        f"{args.source}: {count} episode{'' if count == 1 else 's'}, {sum(map(len, episodes))} "
+        f"frames at {fps:g} fps, state {len(state_names)}, action {len(action_names)}"
     )
     print(f"wrote {path}")
     return 0
@@ -1197,6 +1198,8 @@ def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, f
     and their frame rate."""
     from invdyn.learn.data import read_minari, read_robomimic
 
+    if args.fps is not None:
+        _positive_option("--fps", args.fps)
     if kind == "robomimic":
         fps = ROBOMIMIC_FPS if args.fps is None else args.fps
         obs_keys = None if args.obs_keys is None else _names("--obs-keys", args.obs_keys)
@@ -1211,7 +1214,6 @@ def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, f
             f"{args.source}: a table needs --fps, and --obs-keys and --action-keys naming its "
             "state's and action's columns"
         )
-    _positive_option("--fps", args.fps)
     return _table_episodes(args), args.fps
 
 

@@ -2311,8 +2311,9 @@ def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.
             try:
                 array[row] = float(cell)
             except (TypeError, ValueError):
+                shown = "null" if cell is None else repr(cell)
                 raise DataError(
-                    f"{file}: {column}, {row_name(row)}: {cell!r} is not a number"
+                    f"{file}: {column}, {row_name(row)}: {shown} is not a number"
                 ) from None
     finite = np.isfinite(array)
     if not np.all(finite):
@@ -2402,7 +2403,7 @@ def _parquet_columns(file: Path) -> dict[str, _Column]:
         elif (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and not column.null_count:
             values = np.asarray(column.to_numpy(zero_copy_only=False))
         else:
-            values = ["" if v is None else v for v in column.to_pylist()]
+            values = column.to_pylist()
         columns[name] = _Column(values, _row)
     return columns
 
@@ -2459,6 +2460,8 @@ def read_robomimic(
             if not isinstance(mask, h5py.Dataset):
                 raise DataError(f"{file}: no filter key mask/{filter_key}")
             listed = {_text(name) for name in mask[()]}
+            if not listed:
+                raise DataError(f"{file}: mask/{filter_key} lists no demos")
             demos = [d for d in demos if d in listed]
             unknown = listed - set(demos)
             if unknown:
