@@ -160,71 +160,120 @@ _IDENTITY_PLACEMENT = np.array([*_IDENTITY, 0.0, 0.0, 0.0])
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _compose_row(reals, i, row, rj, pj):
-    """Row `row` of body i's placement in its parent (rotation row, origin entry: 4 values) after
-    its joint moved by the rotation rj (9, row-major) and translation pj (3):
-    R = R0 rj, p = p0 + R0 pj."""
+def _joint_frame(reals, i):
+    """Body i's joint axis (3), then the rotation (9, row-major) and origin (3) of its joint
+    frame in the parent: 15 values."""
+    return (
+        reals[i, 0], reals[i, 1], reals[i, 2], reals[i, 3], reals[i, 4], reals[i, 5],
+        reals[i, 6], reals[i, 7], reals[i, 8], reals[i, 9], reals[i, 10], reals[i, 11],
+        reals[i, 12], reals[i, 13], reals[i, 14],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _joint_coordinates(q, qa):
+    """The 7 values q[qa:qa + 7], an index past the end of q reading its last entry: the
+    coordinates of a joint of any type at qa (a free flyer has 7), read without a branch."""
+    last = q.shape[0] - 1
+    return (
+        q[qa], q[min(qa + 1, last)], q[min(qa + 2, last)], q[min(qa + 3, last)],
+        q[min(qa + 4, last)], q[min(qa + 5, last)], q[min(qa + 6, last)],
+    )  # fmt: skip
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _compose_row(frame, row, rj, pj):
+    """Row `row` of a body's placement in its parent (rotation row, origin entry: 4 values)
+    after its joint of `frame` (15 values, `_joint_frame`) moved by the rotation rj (9,
+    row-major) and the translation pj (3): R = R0 rj, p = p0 + R0 pj."""
     j00, j01, j02, j10, j11, j12, j20, j21, j22 = rj
     px, py, pz = pj
-    a0, a1, a2 = reals[i, 3 + 3 * row], reals[i, 4 + 3 * row], reals[i, 5 + 3 * row]
+    a0, a1, a2 = frame[3 + 3 * row], frame[4 + 3 * row], frame[5 + 3 * row]
     return (
         a0 * j00 + a1 * j10 + a2 * j20,
         a0 * j01 + a1 * j11 + a2 * j21,
         a0 * j02 + a1 * j12 + a2 * j22,
-        reals[i, 12 + row] + a0 * px + a1 * py + a2 * pz,
+        frame[12 + row] + a0 * px + a1 * py + a2 * pz,
     )
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _aligned_row(reals, i, row, ca, cb, c, s):
-    """Columns ca and cb of row `row` of body i's rotation in its parent after a turn of cosine c
-    and sine s about the coordinate axis e_k, with ca = k + 1 and cb = k + 2 (mod 3); column k
-    is the fixed rotation's."""
-    ra, rb = reals[i, 3 + 3 * row + ca], reals[i, 3 + 3 * row + cb]
-    return c * ra + s * rb, c * rb - s * ra
+def _compose(frame, rj, pj):
+    """`_compose_row` of every row: the placement (12 values: rotation row-major, origin)."""
+    r00, r01, r02, p0 = _compose_row(frame, 0, rj, pj)
+    r10, r11, r12, p1 = _compose_row(frame, 1, rj, pj)
+    r20, r21, r22, p2 = _compose_row(frame, 2, rj, pj)
+    return r00, r01, r02, r10, r11, r12, r20, r21, r22, p0, p1, p2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _turned_row(frame, row, k, c, s):
+    """Row `row` of the rotation of a joint `frame` (15 values) after a turn of cosine c and
+    sine s about the coordinate axis e_k: columns a = k + 1 and b = k + 2 (mod 3) become
+    c a + s b and c b - s a, column k stays."""
+    r0, r1, r2 = frame[3 + 3 * row], frame[4 + 3 * row], frame[5 + 3 * row]
+    if k == 0:
+        return r0, c * r1 + s * r2, c * r2 - s * r1
+    if k == 1:
+        return c * r0 - s * r2, r1, c * r2 + s * r0
+    return c * r0 + s * r1, c * r1 - s * r0, r2
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _turned(frame, k, c, s):
+    """The placement (12 values) of a revolute joint of `frame` (15 values) about the
+    coordinate axis e_k turned by the angle of cosine c and sine s: only two columns of the
+    rotation change, the origin does not."""
+    r00, r01, r02 = _turned_row(frame, 0, k, c, s)
+    r10, r11, r12 = _turned_row(frame, 1, k, c, s)
+    r20, r21, r22 = _turned_row(frame, 2, k, c, s)
+    return r00, r01, r02, r10, r11, r12, r20, r21, r22, frame[12], frame[13], frame[14]
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _moved_placement(jtype, k, c, s, x, frame):
+    """A body's placement in its parent (12 values) from its joint's type, coordinate axis k
+    (`pack_model`), cosine c and sine s of its angle (revolute and continuous joints), its
+    coordinates x (7 values, `_joint_coordinates`) and its `frame` (15, `_joint_frame`)."""
+    if jtype == REVOLUTE or jtype == CONTINUOUS:
+        if k >= 0:
+            return _turned(frame, k, c, s)
+        return _compose(frame, _axis_rotation(frame[0], frame[1], frame[2], c, s), (0.0, 0.0, 0.0))
+    if jtype == PRISMATIC:
+        d = x[0]
+        return _compose(frame, _IDENTITY, (frame[0] * d, frame[1] * d, frame[2] * d))
+    if jtype == SPHERICAL:
+        return _compose(frame, _quaternion_rotation(x[0], x[1], x[2], x[3]), (0.0, 0.0, 0.0))
+    # free flyer: translation, then quaternion
+    return _compose(frame, _quaternion_rotation(x[3], x[4], x[5], x[6]), (x[0], x[1], x[2]))
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _cos_sin(jtype, x):
+    """Cosine and sine of the angle of a revolute (x[0]) or continuous joint (x[0], x[1]) of
+    coordinates x; (1, 0) for any other joint."""
+    if jtype == REVOLUTE:
+        return np.cos(x[0]), np.sin(x[0])
+    if jtype == CONTINUOUS:
+        return x[0], x[1]
+    return 1.0, 0.0
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _joint_placement(ints, reals, q, i, w):
-    """Write body i's rotation and origin in its parent into w[i, 0:12]."""
+    """Write body i's rotation and origin in its parent into w[i, 0:12].
+
+    The arrays are read and written in straight-line code, and only scalars reach the branches
+    over the joint type: numba pays an atomic reference count increment and decrement on
+    every array an inlined function branches with, at every call, more than the arithmetic.
+    """
     jtype = ints[i, 1]
-    qa = ints[i, 2]
-    # the joint's own motion (rj, pj) in the joint frame
-    if jtype == REVOLUTE or jtype == CONTINUOUS:
-        if jtype == REVOLUTE:
-            c = np.cos(q[qa])
-            s = np.sin(q[qa])
-        else:
-            c = q[qa]
-            s = q[qa + 1]
-        k = ints[i, 4]
-        if k >= 0:
-            # columns a, b of the fixed rotation R0 turn by the angle, column k stays
-            ca, cb = (k + 1) % 3, (k + 2) % 3
-            for row in range(3):
-                ra, rb = reals[i, 3 + 3 * row + ca], reals[i, 3 + 3 * row + cb]
-                w[i, 3 * row + ca] = c * ra + s * rb
-                w[i, 3 * row + cb] = c * rb - s * ra
-                w[i, 3 * row + k] = reals[i, 3 + 3 * row + k]
-                w[i, _P + row] = reals[i, 12 + row]
-            return
-        rj = _axis_rotation(reals[i, 0], reals[i, 1], reals[i, 2], c, s)
-        pj = (0.0, 0.0, 0.0)
-    elif jtype == PRISMATIC:
-        d = q[qa]
-        rj = _IDENTITY
-        pj = (reals[i, 0] * d, reals[i, 1] * d, reals[i, 2] * d)
-    elif jtype == SPHERICAL:
-        rj = _quaternion_rotation(q[qa], q[qa + 1], q[qa + 2], q[qa + 3])
-        pj = (0.0, 0.0, 0.0)
-    else:
-        # free flyer: translation, then quaternion
-        rj = _quaternion_rotation(q[qa + 3], q[qa + 4], q[qa + 5], q[qa + 6])
-        pj = (q[qa], q[qa + 1], q[qa + 2])
-    for row in range(3):
-        w[i, 3 * row], w[i, 3 * row + 1], w[i, 3 * row + 2], w[i, _P + row] = _compose_row(
-            reals, i, row, rj, pj
-        )
+    x = _joint_coordinates(q, ints[i, 2])
+    c, s = _cos_sin(jtype, x)
+    (
+        w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5],
+        w[i, 6], w[i, 7], w[i, 8], w[i, 9], w[i, 10], w[i, 11],
+    ) = _moved_placement(jtype, ints[i, 4], c, s, x, _joint_frame(reals, i))  # fmt: skip
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -1308,15 +1357,14 @@ def _lane_placement(w, i, lane):
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
-def _lane_compose(reals, i, rj, pj, w, lane):
-    """`_compose_row` of every row into lane `lane` of body i's placement in w."""
-    for row in range(3):
-        (
-            w[i, 3 * row, lane],
-            w[i, 3 * row + 1, lane],
-            w[i, 3 * row + 2, lane],
-            w[i, _P + row, lane],
-        ) = _compose_row(reals, i, row, rj, pj)
+def _lane_coordinates(q, qa, lane):
+    """`_joint_coordinates` of one lane of q (nq, LANES)."""
+    last = q.shape[0] - 1
+    return (
+        q[qa, lane], q[min(qa + 1, last), lane], q[min(qa + 2, last), lane],
+        q[min(qa + 3, last), lane], q[min(qa + 4, last), lane], q[min(qa + 5, last), lane],
+        q[min(qa + 6, last), lane],
+    )  # fmt: skip
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
@@ -1324,36 +1372,11 @@ def _lane_joint_placement(ints, reals, i, q, cs, w):
     """`_joint_placement` in every lane: q (nq, LANES), cs of `_lane_angles`, w (nbody + 1,
     WORK_COLUMNS, LANES)."""
     jtype, qa, k = ints[i, 1], ints[i, 2], ints[i, 4]
-    ux, uy, uz = reals[i, 0], reals[i, 1], reals[i, 2]
-    if (jtype == REVOLUTE or jtype == CONTINUOUS) and k >= 0:
-        ca, cb = (k + 1) % 3, (k + 2) % 3
-        for row in range(3):
-            for lane in range(LANES):
-                turned = _aligned_row(reals, i, row, ca, cb, cs[0, i, lane], cs[1, i, lane])
-                w[i, 3 * row + ca, lane], w[i, 3 * row + cb, lane] = turned
-                w[i, 3 * row + k, lane] = reals[i, 3 + 3 * row + k]
-                w[i, _P + row, lane] = reals[i, 12 + row]
-    elif jtype == REVOLUTE or jtype == CONTINUOUS:
-        for lane in range(LANES):
-            rotation = _axis_rotation(ux, uy, uz, cs[0, i, lane], cs[1, i, lane])
-            _lane_compose(reals, i, rotation, (0.0, 0.0, 0.0), w, lane)
-    elif jtype == PRISMATIC:
-        for lane in range(LANES):
-            d = q[qa, lane]
-            _lane_compose(reals, i, _IDENTITY, (ux * d, uy * d, uz * d), w, lane)
-    elif jtype == SPHERICAL:
-        for lane in range(LANES):
-            rotation = _quaternion_rotation(
-                q[qa, lane], q[qa + 1, lane], q[qa + 2, lane], q[qa + 3, lane]
-            )
-            _lane_compose(reals, i, rotation, (0.0, 0.0, 0.0), w, lane)
-    else:
-        for lane in range(LANES):
-            rotation = _quaternion_rotation(
-                q[qa + 3, lane], q[qa + 4, lane], q[qa + 5, lane], q[qa + 6, lane]
-            )
-            origin = (q[qa, lane], q[qa + 1, lane], q[qa + 2, lane])
-            _lane_compose(reals, i, rotation, origin, w, lane)
+    frame = _joint_frame(reals, i)
+    for lane in range(LANES):
+        x = _lane_coordinates(q, qa, lane)
+        placement = _moved_placement(jtype, k, cs[0, i, lane], cs[1, i, lane], x, frame)
+        _lane_store(w, i, 0, lane, placement)
 
 
 @njit(cache=True, fastmath=_FAST, inline="always")
