@@ -124,8 +124,10 @@ def _single(kernel: Any, ints: Any, reals: Any, *arrays: object, out: Array) -> 
     its result written into `out`, or -1 when they are not float64 vectors: this path checks
     nothing in Python, and any status but 0 sends the caller to the general path, which
     explains the error."""
-    if type(arrays[0]) is not _ndarray:
-        return -1  # tensors never reach the kernels
+    first = arrays[0]
+    if type(first) is not _ndarray or first.ndim != 1:
+        # tensors never reach the kernels; a batch would fail numba's typing, slowly
+        return -1
     try:
         status: int = kernel(ints, reals, *arrays, out)
     except TypeError:
