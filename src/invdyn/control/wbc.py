@@ -38,7 +38,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import as_float_array, check_positive, check_real, not_a_model
-from invdyn.centroidal import body_centers
+from invdyn.centroidal import (
+    center_of_mass,
+    center_of_mass_jacobian,
+    centroidal_momentum_rate,
+)
 from invdyn.configuration import difference
 from invdyn.control.computed_torque import effort_limits
 from invdyn.dynamics import bias, mass_matrix, rnea
@@ -475,7 +479,7 @@ class _Kinematics:
     """One forward pass of a state: points' Jacobians and drifts, frame orientations."""
 
     def __init__(self, model: Model, support: Float, q: Float, v: Float) -> None:
-        self.model = model
+        self.model, self.q, self.v = model, q, v
         self.support = support
         self.rotations, self.origins = forward_kinematics(model, q)
         self.columns = world_columns(model, self.rotations, self.origins)
@@ -523,14 +527,12 @@ class _Kinematics:
         return body, self.rotations[body] @ self.model.frame_rot[index]
 
     def center_of_mass(self) -> tuple[Float, Float, Float]:
-        """(3,) the centre of mass, its (3, nv) Jacobian and (3,) drift."""
-        model = self.model
-        share = model.body_mass / model.total_mass
-        centers = body_centers(model, self.rotations, self.origins)
-        columns = self.columns[None] * self.support[:, :, None]
-        linear = point_columns(columns, centers[:, None, :])
-        drift = point_acceleration(self.velocity, self.drift, centers)
-        return share @ centers, np.einsum("b,bkj->jk", share, linear), share @ drift
+        """(3,) the centre of mass, its (3, nv) Jacobian and (3,) drift (the linear
+        centroidal momentum rate at zero acceleration over the mass)."""
+        model, q, v = self.model, self.q, self.v
+        rate = centroidal_momentum_rate(model, q, v, np.zeros(model.nv))
+        drift = rate[3:] / model.total_mass
+        return center_of_mass(model, q), center_of_mass_jacobian(model, q), drift
 
 
 def _independent_rows(jacobian: Float, drift: Float) -> tuple[Float, Float]:
