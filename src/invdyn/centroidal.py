@@ -101,11 +101,6 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
     return out.reshape((*lead, 6))
 
 
-def body_centers(model: Model, rotations: Array, origins: Array) -> Array:
-    """(..., nbody, 3) world positions of the bodies' centres of mass."""
-    return origins + np.einsum("...bij,bj->...bi", rotations, model.body_com)
-
-
 def _momentum_rows(model: Model, q: Array, rows: int) -> Array:
     """(..., rows, nv) the centroidal momentum matrix (6 rows), or its linear rows over the mass
     (3 rows), the Jacobian of the centre of mass."""
