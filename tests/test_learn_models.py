@@ -211,6 +211,9 @@ def test_split_is_seeded_and_by_episode():
     assert split_episodes(10, 0.3, seed=1) != (train_idx, val_idx)
     assert split_episodes(1, 0.5, seed=0) == ([0], [])
     assert split_episodes(4, 0.0, seed=0) == ([0, 1, 2, 3], [])
+    train_idx, val_idx = split_episodes(10, 0.5, seed=0, usable=[2, 5, 7])
+    assert len(val_idx) == 2 and set(val_idx) <= {2, 5, 7}
+    assert sorted(train_idx + val_idx) == list(range(10))
 
 
 def test_a_validation_split_of_one_window_says_why_r2_is_nan(tmp_path):
@@ -518,15 +521,25 @@ def test_bad_config_raises_input_error(make):
         make()
 
 
-def test_validation_episodes_too_short_for_a_window_are_warned_of(episodes, tmp_path):
+def test_episodes_too_short_for_a_window_are_never_held_out(episodes, tmp_path):
     config = small(epochs=1)
-    _, val_idx = split_episodes(len(episodes), config.train.val_fraction, config.train.seed)
+    _, first_choice = split_episodes(len(episodes), config.train.val_fraction, config.train.seed)
     short = [
-        Episode(e.state[:1], e.action[:1]) if k in val_idx else e for k, e in enumerate(episodes)
+        Episode(e.state[:1], e.action[:1]) if k in first_choice else e
+        for k, e in enumerate(episodes)
     ]
-    with pytest.warns(UserWarning, match=r"validation episodes .* are too short for a window"):
-        result = train(short, config, tmp_path, progress=False)
-    assert result.metrics == {}
+    result = train(short, config, tmp_path, progress=False)
+    assert result.val_episodes and not set(result.val_episodes) & set(first_choice)
+    assert np.isfinite(result.metrics["r2_mean"])
+
+
+def test_the_only_long_episode_is_kept_for_training(episodes, tmp_path):
+    config = small(epochs=1)
+    short = [Episode(e.state[:1], e.action[:1]) for e in episodes[1:]]
+    with pytest.warns(UserWarning, match="only one is long enough for a window, and it is all"):
+        result = train([*short, episodes[0]], config, tmp_path, progress=False)
+    assert result.train_episodes == list(range(len(episodes)))
+    assert result.val_episodes == [] and result.metrics == {}
 
 
 def test_bad_batches_raise_input_error(episodes, tmp_path):

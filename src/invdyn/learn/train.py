@@ -104,15 +104,27 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def split_episodes(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+def split_episodes(
+    n: int, val_fraction: float, seed: int, *, usable: Sequence[int] | None = None
+) -> tuple[list[int], list[int]]:
     """Indices of the training and validation episodes, a seeded split of whole episodes.
 
-    At least one episode is held out when `val_fraction` > 0 and at least one is kept for
-    training; a single episode is all training.
+    Only the `usable` episodes (those long enough for a window; default all) are split: at
+    least one is held out when `val_fraction` > 0 and at least one is kept for training, and a
+    single one is all training. The others go with training, where they add nothing.
     """
-    n_val = 0 if val_fraction == 0 else min(max(1, round(val_fraction * n)), n - 1)
-    order = np.random.default_rng(seed).permutation(n)
-    return sorted(order[n_val:].tolist()), sorted(order[:n_val].tolist())
+    candidates = np.arange(n) if usable is None else np.asarray(sorted(usable), dtype=np.int64)
+    count = len(candidates)
+    n_val = 0 if val_fraction == 0 else min(max(1, round(val_fraction * count)), count - 1)
+    held = candidates[np.random.default_rng(seed).permutation(count)[:n_val]]
+    return sorted(set(range(n)) - set(held.tolist())), sorted(held.tolist())
+
+
+def _one_usable(n_episodes: int, n_usable: int) -> str:
+    """How the warning about a single usable episode starts."""
+    if n_episodes == 1:
+        return "one episode is"
+    return f"of {n_episodes} episodes only one is long enough for a window, and it is"
 
 
 def train(
@@ -155,26 +167,22 @@ def train(
     spec = _spec(episodes)
     _warn_if_labelled(episodes)
     arrays = episode_arrays(episodes)
-    train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed)
-    if tc.val_fraction > 0 and not val_idx:
+    span = config.model.context + config.model.offsets[-1]
+    usable = [i for i, (state, _) in enumerate(arrays) if state.shape[0] > span]
+    train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed, usable=usable)
+    if tc.val_fraction > 0 and not val_idx and usable:
         warn(
-            "one episode is all training: none is held out for validation (train.val_fraction "
-            f"= {tc.val_fraction:g}), so the run reports no validation metrics"
+            f"{_one_usable(len(arrays), len(usable))} all training: none is held out for "
+            f"validation (train.val_fraction = {tc.val_fraction:g}), so the run reports no "
+            "validation metrics"
         )
     train_w = select_windows(arrays, episodes, train_idx, config.model)
     val_w = select_windows(arrays, episodes, val_idx, config.model) if val_idx else None
     if len(train_w) == 0:
         raise InputError(
             "no training windows: episodes need more than context + horizon + future = "
-            f"{config.model.context + config.model.offsets[-1]} steps"
+            f"{span} steps"
         )
-    if val_w is not None and len(val_w) == 0:
-        warn(
-            f"the {len(val_idx)} validation episodes {val_idx} are too short for a window "
-            f"(more than {config.model.context + config.model.offsets[-1]} steps): the run "
-            "reports no validation metrics"
-        )
-        val_w = None
     if val_w is not None and len(val_w) == 1:
         warn(
             f"the validation episodes hold one window: {ONE_SAMPLE}; hold out more or longer "
