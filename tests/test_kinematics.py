@@ -93,6 +93,10 @@ def test_world_frame_is_fixed(rng):
         jac = invdyn.frame_jacobian(model, q, "base", reference=reference)
         assert jac.shape == (4, 6, 2)
         assert not jac.any()
+        assert invdyn.frame_jacobian(model, q[0], "base", reference=reference).shape == (6, 2)
+    rot, pos = invdyn.frame_placement(model, q[0], "base")
+    assert_close(rot, np.eye(3), what="world frame rotation, one state")
+    assert_close(pos, np.zeros(3), what="world frame origin, one state")
 
 
 def test_frame_by_name_and_index_agree(rng):
@@ -150,6 +154,12 @@ def test_against_pinocchio(name, floating):
                 expected = np.vstack([expected[3:], expected[:3]])
                 ours = invdyn.frame_jacobian(model, q[k], frame_name, reference=reference)
                 assert_close(ours, expected, rtol=RTOL, what=f"{reference} jacobian, {where}")
+                # one state takes its own compiled path: the batch path agrees with it
+                batch = invdyn.frame_jacobian(model, q, index, reference=reference)[k]
+                assert_close(batch, ours, rtol=1e-14, what=f"batched {reference}, {where}")
+            batch_rot, batch_pos = invdyn.frame_placement(model, q, index)
+            assert_close(batch_rot[k], rot, rtol=1e-14, what=f"batched rotation, {where}")
+            assert_close(batch_pos[k], pos, rtol=1e-14, what=f"batched origin, {where}")
 
 
 @requires_erd
@@ -167,6 +177,9 @@ def test_body_placements_against_pinocchio(name, floating):
         expected_pos = np.stack([pdata.oMi[i + 1].translation for i in range(model.nbody)])
         assert_close(rotations[k], expected_rot, rtol=RTOL, what=f"{name} body rotations")
         assert_close(origins[k], expected_pos, rtol=RTOL, what=f"{name} body origins")
+        one_rot, one_pos = invdyn.forward_kinematics(model, q[k])
+        assert_close(one_rot, rotations[k], rtol=1e-14, what=f"{name} one state's rotations")
+        assert_close(one_pos, origins[k], rtol=1e-14, what=f"{name} one state's origins")
 
 
 @requires_erd

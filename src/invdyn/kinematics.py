@@ -36,6 +36,9 @@ from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
 Reference = Literal["local", "world", "local_world_aligned"]
+# bound once: module attribute lookups are a visible share of a single call
+_empty = np.empty
+_ndarray = np.ndarray
 
 
 def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
@@ -48,7 +51,12 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     Returns:
       (..., nbody, 3, 3) body rotations and (..., nbody, 3) body origins, in the world frame.
     """
-    packed(model)  # a model, or the error that says what was passed
+    ints, reals = packed(model)  # a model, or the error that says what was passed
+    if type(q) is _ndarray and q.ndim == 1:
+        # one float64 configuration takes the compiled path directly
+        world = _empty((model.nbody, 12))
+        if _single(cpu.forward_kinematics_vector, ints, reals, q, world):
+            return world[:, :9].reshape(model.nbody, 3, 3), world[:, 9:]
     if any_tensor(q):
         return _tensor_forward_kinematics(model, q)
     world, lead = _world_placements(model, q)
@@ -68,6 +76,20 @@ def _world_placements(model: Model, q: Array) -> tuple[Array, tuple[int, ...]]:
     return world, lead
 
 
+def _single(kernel: Any, *args: Any) -> bool:
+    """Whether `kernel` (one of the ``*_vector`` kernels, its arguments `args`) ran on a
+    plain configuration: False when the arguments are of other types or sizes (the general
+    path then checks them and says what is wrong); raises for a non-finite input or result."""
+    try:
+        status = kernel(*args)
+    except TypeError:
+        return False
+    if status < 0:
+        return False
+    raise_for_status(status, ("q",))
+    return True
+
+
 def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Array]:
     """World placement of a frame.
 
@@ -81,20 +103,22 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     """
     index = _frame_index(model, frame)
     body = _frame_body(model, index)
-    local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
     if any_tensor(q):
+        local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
         return _tensor_frame_placement(model, q, body, local_rot, local_pos)
-    if body < 0:
-        # fixed to the world: q is only checked, and sets the batch shape
-        q = as_finite_array("q", q, model.nq)
-        lead = q.shape[:-1]
-        return (
-            np.broadcast_to(local_rot, (*lead, 3, 3)).copy(),
-            np.broadcast_to(local_pos, (*lead, 3)).copy(),
-        )
-    rotations, origins = forward_kinematics(model, q)
-    rot, origin = rotations[..., body, :, :], origins[..., body, :]
-    return rot @ local_rot, origin + rot @ local_pos
+    ints, reals = model.kernel_data
+    frame_data = _frame_placements(model)[index]
+    if type(q) is _ndarray and q.ndim == 1:
+        placed = _empty(12)
+        if _single(cpu.frame_placement_vector, ints, reals, q, body, frame_data, placed):
+            return placed[:9].reshape(3, 3), placed[9:]
+    q = as_float_array("q", q, model.nq)
+    lead = q.shape[:-1]
+    flat = q.reshape(-1, model.nq)
+    placed = np.empty((len(flat), 12))
+    raise_for_status(cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed), ("q",))
+    placed = placed.reshape((*lead, 12))
+    return placed[..., :9].reshape((*lead, 3, 3)), placed[..., 9:]
 
 
 def frame_jacobian(
@@ -119,21 +143,18 @@ def frame_jacobian(
     index = _frame_index(model, frame)
     if any_tensor(q):
         return _tensor_frame_jacobian(model, q, index, reference)
-    world, lead = _world_placements(model, q)
-    jacobian = np.zeros((len(world), 6, model.nv))
-    body = _frame_body(model, index)
-    if body >= 0:
-        cpu.frame_jacobian_states(
-            world,
-            model.dof_body,
-            motion_subspace(model),
-            support_matrix(model)[body],
-            body,
-            model.frame_rot[index],
-            model.frame_pos[index],
-            _JACOBIAN_REFERENCES[reference],
-            jacobian,
-        )
+    ints, reals = model.kernel_data
+    args = (_frame_body(model, index), _frame_placements(model)[index])
+    ref = _JACOBIAN_REFERENCES[reference]
+    if type(q) is _ndarray and q.ndim == 1:
+        jacobian = _empty((6, model.nv))
+        if _single(cpu.frame_jacobian_vector, ints, reals, q, *args, ref, jacobian):
+            return jacobian
+    q = as_float_array("q", q, model.nq)
+    lead = q.shape[:-1]
+    flat = q.reshape(-1, model.nq)
+    jacobian = np.empty((len(flat), 6, model.nv))
+    raise_for_status(cpu.frame_jacobian_batch(ints, reals, flat, *args, ref, jacobian), ("q",))
     return jacobian.reshape((*lead, 6, model.nv))
 
 
@@ -411,6 +432,18 @@ def _frame_body(model: Model, index: int) -> int:
 
 def _frame_bodies(model: Model) -> tuple[int, ...]:
     return tuple(int(body) for body in model.frame_body)
+
+
+def _frame_placements(model: Model) -> Array:
+    """(nframe, 12) each frame's rotation (row-major) and position in its body, as the frame
+    kernels of `invdyn.kernels.cpu` read them (writable, like `Model.kernel_data`: their
+    compiled signatures take writable arrays); built once per model."""
+    return model.derived(_frame_placement_rows)
+
+
+def _frame_placement_rows(model: Model) -> Array:
+    rows = np.concatenate([model.frame_rot.reshape(-1, 9), model.frame_pos], axis=1)
+    return np.ascontiguousarray(rows, dtype=np.float64)
 
 
 def _ancestors(model: Model, body: int) -> list[int]:

@@ -1602,59 +1602,117 @@ def forward_kinematics_batch(ints, reals, q, world):
     return status.max() if status.size > 0 else 0
 
 
-# the coordinates of a frame Jacobian (`frame_jacobian_states`), as Pinocchio's ReferenceFrame
+# the coordinates of a frame Jacobian (`frame_jacobian`), as Pinocchio's ReferenceFrame
 JACOBIAN_LOCAL, JACOBIAN_WORLD, JACOBIAN_LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
-@njit(cache=True)
-def frame_jacobian_states(world, dof_body, local, support, body, frame_rot, frame_pos, ref, out):
-    """The Jacobian of a frame's spatial velocity at each of B states into out (B, 6, nv),
-    rows [angular; linear]: from the body placements world (B, nbody, 12) that
-    `forward_kinematics_batch` writes, the (nv,) body of each dof, (nv, 6) motion of each dof
-    in its body's coordinates, (nv,) 1 for the dofs that move `body`, the frame's (3, 3)
-    rotation and (3,) position in `body`, and `ref` one of the JACOBIAN_* coordinates."""
-    nv = dof_body.shape[0]
-    p = np.empty(3)
-    frame = np.empty((3, 3))
-    w = np.empty(3)
-    u = np.empty(3)
-    for b in range(world.shape[0]):
-        place = world[b, body]
-        # the frame's world origin p and rotation F = R_body frame_rot
-        for r in range(3):
-            p[r] = place[9 + r]
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _frame_in_world(ints, reals, q, body, frame, out):
+    """Write the world rotation (9, row-major) and origin (3) of a frame into out (12), the
+    frame at `frame` (12: rotation row-major, then position) in `body` (-1: the world); return
+    the (body + 1, 12) world placements of the bodies up to `body`."""
+    dofs = reals[ints.shape[0] :]
+    world = np.empty((body + 1, 12))
+    _world_placements(ints[: body + 1], reals, q, _new_work(ints, dofs), world, False)
+    if body < 0:
+        out[:] = frame
+        return world
+    place = world[body]
+    for r in range(3):
+        origin = place[9 + r]
+        for c in range(3):
+            origin += place[3 * r + c] * frame[9 + c]
+            turned = 0.0
+            for m in range(3):
+                turned += place[3 * r + m] * frame[3 * m + c]
+            out[3 * r + c] = turned
+        out[9 + r] = origin
+    return world
+
+
+@njit(cache=True, fastmath=_FAST)
+def frame_placement(ints, reals, q, body, frame, out):
+    """Write the world rotation (9, row-major) and origin (3) of the frame at `frame` (12:
+    rotation row-major, then position) in `body` (-1: the world) into out (12)."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    _frame_in_world(ints, reals, q, body, frame, out)
+    return _status_of_result(out)
+
+
+@njit(cache=True, fastmath=_FAST)
+def frame_jacobian(ints, reals, q, body, frame, ref, out):
+    """Write the Jacobian of a frame's spatial velocity, rows [angular; linear], into out
+    (6, nv): the frame at `frame` (12: rotation row-major, then position) in `body` (-1: the
+    world), in the JACOBIAN_* coordinates `ref`."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    placed = np.empty(12)
+    world = _frame_in_world(ints, reals, q, body, frame, placed)
+    out[:, :] = 0.0
+    # each joint on the path from the body to its root moves the frame
+    i = body
+    while i >= 0:
+        joint = world[i]
+        for k in range(_joint_nv(ints, i)):
+            s = _column(ints, reals, i, k)
+            w0, w1, w2, u0, u1, u2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             for c in range(3):
-                p[r] += place[3 * r + c] * frame_pos[c]
-                frame[r, c] = 0.0
-                for m in range(3):
-                    frame[r, c] += place[3 * r + m] * frame_rot[m, c]
-        for k in range(nv):
-            if support[k] == 0.0:
-                out[b, :, k] = 0.0
-                continue
-            joint = world[b, dof_body[k]]
-            w[:] = 0.0
-            u[:] = 0.0
-            for r in range(3):
-                for c in range(3):
-                    w[r] += joint[3 * r + c] * local[k, c]
-                    u[r] += joint[3 * r + c] * local[k, 3 + c]
+                w0 += joint[c] * s[c]
+                w1 += joint[3 + c] * s[c]
+                w2 += joint[6 + c] * s[c]
+                u0 += joint[c] * s[3 + c]
+                u1 += joint[3 + c] * s[3 + c]
+                u2 += joint[6 + c] * s[3 + c]
             # the motion at the world origin, u + o x w, then at the frame's origin, + w x p
-            o = joint[9:12]
-            u[0] += o[1] * w[2] - o[2] * w[1]
-            u[1] += o[2] * w[0] - o[0] * w[2]
-            u[2] += o[0] * w[1] - o[1] * w[0]
+            o0, o1, o2 = joint[9], joint[10], joint[11]
+            u0 += o1 * w2 - o2 * w1
+            u1 += o2 * w0 - o0 * w2
+            u2 += o0 * w1 - o1 * w0
             if ref != JACOBIAN_WORLD:
-                u[0] += w[1] * p[2] - w[2] * p[1]
-                u[1] += w[2] * p[0] - w[0] * p[2]
-                u[2] += w[0] * p[1] - w[1] * p[0]
-            for r in range(3):
-                if ref == JACOBIAN_LOCAL:
-                    out[b, r, k] = frame[0, r] * w[0] + frame[1, r] * w[1] + frame[2, r] * w[2]
-                    out[b, 3 + r, k] = frame[0, r] * u[0] + frame[1, r] * u[1] + frame[2, r] * u[2]
-                else:
-                    out[b, r, k] = w[r]
-                    out[b, 3 + r, k] = u[r]
+                p0, p1, p2 = placed[9], placed[10], placed[11]
+                u0 += w1 * p2 - w2 * p1
+                u1 += w2 * p0 - w0 * p2
+                u2 += w0 * p1 - w1 * p0
+            col = ints[i, 3] + k
+            if ref == JACOBIAN_LOCAL:
+                # into the frame's axes: F^T w, F^T u
+                for r in range(3):
+                    out[r, col] = placed[r] * w0 + placed[3 + r] * w1 + placed[6 + r] * w2
+                    out[3 + r, col] = placed[r] * u0 + placed[3 + r] * u1 + placed[6 + r] * u2
+            else:
+                out[0, col], out[1, col], out[2, col] = w0, w1, w2
+                out[3, col], out[4, col], out[5, col] = u0, u1, u2
+        i = ints[i, 0]
+    return _status_of_result(out)
+
+
+@njit(cache=True, parallel=True)
+def frame_placement_batch(ints, reals, q, body, frame, out):
+    """`frame_placement` over the leading axis: q (B, nq), out (B, 12)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = frame_placement(ints, reals, q[b], body, frame, out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = frame_placement(ints, reals, q[b], body, frame, out[b])
+    return status.max() if status.size > 0 else 0
+
+
+@njit(cache=True, parallel=True)
+def frame_jacobian_batch(ints, reals, q, body, frame, ref, out):
+    """`frame_jacobian` over the leading axis: q (B, nq), out (B, 6, nv)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = frame_jacobian(ints, reals, q[b], body, frame, ref, out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = frame_jacobian(ints, reals, q[b], body, frame, ref, out[b])
+    return status.max() if status.size > 0 else 0
 
 
 @njit(cache=True, parallel=True)
@@ -1761,6 +1819,35 @@ def rnea_matrix(ints, reals, q, v, a, tau):
     if tau.shape != batch:
         return -1
     return rnea_states(ints, reals, q, v, a, np.zeros((1, 0, 6)), tau)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+def forward_kinematics_vector(ints, reals, q, world):
+    """`forward_kinematics` of one configuration into world (nbody, 12); -1 when a size is
+    wrong."""
+    dofs = reals[ints.shape[0] :]
+    if q.shape[0] != int(dofs[dofs.shape[0] - 1, 3]) or world.shape != (ints.shape[0], 12):
+        return -1
+    return forward_kinematics(ints, reals, q, world)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, {_VEC})", cache=True)
+def frame_placement_vector(ints, reals, q, body, frame, out):
+    """`frame_placement` of one configuration; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
+    if q.shape[0] != int(dofs[dofs.shape[0] - 1, 3]) or out.shape[0] != 12:
+        return -1
+    return frame_placement(ints, reals, q, body, frame, out)
+
+
+@njit(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, int64, {_MAT})", cache=True)
+def frame_jacobian_vector(ints, reals, q, body, frame, ref, out):
+    """`frame_jacobian` of one configuration; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
+    nv = dofs.shape[0] - 1
+    if q.shape[0] != int(dofs[nv, 3]) or out.shape != (6, nv):
+        return -1
+    return frame_jacobian(ints, reals, q, body, frame, ref, out)
 
 
 @njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
