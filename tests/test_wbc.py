@@ -16,6 +16,7 @@ from invdyn.configuration import random_configuration
 pytest.importorskip("mujoco")
 pytest.importorskip("proxsuite")
 
+from invdyn.control.balance import STANCES, Scenario, foot_contacts, standing, with_stance
 from invdyn.control.wbc import (
     CenterOfMassTask,
     OrientationTask,
@@ -140,10 +141,11 @@ def test_wbc_command(tmp_path, capsys):
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
     assert "no frame named *foot" in capsys.readouterr().err
-    # feet and pose named: the small quadruped stands on its *_contact frames, legs straight
+    # a built-in robot whose URDF names no foot stands as its stance says: the small
+    # quadruped on its *_contact frames, legs straight
     feet = "FL_contact,FR_contact,BL_contact,BR_contact"
     options = ["--duration", "0.2", "--out", str(out), "--no-progress"]
-    assert cli.main(["wbc", "quadruped", "--feet", feet, "--pose", "neutral", *options]) == 0
+    assert cli.main(["wbc", "quadruped", *options]) == 0
     assert f"on {feet.replace(',', ', ')}: " in capsys.readouterr().out
     assert json.loads((out / "report.json").read_text())["fell"] is False
     for arguments, message in (
@@ -272,6 +274,26 @@ def test_a_humanoid_stands_on_the_soles_it_is_told_of(load_robot):
     weight = g1.total_mass * 9.81
     np.testing.assert_allclose(np.nansum(run.forces[-1, :, 2]), weight, rtol=0.02)
     assert np.all(run.forces[-1, :, 2] > 0.02 * weight / 8)
+
+
+@requires_erd
+@pytest.mark.parametrize("name", sorted(STANCES))
+def test_built_in_robots_without_feet_or_standing_states_have_stances(load_robot, name):
+    """Each stance names feet of the robot, and a pose in its limits in which every foot
+    reaches the ground under the centre of mass; what a scenario names itself wins."""
+    robot = load_robot(name, floating_base=True)
+    with pytest.raises(invdyn.InputError):
+        bare = Scenario()
+        standing(robot, foot_contacts(robot, bare), bare.foot_radius, bare.pose)
+    scenario = with_stance(robot, Scenario())
+    assert (scenario.feet, scenario.soles, scenario.pose) != (None, None, None)
+    contacts = foot_contacts(robot, scenario)
+    q0 = standing(robot, contacts, scenario.foot_radius, scenario.pose)
+    assert np.all((q0 >= robot.q_lower) & (q0 <= robot.q_upper))
+    own = Scenario(feet=(contacts[0].frame,), pose="neutral")
+    assert with_stance(robot, own) == own
+    # the same file loaded under another name is not the built-in robot
+    assert with_stance(robot.replace(name="mine"), Scenario()) == Scenario()
 
 
 @requires_erd

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._files import write_json
-from invdyn.control.balance import SCENARIOS, STANDING
+from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
@@ -428,7 +428,8 @@ def _parser() -> argparse.ArgumentParser:
         help="whole-body control of a legged robot in MuJoCo: stand, sway, squat, push, lift",
         description="Simulate a legged robot (floating base; point feet named *foot and flat "
         "feet named *sole unless --feet or --soles name them; a standing configuration in its "
-        "SRDF or MJCF keyframes unless --pose names one) in MuJoCo under whole-body control (a "
+        "SRDF or MJCF keyframes unless --pose names one; the built-in "
+        f"{', '.join(sorted(STANCES))} have their own) in MuJoCo under whole-body control (a "
         "QP over accelerations and contact forces, friction cones, torque limits), print the "
         "centre of mass error and the friction cone and torque margins, and write a plot and a "
         "report.",

@@ -3,7 +3,8 @@
 The robot starts in its SRDF's standing configuration (`invdyn.io.srdf`), or another one that
 `Scenario.pose` names, with its feet on the ground: a point foot (a frame named ``*foot``, or
 one of `Scenario.feet`) stands on its origin, a flat foot (named ``*sole`` or ``*sole_link``, or
-one of `Scenario.soles`) on the four corners of `Scenario.sole`; each point is a contact of
+one of `Scenario.soles`) on the four corners of `Scenario.sole`; built-in robots whose
+descriptions name neither have them in `STANCES`. Each point is a contact of
 `invdyn.control.wbc` and a sphere in the simulation, and the `WholeBodyController` tracks a
 centre of mass reference:
 
@@ -50,6 +51,7 @@ from invdyn.dynamics import singular_joints
 from invdyn.errors import InputError
 from invdyn.io import is_mjcf
 from invdyn.io.mjcf import keyframes
+from invdyn.io.robots import robot_path
 from invdyn.io.srdf import robot_configurations
 from invdyn.kinematics import frame_placement, frame_point
 from invdyn.model import Model
@@ -78,6 +80,38 @@ GROUND_TOLERANCE = 1e-3
 
 
 @dataclasses.dataclass(frozen=True)
+class Stance:
+    """How a built-in robot stands where its description does not say: the `Scenario` fields
+    of the same names, which `with_stance` fills in."""
+
+    feet: tuple[str, ...] | None = None
+    soles: tuple[str, ...] | None = None
+    sole: tuple[float, float, float, float, float] | None = None
+    pose: str | tuple[float, ...] | None = None
+
+
+# the Unitree G1 on its ankle links, whose URDF contact spheres are its soles' corners, legs
+# straight
+_G1 = Stance(
+    soles=("left_ankle_roll_link", "right_ankle_roll_link"),
+    sole=(-0.05, 0.12, -0.03, 0.03, -0.03),
+    pose=NEUTRAL,
+)
+STANCES = {
+    "g1": _G1,
+    "g1_with_hands": _G1,
+    # on the contact frames at the tips of its legs, which are straight
+    "quadruped": Stance(
+        feet=("FL_contact", "FR_contact", "BL_contact", "BR_contact"), pose=NEUTRAL
+    ),
+    # its SRDF has no state: knees bent (its neutral pose is outside their limits)
+    "laikago": Stance(pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) + (0.0, 0.6, -1.2) * 4),
+}
+"""The stances of the built-in robots (`invdyn.io.robots`) whose descriptions name no feet or
+no standing state."""
+
+
+@dataclasses.dataclass(frozen=True)
 class Scenario:
     """What a balance run asks of the robot.
 
@@ -97,13 +131,14 @@ class Scenario:
       sole: ``(x_min, x_max, y_min, y_max, z)``, m: the corners of a flat foot in its frame,
         ``x_min < x_max``, ``y_min < y_max``; None for `DEFAULT_SOLE`. Only for a robot with
         flat feet.
-      feet: frames of point feet; `soles`: frames of flat feet. None for both: the frames
-        named ``*foot`` and ``*sole`` (or ``*sole_link``; its body then has no ``*foot``
-        point); naming either names every foot (the other then None for none).
+      feet: frames of point feet; `soles`: frames of flat feet. None for both: those of the
+        built-in robot's `STANCES` entry, else the frames named ``*foot`` and ``*sole`` (or
+        ``*sole_link``; its body then has no ``*foot`` point); naming either names every foot
+        (the other then None for none).
       pose: the configuration to stand in: the name of an SRDF state or MJCF keyframe, or
         `NEUTRAL` for the model's neutral one (unless its SRDF or keyframes name one so), or
         the (nq,) configuration itself (its base then placed by `standing`); None for the
-        first of `STANDING` that the robot has.
+        built-in robot's `STANCES` entry, else the first of `STANDING` that the robot has.
     """
 
     name: str = "stand"
@@ -267,6 +302,23 @@ def contact_labels(contacts: Sequence[PointContact]) -> tuple[str, ...]:
         else f"{c.frame} ({c.position[0]:+.2f}, {c.position[1]:+.2f})"
         for c in contacts
     )
+
+
+def with_stance(model: Model, scenario: Scenario) -> Scenario:
+    """`scenario` with the feet, sole and pose it leaves to the robot taken from the built-in
+    robot's `STANCES` entry, if `model` is one loaded by name: its feet (and their sole) where
+    it names none, its pose where it names none."""
+    stance = STANCES.get(model.name)
+    if stance is None or model.source != str(robot_path(model.name)):
+        return scenario
+    changes: dict[str, Any] = {}
+    if scenario.feet is None and scenario.soles is None:
+        changes.update(feet=stance.feet, soles=stance.soles)
+        if scenario.sole is None:
+            changes.update(sole=stance.sole)
+    if scenario.pose is None:
+        changes.update(pose=stance.pose)
+    return dataclasses.replace(scenario, **changes)
 
 
 def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
@@ -489,6 +541,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     until the end or until the robot loses balance (`BalanceRun.fell_at`)."""
     from invdyn.sim import Plant, Push, StopRollout, rollout
 
+    scenario = with_stance(model, scenario)
     contacts = foot_contacts(model, scenario)
     q0 = standing(model, contacts, scenario.foot_radius, scenario.pose)
     # joints that together move no inertia, yet carry mass (iCub's neck, not massless
