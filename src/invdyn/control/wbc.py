@@ -63,8 +63,10 @@ Float = NDArray[np.float64]
 # a reference of time: (position, velocity, acceleration)
 Reference = Callable[[float], tuple[ArrayLike, ArrayLike, ArrayLike]]
 BASE_DOFS = 6
-# singular values of the contacts' Jacobian below this, relative to the largest, are zero
-RANK_TOLERANCE = 1e-9
+# singular values of the contacts' Jacobian below this, relative to the largest, are zero: a
+# row that only a millionfold acceleration could satisfy constrains nothing, and near-dependent
+# rows (legs without side joints) leave ProxQP reporting a feasible QP infeasible
+RANK_TOLERANCE = 1e-6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -403,18 +405,22 @@ class WholeBodyController:
         t: float,
     ) -> Float:
         """The QP's solution by ProxQP, warm-started from the last step's of the same size
-        (the contacts, and the rank of their constraints, set the size)."""
+        (the contacts, and the rank of their constraints, set the size). A warm start that
+        fails is tried again from a cold one: near-dependent constraints (legs without side
+        joints) can throw ProxQP's warm start, and it then reports a feasible QP infeasible."""
         proxqp = _proxqp()
-
-        if self._qp is None or self._qp.model.n_eq != len(target):
+        problem = (hessian, gradient, equality, target, inequality, lower, upper)
+        warm = self._qp is not None and self._qp.model.n_eq == len(target)
+        if warm:
+            self._qp.update(*problem)
+            self._qp.solve()
+        if not warm or self._qp.results.info.status != proxqp.PROXQP_SOLVED:
+            # cold: from the solution of the equality-constrained problem, ProxQP's default
             self._qp = proxqp.dense.QP(len(gradient), len(target), len(lower))
             self._qp.settings.eps_abs = 1e-9
-            warm = proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
-            self._qp.settings.initial_guess = warm
-            self._qp.init(hessian, gradient, equality, target, inequality, lower, upper)
-        else:
-            self._qp.update(hessian, gradient, equality, target, inequality, lower, upper)
-        self._qp.solve()
+            self._qp.init(*problem)
+            self._qp.solve()
+            self._qp.settings.initial_guess = proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
         status = self._qp.results.info.status
         if status != proxqp.PROXQP_SOLVED:
             raise QPError(f"whole-body QP not solved at t = {t:.4f} s ({status})")
