@@ -101,13 +101,11 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     Returns:
       (..., 3, 3) rotation and (..., 3) origin of the frame in the world frame.
     """
-    index = _frame_index(model, frame)
-    body = _frame_body(model, index)
+    index, body, frame_data = _frame_target(model, frame)
     if any_tensor(q):
         local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
         return _tensor_frame_placement(model, q, body, local_rot, local_pos)
     ints, reals = model.kernel_data
-    frame_data = _frame_placements(model)[index]
     if type(q) is _ndarray and q.ndim == 1:
         placed = _empty(12)
         if _single(cpu.frame_placement_vector, ints, reals, q, body, frame_data, placed):
@@ -140,21 +138,22 @@ def frame_jacobian(
       (..., 6, nv) Jacobian, rows [angular; linear].
     """
     _check_reference(reference)
-    index = _frame_index(model, frame)
+    index, body, frame_data = _frame_target(model, frame)
     if any_tensor(q):
         return _tensor_frame_jacobian(model, q, index, reference)
     ints, reals = model.kernel_data
-    args = (_frame_body(model, index), _frame_placements(model)[index])
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
         jacobian = _empty((6, model.nv))
-        if _single(cpu.frame_jacobian_vector, ints, reals, q, *args, ref, jacobian):
+        if _single(cpu.frame_jacobian_vector, ints, reals, q, body, frame_data, ref, jacobian):
             return jacobian
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     flat = q.reshape(-1, model.nq)
     jacobian = np.empty((len(flat), 6, model.nv))
-    raise_for_status(cpu.frame_jacobian_batch(ints, reals, flat, *args, ref, jacobian), ("q",))
+    raise_for_status(
+        cpu.frame_jacobian_batch(ints, reals, flat, body, frame_data, ref, jacobian), ("q",)
+    )
     return jacobian.reshape((*lead, 6, model.nv))
 
 
@@ -434,16 +433,33 @@ def _frame_bodies(model: Model) -> tuple[int, ...]:
     return tuple(int(body) for body in model.frame_body)
 
 
-def _frame_placements(model: Model) -> Array:
-    """(nframe, 12) each frame's rotation (row-major) and position in its body, as the frame
-    kernels of `invdyn.kernels.cpu` read them (writable, like `Model.kernel_data`: their
-    compiled signatures take writable arrays); built once per model."""
-    return model.derived(_frame_placement_rows)
+def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
+    """The index of `frame` (a name or an index), the body that carries it (-1 for the world)
+    and its (12,) rotation (row-major) and position in that body, as the frame kernels of
+    `invdyn.kernels.cpu` read them."""
+    try:
+        targets = model.derived(_frame_targets)
+    except AttributeError:
+        raise not_a_model(model) from None
+    if type(frame) is str or type(frame) is int:
+        # names and plain indices from 0 in one lookup; the rest (and errors) by _frame_index
+        found = targets.get(frame)
+        if found is not None:
+            return found
+    return targets[_frame_index(model, frame)]
 
 
-def _frame_placement_rows(model: Model) -> Array:
+def _frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
+    """`_frame_target` of every frame, by name and by index. The placement rows stay
+    writable, like `Model.kernel_data`: the compiled signatures take writable arrays."""
     rows = np.concatenate([model.frame_rot.reshape(-1, 9), model.frame_pos], axis=1)
-    return np.ascontiguousarray(rows, dtype=np.float64)
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    bodies = _frame_bodies(model)
+    targets: dict[str | int, tuple[int, int, Array]] = {}
+    for index, name in enumerate(model.frame_name):
+        targets[index] = (index, bodies[index], rows[index])
+        targets.setdefault(name, targets[index])
+    return targets
 
 
 def _ancestors(model: Model, body: int) -> list[int]:
