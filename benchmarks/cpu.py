@@ -5,8 +5,10 @@ Single-call latency (numpy in, numpy out, called from Python) of rnea, the mass 
 (`invdyn.rnea_derivatives` against ``pin.computeRNEADerivatives``), the centre of mass and its
 Jacobian (against ``pin.centerOfMass`` and ``pin.jacobianCenterOfMass``), the centroidal
 momentum matrix (against ``pin.computeCentroidalMap``) and its rate (against
-``pin.computeCentroidalMomentumTimeVariation``), on the Panda (fixed base) and TALOS (floating
-base); batched rnea throughput at several batch sizes against
+``pin.computeCentroidalMomentumTimeVariation``), a frame's placement (against
+``pin.forwardKinematics`` then ``pin.updateFramePlacement``) and its Jacobian (against
+``pin.computeFrameJacobian``), on the Panda (fixed base, its hand) and TALOS (floating base, its
+left sole); batched rnea throughput at several batch sizes against
 ``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
 a robot and make its first rnea call.
 
@@ -49,6 +51,8 @@ from invdyn.io import robots
 from tables import table
 
 ROBOTS = (("panda", False), ("talos", True))
+# the frame of each robot whose placement and Jacobian are timed
+FRAMES = {"panda": "panda_hand", "talos": "left_sole_link"}
 BATCHES = (64, 4096, 65536)
 QUICK_BATCHES = (64, 4096)
 
@@ -131,6 +135,14 @@ def latency(
     """Rows of single-call latencies: rnea, mass matrix, aba, rnea derivatives and centroidal
     quantities of both libraries."""
     q, v, a, tau = state
+    frame = FRAMES[model.name]
+    fid = pmodel.getFrameId(frame)
+    aligned = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def pin_frame_placement() -> object:
+        pin.forwardKinematics(pmodel, pdata, q)
+        return pin.updateFramePlacement(pmodel, pdata, fid)
+
     cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: invdyn.rnea(model, q, v, a), lambda: pin.rnea(pmodel, pdata, q, v, a)),
         (
@@ -163,6 +175,12 @@ def latency(
             "centroidal_momentum_rate",
             lambda: invdyn.centroidal_momentum_rate(model, q, v, a),
             lambda: pin.computeCentroidalMomentumTimeVariation(pmodel, pdata, q, v, a),
+        ),
+        ("frame_placement", lambda: invdyn.frame_placement(model, q, frame), pin_frame_placement),
+        (
+            "frame_jacobian",
+            lambda: invdyn.frame_jacobian(model, q, frame),
+            lambda: pin.computeFrameJacobian(pmodel, pdata, q, fid, aligned),
         ),
     ]
     rows = []
@@ -222,7 +240,21 @@ def check(
     dhg = pin.computeCentroidalMomentumTimeVariation(pmodel, pdata, q, v, a)
     rate = np.r_[dhg.angular, dhg.linear]
     center = pin.centerOfMass(pmodel, pdata, q).copy()
+    frame = FRAMES[model.name]
+    fid = pmodel.getFrameId(frame)
+    aligned = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    jacobian = pin.computeFrameJacobian(pmodel, pdata, q, fid, aligned)
+    pin.framesForwardKinematics(pmodel, pdata, q)
+    placement = pdata.oMf[fid]
     pairs = {
+        "frame_placement": (
+            list(invdyn.frame_placement(model, q, frame)),
+            [placement.rotation, placement.translation],
+        ),
+        "frame_jacobian": (
+            [invdyn.frame_jacobian(model, q, frame)],
+            [np.vstack([jacobian[3:], jacobian[:3]])],
+        ),
         "center_of_mass": (
             [invdyn.center_of_mass(model, q), invdyn.center_of_mass_jacobian(model, q)],
             [center, pin.jacobianCenterOfMass(pmodel, pdata, q)],
