@@ -295,7 +295,7 @@ def first_call(*, cold: bool) -> None:
         with tempfile.TemporaryDirectory() as cache:
             rows.append(["empty numba cache", *fresh_process({"NUMBA_CACHE_DIR": cache})])
     table(["", "import+load+first call", "import", "load", "first rnea call"], rows)
-    print("  (seconds; with an empty cache the kernels compile during import or load)")
+    print("  (seconds; with an empty cache each kernel compiles at its first call)")
 
 
 def fresh_process(env: dict[str, str]) -> list[str]:

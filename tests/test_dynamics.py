@@ -20,6 +20,8 @@ Every identity runs on the plain model and on a copy with armature, viscous and 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numba
@@ -503,3 +505,29 @@ def test_a_robot_without_moving_joints_gives_empty_results():
     assert invdyn.coriolis(model, empty, empty).shape == (3, 0, 0)
     assert invdyn.joint_torque_regressor(model, empty, empty, empty).shape == (3, 0, 0)
     assert invdyn.forward_kinematics(model, empty)[0].shape == (3, 0, 3, 3)
+
+
+def test_single_call_kernels_compile_at_their_first_call_for_their_signature_alone():
+    """Importing the kernels compiles none of the single-call ones (a first import after
+    installation would compile them all); once called, each takes its signature alone, and
+    other types raise TypeError, which sends the public functions down their general path."""
+    script = (
+        "import numba, invdyn.kernels.cpu as c, invdyn.kernels.cpu_derivatives as d\n"
+        "ks = [k for m in (c, d) for k in vars(m).values()\n"
+        "      if isinstance(k, numba.core.registry.CPUDispatcher)\n"
+        "      and k.__name__.endswith(('_vector', '_matrix'))]\n"
+        "print(len(ks), sum(len(k.signatures) for k in ks))\n"
+    )
+    printed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert int(printed[0]) >= 11 and printed[1] == "0"
+    model = invdyn.load("double_pendulum")
+    ints, reals = model.kernel_data
+    whole = np.array([1, 2])
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, whole, whole, whole, np.empty(2))
+    assert len(cpu.rnea_vector.signatures) == 1
+    as_floats = whole.astype(float)
+    expected = invdyn.rnea(model, as_floats, as_floats, as_floats)
+    np.testing.assert_allclose(invdyn.rnea(model, whole, whole, whole), expected, rtol=1e-12)

@@ -31,6 +31,9 @@ the caller's checks cost nothing on the fast path and the general path explains 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
 
@@ -1787,6 +1790,32 @@ _VEC = "float64[::1]"
 _MAT = "float64[:, ::1]"
 
 
+def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
+    """``njit`` for a kernel of one call `signature`, compiled (or read from numba's cache) at
+    its first call rather than at import, where the first import after installation would
+    compile every such kernel (minutes on two cores) whether it is used or not. From then on
+    it takes `signature` alone: arguments of other types raise TypeError, as those of an
+    eagerly compiled kernel do, and its Python callers then take their general path."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        kernel = njit(cache=True)(function)
+
+        def first_call(*args: Any, **kwargs: Any) -> Callable[..., Any]:
+            kernel.compile(signature)
+            kernel.disable_compile()
+            return call
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return kernel(*args, **kwargs)
+
+        # numba's dispatcher calls this when no compiled version fits the arguments, and then
+        # calls what it returns with them
+        kernel._compile_for_args = first_call  # type: ignore[attr-defined]
+        return kernel
+
+    return decorate
+
+
 @njit(cache=True, inline="always")
 def _sizes_ok(dofs, q, vectors):
     nv = dofs.shape[0] - 1
@@ -1798,7 +1827,7 @@ def _sizes_ok(dofs, q, vectors):
     return True
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})")
 def rnea_vector(ints, reals, q, v, a, tau):
     """`rnea` of one state without external forces; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
@@ -1807,7 +1836,7 @@ def rnea_vector(ints, reals, q, v, a, tau):
     return rnea(ints, reals, q, v, a, np.zeros((0, 6)), tau)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_MAT}, {_MAT}, {_MAT}, {_MAT})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_MAT}, {_MAT}, {_MAT}, {_MAT})")
 def rnea_matrix(ints, reals, q, v, a, tau):
     """`rnea_states` of a batch q (B, nq), v, a, tau (B, nv) without external forces; -1 when a
     size is wrong."""
@@ -1821,7 +1850,7 @@ def rnea_matrix(ints, reals, q, v, a, tau):
     return rnea_states(ints, reals, q, v, a, np.zeros((1, 0, 6)), tau)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})")
 def forward_kinematics_vector(ints, reals, q, world):
     """`forward_kinematics` of one configuration into world (nbody, 12); -1 when a size is
     wrong."""
@@ -1831,7 +1860,7 @@ def forward_kinematics_vector(ints, reals, q, world):
     return forward_kinematics(ints, reals, q, world)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, {_VEC})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, {_VEC})")
 def frame_placement_vector(ints, reals, q, body, frame, out):
     """`frame_placement` of one configuration; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
@@ -1840,7 +1869,7 @@ def frame_placement_vector(ints, reals, q, body, frame, out):
     return frame_placement(ints, reals, q, body, frame, out)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, int64, {_MAT})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, int64, {_VEC}, int64, {_MAT})")
 def frame_jacobian_vector(ints, reals, q, body, frame, ref, out):
     """`frame_jacobian` of one configuration; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
@@ -1850,7 +1879,7 @@ def frame_jacobian_vector(ints, reals, q, body, frame, ref, out):
     return frame_jacobian(ints, reals, q, body, frame, ref, out)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})")
 def aba_vector(ints, reals, q, v, tau, qdd):
     """`aba` of one state without external forces; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
@@ -1859,7 +1888,7 @@ def aba_vector(ints, reals, q, v, tau, qdd):
     return aba(ints, reals, q, v, tau, np.zeros((0, 6)), qdd)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})")
 def crba_vector(ints, reals, q, mass_matrix):
     """`crba` of one configuration; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
@@ -1878,7 +1907,7 @@ def _has_mass(ints, reals):
     return mass > 0.0
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC})")
 def center_of_mass_vector(ints, reals, q, out):
     """`center_of_mass` of one configuration; -1 when a size is wrong or the robot has no
     mass."""
@@ -1890,7 +1919,7 @@ def center_of_mass_vector(ints, reals, q, out):
     return center_of_mass(ints, reals, q, out)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})")
 def centroidal_matrix_vector(ints, reals, q, out):
     """`centroidal_matrix` of one configuration; -1 when a size is wrong or the robot has no
     mass."""
@@ -1903,7 +1932,7 @@ def centroidal_matrix_vector(ints, reals, q, out):
     return centroidal_matrix(ints, reals, q, out)
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})")
 def centroidal_rate_vector(ints, reals, q, v, a, out):
     """`centroidal_rate` of one state; -1 when a size is wrong or the robot has no mass."""
     dofs = reals[ints.shape[0] :]

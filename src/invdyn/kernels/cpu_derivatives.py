@@ -44,6 +44,7 @@ from invdyn.kernels.cpu import (
     _vec,
     _world_placements,
     aba,
+    single_call,
     state_forces,
 )
 
@@ -352,7 +353,7 @@ def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
     return status.max() if status.size > 0 else 0
 
 
-@njit(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, float64[:, :, ::1])", cache=True)
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, float64[:, :, ::1])")
 def rnea_derivatives_vector(ints, reals, q, v, a, out):
     """`rnea_derivatives` of one state without external forces into out (3, nv, nv): d tau / dq,
     d tau / dv, M; -1 when a size is wrong."""
