@@ -94,6 +94,10 @@ def test_world_frame_is_fixed(rng):
         assert jac.shape == (4, 6, 2)
         assert not jac.any()
         assert invdyn.frame_jacobian(model, q[0], "base", reference=reference).shape == (6, 2)
+    v = rng.normal(size=(4, 2))
+    for q_, v_ in ((q, v), (q[0], v[0])):
+        assert not invdyn.frame_velocity(model, q_, v_, "base").any()
+        assert not invdyn.frame_acceleration(model, q_, v_, v_, "base").any()
     rot, pos = invdyn.frame_placement(model, q[0], "base")
     assert_close(rot, np.eye(3), what="world frame rotation, one state")
     assert_close(pos, np.zeros(3), what="world frame origin, one state")

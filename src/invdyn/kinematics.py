@@ -6,10 +6,11 @@ functions of `invdyn.dynamics`, placements and Jacobians take numpy arrays or to
 (differentiable, on the tensor's device and dtype, through `invdyn.kernels.torch`); frame
 velocities and accelerations take numpy arrays.
 
-Velocities and accelerations come from `body_motions`: each body's spatial velocity and
-acceleration in world coordinates at the world origin, sums over the dofs that move it of
-``s_k v_k`` and ``s_k a_k + (V_k x s_k) v_k`` (a dof's world column ``s_k`` turns with its
-body, whose velocity is ``V_k``; Featherstone 2008, section 3.5).
+A frame's velocity and acceleration come from the forward recursion of `invdyn.kernels.cpu`
+(``v_i = X_i v_parent + S_i qd_i``, ``a_i = X_i a_parent + S_i qdd_i + v_i x S_i qd_i``,
+Featherstone 2008, table 5.1, the world at rest); `column_motions` gives every body's at once
+from the dofs' world columns ``s_k``: sums over the dofs that move it of ``s_k v_k`` and
+``s_k a_k + (V_k x s_k) v_k`` (a column turns with its body, whose velocity is ``V_k``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ Reference = Literal["local", "world", "local_world_aligned"]
 # bound once: module attribute lookups are a visible share of a single call
 _empty = np.empty
 _ndarray = np.ndarray
+# the inputs of the frame motion kernels, in the order of their status codes
+_MOTION = ("q", "v", "a")
+# the joint accelerations of `frame_velocity`, which does not depend on them: none
+_AT_REST = np.zeros(0)
 
 
 def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
@@ -76,17 +81,18 @@ def _world_placements(model: Model, q: Array) -> tuple[Array, tuple[int, ...]]:
     return world, lead
 
 
-def _single(kernel: Any, *args: Any) -> bool:
+def _single(kernel: Any, *args: Any, names: tuple[str, ...] = ("q",)) -> bool:
     """Whether `kernel` (one of the ``*_vector`` kernels, its arguments `args`) ran on a
-    plain configuration: False when the arguments are of other types or sizes (the general
-    path then checks them and says what is wrong); raises for a non-finite input or result."""
+    plain state: False when the arguments are of other types or sizes (the general path then
+    checks them and says what is wrong); raises for a non-finite input (`names` in the order
+    of the kernel's status codes) or result."""
     try:
         status = kernel(*args)
     except TypeError:
         return False
     if status < 0:
         return False
-    raise_for_status(status, ("q",))
+    raise_for_status(status, names)
     return True
 
 
@@ -178,9 +184,7 @@ def frame_velocity(
       (..., 6) angular velocity and linear velocity (of the frame origin, or of the point of
       the frame's body at the world origin for "world").
     """
-    _frame_index(model, frame)
-    q, v = _broadcast(model, q=q, v=v)
-    return np.einsum("...ij,...j->...i", frame_jacobian(model, q, frame, reference=reference), v)
+    return _frame_motion(model, q, v, _AT_REST, frame, reference)[..., :6]
 
 
 def frame_acceleration(
@@ -197,7 +201,7 @@ def frame_acceleration(
     acceleration); with ``a = 0``, the drift ``J_dot v`` that contact and task constraints need.
 
     ``p'' = w + alpha x p + omega x (u + omega x p)`` for the body's spatial velocity
-    ``(omega, u)`` and acceleration ``(alpha, w)`` at the world origin (`body_motions`), at the
+    ``(omega, u)`` and acceleration ``(alpha, w)`` at its origin, in its coordinates, at the
     frame origin ``p`` (the world origin, a point of the body, for "world").
 
     Args:
@@ -211,42 +215,32 @@ def frame_acceleration(
     Returns:
       (..., 6) angular acceleration and linear acceleration, no gravity.
     """
+    return _frame_motion(model, q, v, a, frame, reference)[..., 6:]
+
+
+def _frame_motion(
+    model: Model, q: Array, v: Array, a: Array, frame: str | int, reference: Reference
+) -> Array:
+    """(..., 12) a frame's spatial velocity and classical acceleration (`cpu.frame_motion`),
+    for joint accelerations `a` (`_AT_REST`: zero)."""
     _check_reference(reference)
-    index = _frame_index(model, frame)
-    body = _frame_body(model, index)
-    rotations, origins, velocity, acceleration = body_motions(model, q, v, a)
-    if body < 0:
-        return np.zeros((*velocity.shape[:-2], 6))
-    rot = rotations[..., body, :, :] @ model.frame_rot[index]
-    point = origins[..., body, :] + rotations[..., body, :, :] @ model.frame_pos[index]
-    if reference == "world":
-        point = np.zeros_like(point)
-    alpha = acceleration[..., body, :3]
-    linear = point_acceleration(velocity[..., body, :], acceleration[..., body, :], point)
-    if reference == "local":
-        alpha, linear = (np.einsum("...ji,...j->...i", rot, x) for x in (alpha, linear))
-    return np.concatenate([alpha, linear], axis=-1)
-
-
-def body_motions(model: Model, q: Array, v: Array, a: Array) -> tuple[Array, Array, Array, Array]:
-    """World placements, spatial velocities and spatial accelerations of every body.
-
-    Args:
-      model: the robot.
-      q: (..., nq) joint positions.
-      v: (..., nv) joint velocities.
-      a: (..., nv) joint accelerations.
-
-    Returns:
-      (..., nbody, 3, 3) rotations, (..., nbody, 3) origins, and (..., nbody, 6) velocities and
-      accelerations [angular; linear] in world coordinates at the world origin (no gravity).
-    """
-    if not isinstance(model, Model):
-        raise not_a_model(model)
+    _, body, frame_data = _frame_target(model, frame)
+    ints, reals = model.kernel_data
+    ref = _JACOBIAN_REFERENCES[reference]
+    if a is _AT_REST:
+        a = np.zeros(model.nv)
+    if type(q) is _ndarray and q.ndim == 1:
+        motion = _empty(12)
+        kernel = cpu.frame_motion_vector
+        if _single(kernel, ints, reals, q, v, a, body, frame_data, ref, motion, names=_MOTION):
+            return motion
     q, v, a = _broadcast(model, q=q, v=v, a=a)
-    rotations, origins = forward_kinematics(model, q)
-    velocity, acceleration = column_motions(model, world_columns(model, rotations, origins), v, a)
-    return rotations, origins, velocity, acceleration
+    lead = q.shape[:-1]
+    qs, vs, accs = (np.ascontiguousarray(x.reshape(-1, x.shape[-1])) for x in (q, v, a))
+    motion = np.empty((len(qs), 12))
+    status = cpu.frame_motion_batch(ints, reals, qs, vs, accs, body, frame_data, ref, motion)
+    raise_for_status(status, _MOTION)
+    return motion.reshape((*lead, 12))
 
 
 def column_motions(model: Model, columns: Array, v: Array, a: Array) -> tuple[Array, Array]:

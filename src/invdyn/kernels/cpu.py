@@ -1692,6 +1692,105 @@ def frame_jacobian(ints, reals, q, body, frame, ref, out):
     return _status_of_result(out)
 
 
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _turn(r, x0, x1, x2):
+    """R x for R (9 values, row-major) and x (3 values)."""
+    return (
+        r[0] * x0 + r[1] * x1 + r[2] * x2,
+        r[3] * x0 + r[4] * x1 + r[5] * x2,
+        r[6] * x0 + r[7] * x1 + r[8] * x2,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _turn_back(r, x0, x1, x2):
+    """R^T x for R (9 values, row-major) and x (3 values)."""
+    return (
+        r[0] * x0 + r[3] * x1 + r[6] * x2,
+        r[1] * x0 + r[4] * x1 + r[7] * x2,
+        r[2] * x0 + r[5] * x1 + r[8] * x2,
+    )
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _crossed(x0, x1, x2, y0, y1, y2):
+    """x x y of two 3-vectors given by their values."""
+    return x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0
+
+
+@njit(cache=True, fastmath=_FAST)
+def frame_motion(ints, reals, q, v, a, body, frame, ref, out):
+    """Write a frame's spatial velocity and classical acceleration (of its origin: no gravity),
+    [angular; linear] each, into out (12), in the JACOBIAN_* coordinates `ref`, for
+    JACOBIAN_WORLD of the point of its body at the world origin; the frame at `frame` (12:
+    rotation row-major, then position) in `body` (-1: the world, at rest)."""
+    status = _check(q, v, a, np.zeros((0, 6)))
+    if status != 0:
+        return status
+    out[:] = 0.0
+    if body < 0:
+        return 0
+    placed = np.empty(12)
+    world = _frame_in_world(ints, reals, q, body, frame, placed)
+    # the bodies' velocities and accelerations in their own coordinates, the world at rest
+    dofs = reals[ints.shape[0] :]
+    w = _new_work(ints, dofs)
+    for k in range(3):
+        w[ints.shape[0], _A + 3 + k] = 0.0
+    _forward_pass(ints[: body + 1], reals, q, v, a, w)
+    om0, om1, om2, u0, u1, u2 = _row(w, body, _V)
+    al0, al1, al2, b0, b1, b2 = _row(w, body, _A)
+    # at the frame's origin p: velocity u + om x p, classical acceleration
+    # b + al x p + om x (velocity)
+    p0, p1, p2 = frame[9], frame[10], frame[11]
+    c0, c1, c2 = _crossed(om0, om1, om2, p0, p1, p2)
+    s0, s1, s2 = u0 + c0, u1 + c1, u2 + c2
+    d0, d1, d2 = _crossed(al0, al1, al2, p0, p1, p2)
+    e0, e1, e2 = _crossed(om0, om1, om2, s0, s1, s2)
+    g0, g1, g2 = b0 + d0 + e0, b1 + d1 + e1, b2 + d2 + e2
+    if ref == JACOBIAN_LOCAL:
+        vectors = (
+            _turn_back(frame, om0, om1, om2),
+            _turn_back(frame, s0, s1, s2),
+            _turn_back(frame, al0, al1, al2),
+            _turn_back(frame, g0, g1, g2),
+        )
+    else:
+        rotation = world[body]
+        vectors = (
+            _turn(rotation, om0, om1, om2),
+            _turn(rotation, s0, s1, s2),
+            _turn(rotation, al0, al1, al2),
+            _turn(rotation, g0, g1, g2),
+        )
+    for m in range(4):
+        for k in range(3):
+            out[3 * m + k] = vectors[m][k]
+    if ref == JACOBIAN_WORLD:
+        # from the frame's origin x to the world's: velocity + x x om, acceleration
+        # + x x al + om x (x x om), the change of the velocity term as the point moves
+        x0, x1, x2 = placed[9], placed[10], placed[11]
+        h0, h1, h2 = _crossed(x0, x1, x2, out[0], out[1], out[2])
+        k0, k1, k2 = _crossed(x0, x1, x2, out[6], out[7], out[8])
+        n0, n1, n2 = _crossed(out[0], out[1], out[2], h0, h1, h2)
+        out[3], out[4], out[5] = out[3] + h0, out[4] + h1, out[5] + h2
+        out[9], out[10], out[11] = out[9] + k0 + n0, out[10] + k1 + n1, out[11] + k2 + n2
+    return _status_of_result(out)
+
+
+@njit(cache=True, parallel=True)
+def frame_motion_batch(ints, reals, q, v, a, body, frame, ref, out):
+    """`frame_motion` over the leading axis: q (B, nq), v, a (B, nv), out (B, 12)."""
+    status = np.zeros(q.shape[0], dtype=np.int64)
+    if q.shape[0] < PARALLEL_FROM:
+        for b in range(q.shape[0]):
+            status[b] = frame_motion(ints, reals, q[b], v[b], a[b], body, frame, ref, out[b])
+    else:
+        for b in prange(q.shape[0]):
+            status[b] = frame_motion(ints, reals, q[b], v[b], a[b], body, frame, ref, out[b])
+    return status.max() if status.size > 0 else 0
+
+
 @njit(cache=True, parallel=True)
 def frame_placement_batch(ints, reals, q, body, frame, out):
     """`frame_placement` over the leading axis: q (B, nq), out (B, 12)."""
@@ -1877,6 +1976,15 @@ def frame_jacobian_vector(ints, reals, q, body, frame, ref, out):
     if q.shape[0] != int(dofs[nv, 3]) or out.shape != (6, nv):
         return -1
     return frame_jacobian(ints, reals, q, body, frame, ref, out)
+
+
+@single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, int64, {_VEC}, int64, {_VEC})")
+def frame_motion_vector(ints, reals, q, v, a, body, frame, ref, out):
+    """`frame_motion` of one state; -1 when a size is wrong."""
+    dofs = reals[ints.shape[0] :]
+    if not _sizes_ok(dofs, q, (v, a)) or out.shape[0] != 12:
+        return -1
+    return frame_motion(ints, reals, q, v, a, body, frame, ref, out)
 
 
 @single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, {_VEC})")
