@@ -6,9 +6,11 @@ Single-call latency (numpy in, numpy out, called from Python) of rnea, the mass 
 Jacobian (against ``pin.centerOfMass`` and ``pin.jacobianCenterOfMass``), the centroidal
 momentum matrix (against ``pin.computeCentroidalMap``) and its rate (against
 ``pin.computeCentroidalMomentumTimeVariation``), a frame's placement (against
-``pin.forwardKinematics`` then ``pin.updateFramePlacement``) and its Jacobian (against
-``pin.computeFrameJacobian``), on the Panda (fixed base, its hand) and TALOS (floating base, its
-left sole); batched rnea throughput at several batch sizes against
+``pin.forwardKinematics`` then ``pin.updateFramePlacement``), its Jacobian (against
+``pin.computeFrameJacobian``), its velocity and its classical acceleration (against
+``pin.forwardKinematics`` then ``pin.getFrameVelocity`` or
+``pin.getFrameClassicalAcceleration``), on the Panda (fixed base, its hand) and TALOS
+(floating base, its left sole); batched rnea throughput at several batch sizes against
 ``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
 a robot and make its first rnea call.
 
@@ -143,6 +145,14 @@ def latency(
         pin.forwardKinematics(pmodel, pdata, q)
         return pin.updateFramePlacement(pmodel, pdata, fid)
 
+    def pin_frame_velocity() -> object:
+        pin.forwardKinematics(pmodel, pdata, q, v)
+        return pin.getFrameVelocity(pmodel, pdata, fid, aligned)
+
+    def pin_frame_acceleration() -> object:
+        pin.forwardKinematics(pmodel, pdata, q, v, a)
+        return pin.getFrameClassicalAcceleration(pmodel, pdata, fid, aligned)
+
     cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: invdyn.rnea(model, q, v, a), lambda: pin.rnea(pmodel, pdata, q, v, a)),
         (
@@ -181,6 +191,12 @@ def latency(
             "frame_jacobian",
             lambda: invdyn.frame_jacobian(model, q, frame),
             lambda: pin.computeFrameJacobian(pmodel, pdata, q, fid, aligned),
+        ),
+        ("frame_velocity", lambda: invdyn.frame_velocity(model, q, v, frame), pin_frame_velocity),
+        (
+            "frame_acceleration",
+            lambda: invdyn.frame_acceleration(model, q, v, a, frame),
+            pin_frame_acceleration,
         ),
     ]
     rows = []
@@ -244,9 +260,20 @@ def check(
     fid = pmodel.getFrameId(frame)
     aligned = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     jacobian = pin.computeFrameJacobian(pmodel, pdata, q, fid, aligned)
-    pin.framesForwardKinematics(pmodel, pdata, q)
+    pin.forwardKinematics(pmodel, pdata, q, v, a)
+    pin.updateFramePlacements(pmodel, pdata)
     placement = pdata.oMf[fid]
+    velocity = pin.getFrameVelocity(pmodel, pdata, fid, aligned)
+    acceleration = pin.getFrameClassicalAcceleration(pmodel, pdata, fid, aligned)
     pairs = {
+        "frame_velocity": (
+            [invdyn.frame_velocity(model, q, v, frame)],
+            [np.r_[velocity.angular, velocity.linear]],
+        ),
+        "frame_acceleration": (
+            [invdyn.frame_acceleration(model, q, v, a, frame)],
+            [np.r_[acceleration.angular, acceleration.linear]],
+        ),
         "frame_placement": (
             list(invdyn.frame_placement(model, q, frame)),
             [placement.rotation, placement.translation],
