@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit, prange
+from numba.core import errors, sigutils, types
 
 from invdyn.model import Model
 
@@ -1892,36 +1893,51 @@ _MAT = "float64[:, ::1]"
 def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
     """``njit`` for a kernel of one call `signature`, compiled (or read from numba's cache) at
     its first call rather than at import, where the first import after installation would
-    compile every such kernel (minutes on two cores) whether it is used or not. From then on
-    it takes `signature` alone: arguments of other types raise TypeError, as those of an
-    eagerly compiled kernel do, and its Python callers then take their general path."""
+    compile every such kernel (minutes on two cores) whether it is used or not.
+
+    It takes the arrays of `signature`, or read-only ones in their place (the frozen arrays of
+    a rollout, say: a version for them compiles at their first call); arguments of other
+    types raise TypeError, as those of an eagerly compiled kernel do, and its Python callers
+    then take their general path."""
+    declared, _ = sigutils.normalize_signature(signature)
 
     def decorate(function: Callable[..., Any]) -> Any:
         kernel = njit(cache=True)(function)
 
-        def first_call(*args: Any, **kwargs: Any) -> Callable[..., Any]:
-            kernel.compile(signature)
-            kernel.disable_compile()
-            return call
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return kernel(*args, **kwargs)
+        def compile_for_args(*args: Any, **kwargs: Any) -> Any:
+            given = tuple(kernel.typeof_pyval(arg) for arg in args)
+            fits = len(given) == len(declared) and all(map(_fits, given, declared))
+            if kwargs or not fits:
+                raise TypeError(f"{function.__name__} takes {signature}, got {given}")
+            try:
+                return kernel.compile(given)
+            except errors.TypingError as exc:  # a read-only array that it writes to
+                raise TypeError(f"{function.__name__}: {exc}") from None
 
         # numba's dispatcher calls this when no compiled version fits the arguments, and then
-        # calls what it returns with them
-        kernel._compile_for_args = first_call  # type: ignore[attr-defined]
+        # calls what it returns (the compiled version) with them
+        kernel._compile_for_args = compile_for_args  # type: ignore[attr-defined]
         return kernel
 
     return decorate
 
 
+def _fits(given: Any, declared: Any) -> bool:
+    """Whether a numba type `given` is `declared`, or its read-only form."""
+    if given == declared:
+        return True
+    return isinstance(declared, types.Array) and given == declared.copy(readonly=True)
+
+
 @njit(cache=True, inline="always")
-def _sizes_ok(dofs, q, vectors):
+def _sizes_ok(dofs, q, lengths):
+    """Whether q has nq entries and each of `lengths` (a tuple of ints: the vectors' lengths,
+    read-only arrays among them making a tuple of the arrays heterogeneous) is nv."""
     nv = dofs.shape[0] - 1
     if q.shape[0] != int(dofs[nv, 3]):
         return False
-    for x in vectors:
-        if x.shape[0] != nv:
+    for length in lengths:
+        if length != nv:
             return False
     return True
 
@@ -1930,7 +1946,7 @@ def _sizes_ok(dofs, q, vectors):
 def rnea_vector(ints, reals, q, v, a, tau):
     """`rnea` of one state without external forces; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
-    if not _sizes_ok(dofs, q, (v, a, tau)):
+    if not _sizes_ok(dofs, q, (v.shape[0], a.shape[0], tau.shape[0])):
         return -1
     return rnea(ints, reals, q, v, a, np.zeros((0, 6)), tau)
 
@@ -1982,7 +1998,7 @@ def frame_jacobian_vector(ints, reals, q, body, frame, ref, out):
 def frame_motion_vector(ints, reals, q, v, a, body, frame, ref, out):
     """`frame_motion` of one state; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
-    if not _sizes_ok(dofs, q, (v, a)) or out.shape[0] != 12:
+    if not _sizes_ok(dofs, q, (v.shape[0], a.shape[0])) or out.shape[0] != 12:
         return -1
     return frame_motion(ints, reals, q, v, a, body, frame, ref, out)
 
@@ -1991,7 +2007,7 @@ def frame_motion_vector(ints, reals, q, v, a, body, frame, ref, out):
 def aba_vector(ints, reals, q, v, tau, qdd):
     """`aba` of one state without external forces; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
-    if not _sizes_ok(dofs, q, (v, tau, qdd)):
+    if not _sizes_ok(dofs, q, (v.shape[0], tau.shape[0], qdd.shape[0])):
         return -1
     return aba(ints, reals, q, v, tau, np.zeros((0, 6)), qdd)
 
@@ -2044,6 +2060,10 @@ def centroidal_matrix_vector(ints, reals, q, out):
 def centroidal_rate_vector(ints, reals, q, v, a, out):
     """`centroidal_rate` of one state; -1 when a size is wrong or the robot has no mass."""
     dofs = reals[ints.shape[0] :]
-    if not _sizes_ok(dofs, q, (v, a)) or out.shape[0] != 6 or not _has_mass(ints, reals):
+    if (
+        not _sizes_ok(dofs, q, (v.shape[0], a.shape[0]))
+        or out.shape[0] != 6
+        or not _has_mass(ints, reals)
+    ):
         return -1
     return centroidal_rate(ints, reals, q, v, a, out)

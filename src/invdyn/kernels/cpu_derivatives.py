@@ -359,6 +359,6 @@ def rnea_derivatives_vector(ints, reals, q, v, a, out):
     d tau / dv, M; -1 when a size is wrong."""
     dofs = reals[ints.shape[0] :]
     nv = dofs.shape[0] - 1
-    if not _sizes_ok(dofs, q, (v, a)) or out.shape != (3, nv, nv):
+    if not _sizes_ok(dofs, q, (v.shape[0], a.shape[0])) or out.shape != (3, nv, nv):
         return -1
     return rnea_derivatives(ints, reals, q, v, a, np.zeros((0, 6)), out[0], out[1], out[2])
