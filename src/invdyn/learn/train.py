@@ -120,8 +120,8 @@ def split_episodes(
     return sorted(set(range(n)) - set(held.tolist())), sorted(held.tolist())
 
 
-def _one_usable(n_episodes: int, n_usable: int) -> str:
-    """How the warning about a single usable episode starts."""
+def _one_usable(n_episodes: int) -> str:
+    """How the warning about a single usable episode of `n_episodes` starts."""
     if n_episodes == 1:
         return "one episode is"
     return f"of {n_episodes} episodes only one is long enough for a window, and it is"
@@ -172,7 +172,7 @@ def train(
     train_idx, val_idx = split_episodes(len(arrays), tc.val_fraction, tc.seed, usable=usable)
     if tc.val_fraction > 0 and not val_idx and usable:
         warn(
-            f"{_one_usable(len(arrays), len(usable))} all training: none is held out for "
+            f"{_one_usable(len(arrays))} all training: none is held out for "
             f"validation (train.val_fraction = {tc.val_fraction:g}), so the run reports no "
             "validation metrics"
         )
