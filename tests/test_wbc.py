@@ -299,8 +299,10 @@ def test_built_in_robots_without_feet_or_standing_states_have_stances(load_robot
     assert np.all((q0 >= robot.q_lower) & (q0 <= robot.q_upper))
     own = Scenario(feet=(contacts[0].frame,), pose="neutral")
     assert with_stance(robot, own) == own
-    # the same file loaded under another name is not the built-in robot
+    # the same file loaded under another name, or another file of the same name, is not the
+    # built-in robot
     assert with_stance(robot.replace(name="mine"), Scenario()) == Scenario()
+    assert with_stance(robot.replace(source="robot.xml"), Scenario()) == Scenario()
 
 
 @requires_erd

@@ -51,7 +51,7 @@ from invdyn.dynamics import singular_joints
 from invdyn.errors import InputError
 from invdyn.io import is_mjcf
 from invdyn.io.mjcf import keyframes
-from invdyn.io.robots import robot_path
+from invdyn.io.robots import is_installed, robot_path
 from invdyn.io.srdf import robot_configurations
 from invdyn.kinematics import frame_placement, frame_point
 from invdyn.model import Model
@@ -309,7 +309,12 @@ def with_stance(model: Model, scenario: Scenario) -> Scenario:
     robot's `STANCES` entry, if `model` is one loaded by name: its feet (and their sole) where
     it names none, its pose where it names none."""
     stance = STANCES.get(model.name)
-    if stance is None or model.source != str(robot_path(model.name)):
+    # a robot of the same name from elsewhere (an MJCF file, say) is not the built-in one
+    if (
+        stance is None
+        or not is_installed(model.name)
+        or model.source != str(robot_path(model.name))
+    ):
         return scenario
     changes: dict[str, Any] = {}
     if scenario.feet is None and scenario.soles is None:
