@@ -370,6 +370,8 @@ def test_inertial_parameters_needs_a_model():
         ({"body_mass": np.ones(3)}, r"body_mass has shape \(3,\), expected \(2,\)"),
         ({"dof_damping": np.array([0.1, np.inf])}, "dof_damping holds a non-finite value"),
         ({"dof_friction": np.ones(1)}, r"dof_friction has shape \(1,\)"),
+        ({"dof_armature": [0.1, -1.0]}, r"dof_armature\[1\] \(joint 'joint2'\) is -1; it cannot"),
+        ({"dof_effort_limit": [-2.0, 1.0]}, r"dof_effort_limit\[0\] \(joint 'joint1'\) is -2"),
         ({"dof_actuated": [True]}, r"dof_actuated has shape \(1,\), expected \(2,\)"),
         ({"dof_actuated": ["no", "yes"]}, "dof_actuated must hold booleans"),
         ({"dof_actuated": [0.5, 1.0]}, "dof_actuated must hold booleans"),

@@ -363,6 +363,14 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
         load_urdf(path)
 
 
+def test_a_negative_moment_about_the_joint_axis_loads_with_model_warnings_alone() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ModelWarning)
+        model = parse_urdf(arm(inertia=(-0.5, 1, 1, 0, 0, 0)))
+    assert model.body_inertia[0, 0, 0] == -0.5
+
+
 # physically doubtful inertias: a warning naming file and link, or an error under strict
 DOUBTFUL = {
     "zero mass with inertia": (

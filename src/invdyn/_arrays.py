@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,10 +100,16 @@ def raise_for_status(status: int, names: tuple[str, ...]) -> None:
     if status <= len(names):
         raise InputError(f"{names[status - 1]} holds a non-finite value (NaN or inf)")
     if status == OVERFLOW:
-        raise InputError(
-            f"the result overflowed to a non-finite value: {', '.join(names)} are too large"
-        )
+        raise overflow_error(names)
     raise InputError(f"kernel failed with status {status}")
+
+
+def overflow_error(names: Sequence[str]) -> InputError:
+    """The error of a result that is not finite although the arguments `names` are."""
+    return InputError(
+        f"the result overflowed to a non-finite value: {', '.join(names)}, or the model's "
+        "masses and inertias, are too large"
+    )
 
 
 def packed(model: Any) -> tuple[np.ndarray, np.ndarray]:

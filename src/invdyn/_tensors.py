@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from invdyn._arrays import overflow_error
 from invdyn.errors import InputError
 from invdyn.kernels import torch as kernels
 from invdyn.kernels import triton as fused
@@ -110,10 +111,7 @@ def finish(
     if not finite:
         check_finite(prepared)
         given = [name for name, x in prepared.args.items() if x is not None]
-        names = ", ".join([*given, *(["params"] if prepared.given_params else [])])
-        raise failure or InputError(
-            f"the result overflowed to a non-finite value: {names} are too large"
-        )
+        raise failure or overflow_error([*given, *(["params"] if prepared.given_params else [])])
     return out.reshape(*prepared.lead, *core)
 
 

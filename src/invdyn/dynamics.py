@@ -448,8 +448,9 @@ def _articulated_pivots(model: Model, inertias: Array, columns: Array, ratio: fl
         armature = model.dof_armature[dofs]
         coupling = articulated[i] @ s
         block = s.T @ coupling + np.diag(armature)
-        # zero only where the block is zero too
-        scale = np.sqrt(np.einsum("ji,jk,ki->i", s, locked[i], s) + armature)
+        # zero only where the block is zero too; an inertia that is not positive
+        # semi-definite (loaded as written, with a warning) scales by its magnitude
+        scale = np.sqrt(np.abs(np.einsum("ji,jk,ki->i", s, locked[i], s) + armature))
         scale[scale == 0.0] = 1.0
         values, vectors = np.linalg.eigh(block / np.outer(scale, scale))
         kept = values > ratio

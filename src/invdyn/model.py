@@ -402,6 +402,15 @@ def _validate(model: Model) -> None:
     if np.any(model.body_mass < 0):
         i = int(np.argmin(model.body_mass))
         raise ModelError(f"{where}: body {model.body_name[i]!r} has negative mass")
+    for name in _DOF_FIELDS:
+        negative = getattr(model, name) < 0
+        if negative.any():
+            k = int(np.argmax(negative))
+            joint = model.jnt_name[int(model.dof_body[k])]
+            raise ModelError(
+                f"{where}: {name}[{k}] (joint {joint!r}) is {getattr(model, name)[k]:g}; "
+                "it cannot be negative"
+            )
     if np.any(model.q_lower > model.q_upper):
         k = int(np.argmax(model.q_lower > model.q_upper))
         raise ModelError(f"{where}: q_lower[{k}] is above q_upper[{k}]")
