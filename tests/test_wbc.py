@@ -147,7 +147,7 @@ def test_wbc_command(tmp_path, capsys):
     assert (out / "wbc.png").stat().st_size > 0
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
-    assert "no frame named *foot" in capsys.readouterr().err
+    assert "panda is a fixed-base robot; whole-body control" in capsys.readouterr().err
     # a built-in robot whose URDF names no foot stands as its stance says: the small
     # quadruped on its *_contact frames, legs straight
     feet = "FL_contact,FR_contact,BL_contact,BR_contact"
@@ -183,6 +183,39 @@ def test_humanoid_sways_on_flat_feet(load_robot):
     assert run.feet == ("left_sole_link", "right_sole_link") and len(run.contacts) == 8
     assert run.com_rms < 0.01 and not run.fell
     assert run.cone_margin >= -1e-9 and run.torque_margin >= -1e-9
+
+
+@requires_erd
+def test_a_urdf_rooted_at_a_world_link_floats_stands_and_is_pushed(solo, tmp_path, capsys):
+    """ROS descriptions often root a robot at a massless link ``world`` fixed to its base.
+    Floated, that link is body 0, whose name MuJoCo keeps for its own world body: the
+    simulation names it apart, and a push finds it by its joint."""
+    from invdyn import cli
+    from invdyn.control.balance import Scenario, foot_contacts, run_balance, standing
+
+    root = solo.body_name[0]
+    bolted = (
+        Path(solo.source)
+        .read_text()
+        .replace(
+            f'<link name="{root}"',
+            f'<link name="world"/><joint name="bolt" type="fixed"><parent link="world"/>'
+            f'<child link="{root}"/></joint><link name="{root}"',
+            1,
+        )
+    )
+    path = tmp_path / "solo12_world.urdf"
+    path.write_text(bolted)
+    model = invdyn.load(path, floating_base=True)
+    assert model.body_name[0] == "world" and model.nv == solo.nv
+    pose = standing(solo, foot_contacts(solo, Scenario()), Scenario().foot_radius)
+    options = ["--pose", ",".join(f"{x:.17g}" for x in pose), "--no-progress"]
+    out = ["--duration", "0.2", "--out", str(tmp_path / "wbc")]
+    assert cli.main(["wbc", str(path), *options, *out]) == 0
+    assert "stood" in capsys.readouterr().out
+    push = Scenario(name="push", push=5.0, push_start=0.05, duration=0.3, pose=pose)
+    pushed, still = run_balance(model, push), run_balance(model, Scenario(duration=0.3, pose=pose))
+    assert not pushed.fell and pushed.com_rms > 3 * still.com_rms
 
 
 @requires_erd

@@ -1341,7 +1341,7 @@ def _wbc(args: argparse.Namespace) -> int:
             )
     if args.sole is not None:
         given["sole"] = _numbers("--sole", args.sole, 5)
-    model = _load(args.robot, floating_base=True)
+    model = _legged_robot(args.robot)
     scenario = Scenario(
         name=args.scenario,
         duration=args.duration,
@@ -1368,6 +1368,21 @@ def _wbc(args: argparse.Namespace) -> int:
     ):
         print(f"wrote {path}")
     return 0
+
+
+def _legged_robot(robot: str) -> Model:
+    """The robot `invdyn wbc` balances: as described where it floats (a built-in legged robot,
+    a file with a free joint of its own), else a file's root link on a free flyer; `InputError`
+    for a built-in robot that stands fixed (an arm, a hand)."""
+    model = _load(robot)
+    if model.floating_base:
+        return model
+    if not Path(robot).suffix and os.sep not in robot:
+        raise InputError(
+            f"{robot} is a fixed-base robot; whole-body control balances a legged robot on a "
+            f"floating base (run 'invdyn robots' for them; 'invdyn track {robot}' controls it)"
+        )
+    return _load(robot, floating_base=True)
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -113,11 +113,12 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
 
     # bodies in depth-first order, each placed at its joint frame
     bodies: list[Any] = []
+    names = mujoco_body_names(target)
     for i in range(target.nbody):
         parent = target.body_parent[i]
         mj_parent = spec.worldbody if parent < 0 else bodies[parent]
         body = mj_parent.add_body(
-            name=target.body_name[i], pos=target.jnt_pos[i], quat=_quat(mujoco, target.jnt_rot[i])
+            name=names[i], pos=target.jnt_pos[i], quat=_quat(mujoco, target.jnt_rot[i])
         )
         mass, moments, axes = _simulated_inertia(target, i)
         body.explicitinertial = True
@@ -148,6 +149,19 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
             getattr(mj_model, field)[dofs] = values
         mujoco.mj_setConst(mj_model, mujoco.MjData(mj_model))
     return mj_model
+
+
+def mujoco_body_names(model: Model) -> list[str]:
+    """(nbody,) the names `build_mujoco` gives the bodies: their own, but for a body called
+    ``world`` (the root link of many URDF files, floated), whose name MuJoCo keeps for its world
+    body, and which takes a ``_link`` suffix (more where that is taken)."""
+    names = list(model.body_name)
+    for i, name in enumerate(names):
+        if name == "world":
+            while name in names:
+                name += "_link"
+            names[i] = name
+    return names
 
 
 def prepare_mujoco(

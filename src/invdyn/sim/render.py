@@ -50,7 +50,13 @@ from invdyn.errors import InputError, InvdynError, warn
 from invdyn.kinematics import forward_kinematics
 from invdyn.model import Model
 from invdyn.sim.collect import Collection, _import_gymnasium, _make_env, load_robot_source
-from invdyn.sim.mujoco_model import _add_joint, _quat, build_mujoco, import_mujoco
+from invdyn.sim.mujoco_model import (
+    _add_joint,
+    _quat,
+    build_mujoco,
+    import_mujoco,
+    mujoco_body_names,
+)
 
 if TYPE_CHECKING:
     import mujoco
@@ -176,12 +182,11 @@ def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
 
     # bodies as build_mujoco placed them, with its inertias and invdyn's joints
     bodies: list[Any] = []
+    names = mujoco_body_names(model)
     for i in range(model.nbody):
         parent = model.body_parent[i]
         mj_parent = spec.worldbody if parent < 0 else bodies[parent]
-        body = mj_parent.add_body(
-            name=model.body_name[i], pos=sim.body_pos[i + 1], quat=sim.body_quat[i + 1]
-        )
+        body = mj_parent.add_body(name=names[i], pos=sim.body_pos[i + 1], quat=sim.body_quat[i + 1])
         body.explicitinertial = True
         body.mass = sim.body_mass[i + 1]
         body.ipos = sim.body_ipos[i + 1]

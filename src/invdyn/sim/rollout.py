@@ -248,12 +248,10 @@ def rollout(
 def _pushed_body(model: Model, sim: Any, push: Push) -> int:
     """The MuJoCo body id that `push` acts on, or `InputError`."""
     name = model.body_name[0] if push.body is None else push.body
-    try:
-        if name not in model.body_name:
-            raise KeyError(name)
-        return int(sim.body(name).id)
-    except KeyError:
-        raise InputError(f"Push.body: {model.name} has no body named {name!r}") from None
+    if name not in model.body_name:
+        raise InputError(f"Push.body: {model.name} has no body named {name!r}")
+    joint = mujoco_index(model, sim)[model.body_name.index(name)]
+    return int(sim.jnt_bodyid[joint])
 
 
 def save_csv(rollout: Rollout, model: Model, path: str | os.PathLike[str]) -> Path:
