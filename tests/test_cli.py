@@ -349,6 +349,12 @@ def test_an_out_that_is_a_file_is_refused_first(
     status, out, err = run(capsys, *command, "--out", str(taken))
     assert status == 2 and f"--out {taken}: exists and is not a directory" in err, err
     assert not out and taken.read_text() == "mine"
+    # below a file, no directory can be made; an empty path is not the working directory
+    status, out, err = run(capsys, *command, "--out", str(taken / "run"))
+    assert status == 2 and f"cannot be made, {taken} is not a directory" in err, err
+    with pytest.raises(SystemExit):
+        run(capsys, *command, "--out", "")
+    assert "argument --out: an empty path" in capsys.readouterr().err
 
 
 @requires_erd

@@ -158,6 +158,25 @@ def test_bad_table_options(
     assert not out and not (tmp_path / "ds").exists()
 
 
+def test_a_table_with_a_repeated_column_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv = tmp_path / "twice.csv"
+    csv.write_text("q,q,tau\n1,2,3\n4,5,6\n")
+    parquet = tmp_path / "twice.parquet"
+    pq.write_table(pa.table([[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]], names=["q", "q", "tau"]), parquet)
+    options = ["--fps", "4", "--obs-keys", "q", "--action-keys", "tau"]
+    for source in (csv, parquet):
+        status, out, err = run(
+            capsys, "import", str(source), "--out", str(tmp_path / "ds"), *options
+        )
+        assert status == 2 and f"{source}: column 'q' appears 2 times" in err, err
+        assert not out and not (tmp_path / "ds").exists()
+
+
 def test_the_fps_of_an_hdf5_file_is_checked_as_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -514,6 +514,30 @@ def test_anymal_kinova_stands_as_its_own_srdf_says(load_robot, monkeypatch):
         balance.run_balance(robot, balance.Scenario(duration=0.1))
 
 
+@pytest.mark.parametrize("name", ["stand", "sway", "squat", "push", "lift"])
+def test_centre_of_mass_references_start_at_rest_and_are_differentiated(name):
+    """Each reference starts at rest where the robot stands; the sway keeps to its amplitude
+    either way, the squat goes down to twice it and back; rates and accelerations are the
+    references' time derivatives."""
+    from invdyn.control.balance import Scenario
+
+    start = np.array([0.1, -0.2, 0.5])
+    reference = Scenario(name=name, duration=4.0, amplitude=0.03, frequency=0.5).reference(start)
+    c0, rate0, _ = reference(0.0)
+    np.testing.assert_array_equal(c0, start)
+    np.testing.assert_array_equal(rate0, 0.0)
+    times = np.linspace(0.0, 4.0, 4001)
+    path = np.array([reference(t)[0] for t in times]) - start
+    low, high = path.min(axis=0), path.max(axis=0)
+    extent = {"sway": ([0, -0.03, 0], [0, 0.03, 0]), "squat": ([0, 0, -0.06], [0, 0, 0])}
+    np.testing.assert_allclose((low, high), extent.get(name, (np.zeros(3), np.zeros(3))), atol=1e-5)
+    h = 1e-6
+    for t in (0.0, 0.3, 1.0, 1.7, 2.0, 3.1):
+        before, now, after = reference(t - h), reference(t), reference(t + h)
+        np.testing.assert_allclose(now[1], (after[0] - before[0]) / (2 * h), atol=1e-7)
+        np.testing.assert_allclose(now[2], (after[1] - before[1]) / (2 * h), atol=1e-6)
+
+
 @requires_erd
 def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
     """50 N throws Solo12 (2.5 kg): once its capture point leaves its feet the run stops

@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--out",
         metavar="DIR",
-        type=Path,
+        type=_path,
         default=Path("invdyn-demo"),
         help="directory for the plots, CSV logs and metrics.json (default: ./invdyn-demo)",
     )
@@ -257,12 +257,12 @@ def _parser() -> argparse.ArgumentParser:
     track.add_argument(
         "--out",
         metavar="DIR",
-        type=Path,
+        type=_path,
         default=Path("invdyn-track"),
         help="directory for tracking.png, <controller>.csv and metrics.json "
         "(default: ./invdyn-track)",
     )
-    track.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
+    track.add_argument("--json", metavar="PATH", type=_path, help="also write the metrics here")
     track.add_argument("--no-progress", action="store_true", help="no progress bars")
     track.set_defaults(command=_track)
 
@@ -277,7 +277,7 @@ def _parser() -> argparse.ArgumentParser:
         "a killed run, started again, renders only what it lacked.",
     )
     collect.add_argument("source", metavar="SOURCE", help="robot name or path, or a gym env id")
-    collect.add_argument("--out", metavar="DIR", type=Path, required=True, help="dataset path")
+    collect.add_argument("--out", metavar="DIR", type=_path, required=True, help="dataset path")
     collect.add_argument(
         "--episodes", metavar="N", type=int, default=10, help="episodes (default: 10)"
     )
@@ -353,7 +353,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SOURCE",
         help="an HDF5 file, a Minari dataset directory, or a .csv, .npz or .parquet table",
     )
-    importer.add_argument("--out", metavar="DIR", type=Path, required=True, help="dataset path")
+    importer.add_argument("--out", metavar="DIR", type=_path, required=True, help="dataset path")
     importer.add_argument(
         "--format",
         choices=tuple(IMPORT_OPTIONS),
@@ -399,7 +399,7 @@ def _parser() -> argparse.ArgumentParser:
         "episodes, on data of another instance of the robot).",
     )
     train.add_argument("dataset", metavar="DATASET", help="LeRobot v3 dataset directory")
-    train.add_argument("--out", metavar="DIR", type=Path, required=True, help="run directory")
+    train.add_argument("--out", metavar="DIR", type=_path, required=True, help="run directory")
     train.add_argument("--preset", default="default", help="configuration preset: default or small")
     train.add_argument(
         "--set",
@@ -442,7 +442,10 @@ def _parser() -> argparse.ArgumentParser:
         "--duration", metavar="S", type=float, default=10.0, help="seconds (default: 10)"
     )
     wbc.add_argument(
-        "--amplitude", metavar="M", type=float, help="sway or squat: how far, m (default: 0.02)"
+        "--amplitude",
+        metavar="M",
+        type=float,
+        help="sway: how far either way; squat: half how deep, m (default: 0.02)",
     )
     wbc.add_argument("--push", metavar="N", type=float, help="push: its force, N (default: 50)")
     wbc.add_argument(
@@ -474,7 +477,7 @@ def _parser() -> argparse.ArgumentParser:
     wbc.add_argument(
         "--out",
         metavar="DIR",
-        type=Path,
+        type=_path,
         default=Path("invdyn-wbc"),
         help="output directory (default: invdyn-wbc)",
     )
@@ -501,11 +504,11 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--out",
         metavar="DIR",
-        type=Path,
+        type=_path,
         help="directory for the metrics and plots (default: <run>/evaluation, beside the "
         "run's checkpoint)",
     )
-    evaluate.add_argument("--json", metavar="PATH", type=Path, help="also write the metrics here")
+    evaluate.add_argument("--json", metavar="PATH", type=_path, help="also write the metrics here")
     evaluate.set_defaults(command=_evaluate)
 
     label = commands.add_parser(
@@ -527,7 +530,7 @@ def _parser() -> argparse.ArgumentParser:
         help="plain videos: resize the frames to this size (default: the size of the model's "
         "training frames, the only one it takes when its checkpoint records it)",
     )
-    label.add_argument("--out", metavar="DIR", type=Path, required=True, help="labelled dataset")
+    label.add_argument("--out", metavar="DIR", type=_path, required=True, help="labelled dataset")
     label.add_argument(
         "--replace", action="store_true", help="replace the actions a dataset already has"
     )
@@ -607,7 +610,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="models of frames: the goal frames are the episode's own, not replanned",
     )
-    follow.add_argument("--json", metavar="PATH", type=Path, help="write the results here")
+    follow.add_argument("--json", metavar="PATH", type=_path, help="write the results here")
     follow.set_defaults(command=_follow)
 
     ident = commands.add_parser(
@@ -673,7 +676,7 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument(
         "--out",
         metavar="DIR",
-        type=Path,
+        type=_path,
         default=Path("invdyn-ident"),
         help="output directory (default: ./invdyn-ident)",
     )
@@ -974,15 +977,31 @@ def _pose(spec: str) -> str | tuple[float, ...]:
         raise InputError(f"--pose {spec!r}: expected a name or comma-separated numbers") from None
 
 
+def _path(text: str) -> Path:
+    """A path option's value; an empty one (which would be the working directory) refused."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
 def _output_directory(path: str | os.PathLike[str] | None) -> None:
-    """`InputError` when --out names something other than a directory, or a dataset's: the
-    results go into one of their own (made when absent)."""
+    """`InputError`, before any work, when --out names something other than a directory, a
+    dataset's (the results go into one of their own), or one that cannot be written or made
+    (its nearest existing ancestor a file, or not writable)."""
     from invdyn.learn.data import INFO_PATH
 
-    if path is not None and Path(path).exists() and not Path(path).is_dir():
+    if path is None:
+        return
+    if Path(path).exists() and not Path(path).is_dir():
         raise InputError(f"--out {path}: exists and is not a directory")
-    if path is not None and (Path(path) / INFO_PATH).is_file():
+    if (Path(path) / INFO_PATH).is_file():
         raise InputError(f"--out {path}: holds a dataset; give a directory of its own")
+    absolute = Path(path).absolute()
+    existing = next(p for p in (absolute, *absolute.parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"--out {path}: cannot be made, {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"--out {path}: {existing} is not writable")
 
 
 def _check_trackable(model: Model, fixed_base: str) -> None:

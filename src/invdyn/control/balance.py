@@ -9,8 +9,9 @@ descriptions name neither have them in `STANCES`. Each point is a contact of
 centre of mass reference:
 
 * ``stand``: hold the starting centre of mass;
-* ``sway``: side to side, ``amplitude`` at ``frequency``;
-* ``squat``: up and down, the same;
+* ``sway``: side to side, ``amplitude`` either way at ``frequency``, the swing faded in over
+  its first period so that it starts from rest;
+* ``squat``: down by twice ``amplitude`` (the sway's range) and back up, at ``frequency``;
 * ``push``: stand, and take a push of ``push`` newtons forwards on the base for
   ``push_duration`` seconds at ``push_start``;
 * ``lift``: move the centre of mass over the other feet (``shift`` seconds), then lift the first
@@ -118,7 +119,8 @@ class Scenario:
     Attributes:
       name: one of `SCENARIOS`.
       duration: simulated seconds, > 0.
-      amplitude: centre of mass motion of ``sway`` and ``squat``, m, > 0.
+      amplitude: centre of mass motion of ``sway`` (either way) and ``squat`` (half its
+        depth), m, > 0.
       frequency: its frequency, Hz, > 0.
       push: force of the push, N, forwards along the world x axis.
       push_start: when the push starts, s, >= 0 and before the end of the run.
@@ -195,16 +197,42 @@ class Scenario:
             )
 
     def reference(self, start: Float) -> Any:
-        """``t -> (c, c_dot, c_ddot)``: the centre of mass reference from `start` (3,)."""
-        axis = {"sway": (0.0, 1.0, 0.0), "squat": (0.0, 0.0, 1.0)}.get(self.name, (0.0,) * 3)
+        """``t -> (c, c_dot, c_ddot)``: the centre of mass reference from `start` (3,), at
+        rest there at t = 0."""
+        motions = {"sway": ((0.0, 1.0, 0.0), _faded_in_sine), "squat": ((0.0, 0.0, -1.0), _dip)}
+        # the other scenarios hold the start
+        axis, wave = motions.get(self.name, ((0.0, 0.0, 0.0), _dip))
         direction = self.amplitude * np.array(axis)
         omega = 2.0 * math.pi * self.frequency
 
         def reference(t: float) -> tuple[Float, Float, Float]:
-            s, c = math.sin(omega * t), math.cos(omega * t)
-            return start + direction * s, direction * omega * c, -direction * omega**2 * s
+            x, rate, acceleration = wave(omega, t)
+            return start + direction * x, direction * rate, direction * acceleration
 
         return reference
+
+
+def _faded_in_sine(omega: float, t: float) -> tuple[float, float, float]:
+    """``sin(omega t)`` times a quintic smoothstep from 0 to 1 over its first period, and its
+    first two time derivatives: all three 0 at t = 0."""
+    k = omega / (2.0 * math.pi)
+    x = min(k * t, 1.0)
+    fade = x**3 * (10.0 - 15.0 * x + 6.0 * x**2)
+    fade_rate = 30.0 * x**2 * (1.0 - x) ** 2 * k
+    fade_acceleration = 60.0 * x * (1.0 - x) * (1.0 - 2.0 * x) * k**2
+    s, c = math.sin(omega * t), math.cos(omega * t)
+    return (
+        s * fade,
+        omega * c * fade + s * fade_rate,
+        -(omega**2) * s * fade + 2.0 * omega * c * fade_rate + s * fade_acceleration,
+    )
+
+
+def _dip(omega: float, t: float) -> tuple[float, float, float]:
+    """``1 - cos(omega t)``, from rest at 0 to 2 and back each period, and its first two time
+    derivatives."""
+    s, c = math.sin(omega * t), math.cos(omega * t)
+    return 1.0 - c, omega * s, omega**2 * c
 
 
 @dataclasses.dataclass(frozen=True)

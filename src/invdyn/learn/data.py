@@ -2336,6 +2336,7 @@ def _csv_columns(file: Path) -> dict[str, _Column]:
     def line(row: int) -> str:
         return f"line {row + 2}"
 
+    _check_unique_columns(file, table.column_names)
     columns = {}
     for name in table.column_names:
         column = table.column(name)
@@ -2348,6 +2349,13 @@ def _csv_columns(file: Path) -> dict[str, _Column]:
             values = ["" if v is None else v for v in column.to_pylist()]
         columns[name] = _Column(values, line)
     return columns
+
+
+def _check_unique_columns(file: Path, names: Sequence[str]) -> None:
+    """`DataError` naming the first of `names` that a table holds more than once."""
+    repeated = [name for name in names if names.count(name) > 1]
+    if repeated:
+        raise DataError(f"{file}: column {repeated[0]!r} appears {names.count(repeated[0])} times")
 
 
 def _row(i: int) -> str:
@@ -2377,6 +2385,11 @@ def _npz_columns(file: Path) -> dict[str, _Column]:
 def _parquet_columns(file: Path) -> dict[str, _Column]:
     """Columns of a parquet file: numbers, or lists of k numbers as (N, k)."""
     pa, pq = _pyarrow()
+    try:
+        names = pq.read_schema(file).names
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise DataError(f"{file}: not a readable parquet file (truncated?): {error}") from None
+    _check_unique_columns(file, names)
     try:
         table = pq.read_table(file)
     except (pa.ArrowException, OSError, ValueError) as error:
