@@ -152,6 +152,26 @@ def test_seconds_and_json(robot):
     assert "rnea" in result.oracle_note
 
 
+def test_a_recording_on_a_changed_plant_is_replayed_on_that_plant(robot, tmp_path):
+    """The collection records its plant (damping, payload, torque limits, ...) and follow
+    simulates it: the recorded actions replay the episode exactly; a plant given in its
+    place is simulated instead."""
+    from invdyn.learn.follow import recording_plant
+    from invdyn.sim.plant import plant_record, recorded_plant
+
+    checkpoint, _ = robot
+    model = invdyn.load("double_pendulum")
+    plant = Plant(damping=(0.5, 0.2), payload=0.2, torque_limit=(np.inf, 40.0), seed=3)
+    assert recorded_plant(json.loads(json.dumps(plant_record(plant)))) == plant
+    changed = collect_robot(model, episodes=1, duration=0.5, plant=plant, seed=2)
+    held = read_dataset(write_collection(changed, tmp_path / "changed"))
+    assert recording_plant(held.path) == plant
+    assert follow(checkpoint, held).errors["open_loop"].max() < 1e-9
+    assert follow(checkpoint, held, plant=Plant()).errors["open_loop"][-1] > 1e-3
+    with pytest.raises(InputError, match="unknown options gears"):
+        recorded_plant({"gears": 2})
+
+
 def test_context_and_chunked_horizon(robot, tmp_path):
     """A window of past simulated states and a reference two frames ahead; the first action
     of each chunk is applied."""

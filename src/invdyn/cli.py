@@ -1485,21 +1485,20 @@ def _follow(args: argparse.Namespace) -> int:
     mass_scale = _mass_scale(args.mass_error)
     if args.payload is not None or mass_scale != 1.0 or args.damping != 0.0:
         from invdyn.control.tracking import end_effector
-        from invdyn.learn.data import read_info, read_metadata
+        from invdyn.learn.data import read_info
+        from invdyn.learn.follow import recording_plant
         from invdyn.sim.collect import load_robot_source
 
         source = read_info(args.dataset).source
+        robot_source = source.startswith("invdyn:")
+        # an invdyn robot's options replace those of the plant it was recorded on
         options: dict[str, Any] = {"mass_scale": mass_scale, "damping": args.damping}
-        if source.startswith("invdyn:"):
-            options["timestep"] = float(
-                read_metadata(args.dataset).get("physics_timestep", Plant().timestep)
-            )
         if args.payload is not None:
-            if not source.startswith("invdyn:"):
+            if not robot_source:
                 raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
             robot = load_robot_source(source)
             options.update(payload=args.payload, payload_frame=end_effector(robot))
-        plant = _options_plant(**options)
+        plant = _options_plant(recording_plant(args.dataset) if robot_source else None, **options)
     checkpoint = _checkpoint_dir(args.checkpoint)
     gain = {} if args.position_gain is None else {"position_gain": args.position_gain}
     if _sees_frames(checkpoint):
@@ -1631,12 +1630,12 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
     )
 
 
-def _options_plant(**fields: Any) -> Any:
-    """``invdyn.sim.Plant(**fields)`` of command-line options, its errors naming the option
-    (``--payload``) rather than the field (``Plant.payload``)."""
+def _options_plant(base: Plant | None = None, /, **fields: Any) -> Any:
+    """``invdyn.sim.Plant(**fields)`` of command-line options, or `base` with them replaced,
+    its errors naming the option (``--payload``) rather than the field (``Plant.payload``)."""
 
     try:
-        return Plant(**fields)
+        return Plant(**fields) if base is None else dataclasses.replace(base, **fields)
     except InputError as error:
         message = str(error)
         for field in fields:

@@ -67,6 +67,8 @@ from invdyn._files import json_text
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import load_checkpoint, require_state_model
 from invdyn.learn.data import (
+    INFO_PATH,
+    METADATA_KEY,
     MUJOCO_STATE,
     Dataset,
     read_dataset,
@@ -75,7 +77,7 @@ from invdyn.learn.data import (
 )
 from invdyn.learn.keys import OBS_STATE
 from invdyn.learn.models import Float, InverseDynamicsModel
-from invdyn.sim.plant import Plant
+from invdyn.sim.plant import Plant, recorded_plant
 
 # 1/s, the default rate at which a desired state asks a position error back
 POSITION_GAIN = 10.0
@@ -229,10 +231,10 @@ def follow(
         all of it.
       plant: the simulated plant, where it differs from the recording (a payload, wrong
         masses, friction, damping or sensor noise the recording did not have: the open-loop
-        replay drifts, a model that closes the loop corrects); None for the recorded plant.
-        For an invdyn robot every `Plant` option applies. For a Gymnasium source only
-        ``mass_scale``, ``damping`` and ``friction`` do (`_mismatch_gym`); the time step and
-        integrator stay the recording's.
+        replay drifts, a model that closes the loop corrects); None for the recorded plant
+        (`recording_plant`). For an invdyn robot every `Plant` option applies. For a
+        Gymnasium source only ``mass_scale``, ``damping`` and ``friction`` do
+        (`_mismatch_gym`); the time step and integrator stay the recording's.
       position_gain: rate (1/s, >= 0) at which the desired velocity asks a position error back;
         0 tracks the reference's velocities only.
 
@@ -459,6 +461,23 @@ def _desired(
 # invdyn robots
 
 
+def recording_plant(dataset: str | os.PathLike[str]) -> Plant:
+    """The plant that an invdyn robot's dataset was collected on, as its metadata records it
+    (`invdyn.sim.plant.plant_record`, written by `invdyn.sim.collect_robot`); for a dataset
+    that does not, the exact model at its physics time step.
+
+    Raises:
+      DataError: a missing or unreadable dataset, or a record that is not a plant's.
+    """
+    metadata = read_metadata(dataset)
+    if "plant" not in metadata:
+        return Plant(timestep=float(metadata.get("physics_timestep", Plant().timestep)))
+    try:
+        return recorded_plant(metadata["plant"])
+    except InputError as error:
+        raise DataError(f"{dataset}: {INFO_PATH}: {METADATA_KEY}.plant: {error}") from None
+
+
 def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -> _Runs:
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
     import invdyn
@@ -476,8 +495,7 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
             f"{robot!r} ({list(state_names)})"
         )
     if plant is None:
-        metadata = read_metadata(data.path)
-        plant = Plant(timestep=float(metadata.get("physics_timestep", Plant().timestep)))
+        plant = recording_plant(data.path)
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     nq = model.nq
     space = Configurations(

@@ -49,7 +49,7 @@ from invdyn.dynamics import mass_matrix, singular_joints
 from invdyn.errors import InputError, InvdynError, ModelError
 from invdyn.model import JointType, Model
 from invdyn.sim.mujoco_model import _check_plant, build_mujoco
-from invdyn.sim.plant import Plant
+from invdyn.sim.plant import Plant, plant_record
 from invdyn.sim.rollout import csv_columns, rollout
 
 Float = NDArray[np.float64]
@@ -322,6 +322,7 @@ def collect_robot(
             "seed": seed,
             "physics_timestep": plant.timestep,
             "integrator": plant.integrator,
+            "plant": plant_record(plant),
             "laws": list(ROBOT_LAWS),
             "discarded": discarded,
         },

@@ -172,6 +172,62 @@ class Plant:
             )
 
 
+# the options of a plant that a fixed-base robot's simulation reads (no feet, no pushes)
+_RECORDED = (
+    "timestep",
+    "integrator",
+    "payload",
+    "payload_frame",
+    "payload_offset",
+    "mass_scale",
+    "damping",
+    "friction",
+    "torque_limit",
+    "sensor_noise",
+    "delay",
+    "seed",
+    "joint_limits",
+)
+
+
+def plant_record(plant: Plant) -> dict[str, Any]:
+    """The options of `plant` that a fixed-base robot's simulation reads (all but its feet and
+    pushes), as JSON data: numbers, lists, text, None; an infinite torque limit as ``"inf"``.
+    `recorded_plant` rebuilds the plant."""
+    record = {}
+    for name in _RECORDED:
+        value = getattr(plant, name)
+        if name == "torque_limit" and value is not None:
+            value = (
+                [_finite_or_text(x) for x in value]
+                if isinstance(value, tuple)
+                else (_finite_or_text(value))
+            )
+        record[name] = list(value) if isinstance(value, tuple) else value
+    return record
+
+
+def recorded_plant(record: object) -> Plant:
+    """The `Plant` of a `plant_record`; `InputError` for what is not one (an unknown or a
+    bad option, named)."""
+    if not isinstance(record, dict):
+        raise InputError(f"a plant record must be an object, got {record!r}")
+    unknown = sorted(set(record) - set(_RECORDED))
+    if unknown:
+        raise InputError(f"a plant record has unknown options {', '.join(unknown)}")
+    options = dict(record)
+    limit = options.get("torque_limit")
+    if isinstance(limit, list):
+        options["torque_limit"] = [math.inf if x == "inf" else x for x in limit]
+    elif limit == "inf":
+        options["torque_limit"] = math.inf
+    return Plant(**options)
+
+
+def _finite_or_text(x: float) -> float | str:
+    return "inf" if math.isinf(x) else x
+
+
 def plant_model(model: Model, plant: Plant) -> Model:
     """The `Model` of the simulated plant: masses scaled, payload attached, friction added.
 
