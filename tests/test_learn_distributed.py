@@ -99,6 +99,18 @@ def _kill_run(pid: int) -> None:
             pass
 
 
+def _training_into(out: Path) -> list[int]:
+    """The pids of the processes whose command line names `out`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(out).encode() in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids
+
+
 def _parent(process: Path) -> int | None:
     """The parent pid of the process of /proc entry `process`, None if it has gone."""
     try:
@@ -192,6 +204,29 @@ def test_shares_cover_the_batch_and_their_weights_average_to_it(monkeypatch):
         assert float(averaged) == pytest.approx(float(losses.mean()))
     # a process of a batch smaller than the group takes a row at weight 0
     assert shares[2][1] == 0.0
+
+
+def test_an_error_or_a_stop_in_the_processes_is_said_once(dataset, tmp_path):
+    """An input error that every process meets is one line and status 2; a Ctrl-C or SIGTERM
+    of the launcher stops every process with one line and 130 or 143, no traceback."""
+    argv = command(dataset, tmp_path / "bad", *settings(1, **{"model.horizon": 1000}))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and done.stderr.startswith("invdyn: error: no training windows")
+    assert done.stderr.count("\n") == 1, done.stderr
+    for stop, status, said in (
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+    ):
+        out = tmp_path / said
+        run = subprocess.Popen(command(dataset, out, *settings(1000)), stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, text=True)  # fmt: skip
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not (out / "checkpoint").exists():
+            time.sleep(0.1)
+        run.send_signal(stop)
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == status and err == f"invdyn: {said}\n", err
+        assert not _training_into(out)
 
 
 def test_bad_process_counts(dataset, tmp_path, capsys):

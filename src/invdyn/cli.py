@@ -87,6 +87,10 @@ for another format is refused)."""
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
 
+# set for the processes that ``invdyn train --nproc`` starts (`_stopped`)
+_LAUNCHED = "INVDYN_TRAIN_NPROC"
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's stop, ``kill``), raised where the command is, so that it unwinds
     as on Ctrl-C: temporary files removed, resumable work kept."""
@@ -110,14 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return command(args)
     except _Terminated:
-        print("invdyn: terminated", file=sys.stderr)
-        return 143
+        return _stopped(terminated=True)
     except SystemExit as stop:
         # Ray's own handler of SIGTERM, which ray.init installs, exits with status 15
         if stop.code != signal.SIGTERM:
             raise
-        print("invdyn: terminated", file=sys.stderr)
-        return 143
+        return _stopped(terminated=True)
     except BrokenPipeError:
         # the reader went away (invdyn robots | head): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -126,10 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a stop that came while a module loaded may reach here as that import's failure
         interruption = _interruption(error)
         if interruption is not None:
-            terminated = isinstance(interruption, _Terminated)
-            print(f"invdyn: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-            return 143 if terminated else 130
-        print(f"invdyn: error: {_describe(error)}", file=sys.stderr)
+            return _stopped(terminated=isinstance(interruption, _Terminated))
+        if not (isinstance(error, InvdynError) and _repeats_the_first_process()):
+            print(f"invdyn: error: {_describe(error)}", file=sys.stderr)
         return 2
     except MemoryError as error:
         print(
@@ -139,11 +140,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     except KeyboardInterrupt:
-        print("invdyn: interrupted", file=sys.stderr)
-        return 130
+        return _stopped(terminated=False)
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+def _stopped(*, terminated: bool) -> int:
+    """Say that a Ctrl-C (or, `terminated`, a SIGTERM) stopped the command, unless this is a
+    process of ``invdyn train --nproc``, whose launcher says it; return the exit status."""
+    if not (os.environ.get(_LAUNCHED) and int(os.environ.get("WORLD_SIZE", "1")) > 1):
+        print(f"invdyn: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    return 143 if terminated else 130
+
+
+def _repeats_the_first_process() -> bool:
+    """Whether this is a process of a distributed run (torchrun's ``WORLD_SIZE`` > 1) other
+    than its first (``RANK`` > 0), which reads the same input and meets the same errors in it
+    as the first, which reports them."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and int(os.environ.get("RANK", "0")) > 0
 
 
 def _interruption(error: BaseException) -> KeyboardInterrupt | None:
@@ -1279,6 +1294,7 @@ def _train(args: argparse.Namespace) -> int:
     # a process of torchrun's joins its group; `--nproc N` starts N such processes
     if not distributed.join(device) and args.nproc != 1:
         distributed.check_gpus(args.nproc, device)
+        os.environ[_LAUNCHED] = "1"
         return distributed.launch(args.nproc, _train_argv(args))
     rank = distributed.rank()
     try:

@@ -16,6 +16,7 @@ Without a process group every function here is the single-process identity.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import signal
 import sys
@@ -118,11 +119,31 @@ def leave() -> None:
 
 def launch(nproc: int, argv: Sequence[str]) -> int:
     """Run ``python -m invdyn.cli <argv>`` in `nproc` processes on this machine, as
-    ``torchrun --standalone --nproc-per-node <nproc>`` does; returns 0, or raises the failure of
-    a process."""
+    ``torchrun --standalone --nproc-per-node <nproc>`` does; returns 0, or the exit status of
+    the first process that failed (each says why), or raises KeyboardInterrupt on a Ctrl-C."""
     if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
         raise InputError(f"nproc must be an integer >= 1, got {nproc!r}")
     from torch.distributed import run
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
-    run.main(["--standalone", f"--nproc-per-node={nproc}", "--module", "invdyn.cli", *argv])
+    # torchrun's own choice for its workers, made here so that it does not print a banner
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # nor its log of stopping the workers when one fails or on a Ctrl-C: they say why
+    for name in list(logging.Logger.manager.loggerDict):
+        if name.startswith("torch.distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        run.main(["--standalone", f"--nproc-per-node={nproc}", "--module", "invdyn.cli", *argv])
+    except ChildFailedError as failed:
+        # each process has said why it stopped (invdyn: error: ...): end with the status of
+        # the first, without torchrun's report of the exit
+        codes = [failure.exitcode for _, failure in sorted(failed.failures.items())]
+        return next((code for code in codes if code > 0), 1)
+    except SignalException as stopped:
+        # a Ctrl-C or SIGTERM of the launcher, which stopped the workers: ended as the
+        # command ends on one (a SIGTERM as Ray's handler exits)
+        if stopped.sigval == signal.SIGINT:
+            raise KeyboardInterrupt from None
+        raise SystemExit(int(stopped.sigval)) from None
     return 0
