@@ -935,6 +935,12 @@ def test_read_d4rl(tmp_path: Path) -> None:
         f.create_dataset("x", data=np.zeros(3))
     with pytest.raises(DataError, match="neither Minari .* nor D4RL"):
         data.read_minari(tmp_path / "other.hdf5")
+    # images as the observation are not a state
+    with h5py.File(tmp_path / "pixels.hdf5", "w") as f:
+        f.create_dataset("observations", data=np.zeros((10, 8, 8, 3), dtype=np.uint8))
+        f.create_dataset("actions", data=actions)
+    with pytest.raises(DataError, match=r"observations: shape \(10, 8, 8, 3\) is not low-dim"):
+        data.read_minari(tmp_path / "pixels.hdf5")
 
 
 def test_import_is_light() -> None:

@@ -2698,6 +2698,11 @@ def _flattened(
     item = group.get(key)
     if not isinstance(item, h5py.Group):
         values = _dataset(h5py, group, key, where)
+        if values.ndim > 2:
+            raise DataError(
+                f"{where}/{key}: shape {values.shape} is not low-dimensional (images?); a "
+                "frame's values must be a vector"
+            )
         values = values.reshape(values.shape[0], -1)
         return values, entry_names(name, values.shape[1])
     where, paths = f"{where}/{key}", _dataset_paths(h5py, item)
