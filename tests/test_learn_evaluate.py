@@ -233,6 +233,23 @@ def test_given_episodes_and_another_dataset(robot, tmp_path):
         evaluate_checkpoint(checkpoint, path, episodes=[3])
 
 
+def test_an_action_that_does_not_vary_is_named_and_left_out_of_the_means(robot, tmp_path):
+    dataset, checkpoint, _ = robot
+    info = dataset.info
+    held = [
+        Episode(state=e.state, action=np.c_[e.action[:, :1], np.full(len(e), 1.5)],
+                timestamp=e.timestamp)
+        for e in dataset
+    ]  # fmt: skip
+    path = write_dataset(
+        tmp_path / "held", held, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match=rf"recorded {info.action_names[1]} do not vary .*\(NaN\)"):
+        report = evaluate_checkpoint(checkpoint, path)
+    assert np.isnan(report.model.r2[1]) and report.model.r2_mean == report.model.r2[0]
+
+
 def _with_extra_episodes(dataset, path, *, first: bool, single: bool = False):
     """The dataset's episodes and 3 new ones of its robot, these `first` or last, written to
     `path` (in float32 if `single`)."""

@@ -301,6 +301,14 @@ def evaluate_checkpoint(
     target = _targets(windows)
     if len(windows) == 1:
         warn(f"{data.path}: the evaluated episodes hold one window: {ONE_SAMPLE}")
+    else:
+        still = ~varies(target.reshape(-1, target.shape[-1]))
+        if still.any():
+            names = ", ".join(n for n, s in zip(info.action_names, still, strict=True) if s)
+            warn(
+                f"{data.path}: the recorded {names} do not vary over the evaluated windows: "
+                "their R^2 and nMSE are undefined (NaN), and the means leave them out"
+            )
 
     # the model
     model_actions, estimated_states = _infer(model, windows)
