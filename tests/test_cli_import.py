@@ -119,12 +119,22 @@ def test_a_table_imports_split_into_episodes(
     status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "one"), *options)
     assert status == 0 and "samples.csv: 1 episode, 7 frames" in out, err
     assert [len(e) for e in read_dataset(tmp_path / "one")] == [7]
+    # without --action-keys, states alone: a dataset for invdyn label
+    status, out, err = run(
+        capsys, "import", str(source), "--out", str(tmp_path / "bare"), "--obs-keys", "q",
+        "--fps", "4", "--episode-key", "run",
+    )  # fmt: skip
+    assert status == 0 and "2 episodes, 7 frames at 4 fps, state 2, no action" in out, err
+    bare = read_dataset(tmp_path / "bare")
+    assert bare.info.action_names is None and [len(e) for e in bare] == [3, 4]
+    assert all(e.action is None for e in bare)
+    np.testing.assert_array_equal(np.concatenate([e.state for e in bare]), q)
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "{source}: a table needs --fps, and --obs-keys and --action-keys"),
+        ([], "{source}: a table needs --fps, and --obs-keys naming its state's columns"),
         (["--fps", "4", "--obs-keys", "q", "--action-keys", "x"], "{source}: no column 'x'"),
         (["--fps", "0", "--obs-keys", "q", "--action-keys", "tau"], "--fps must be a positive"),
         (["--fps", "4", "--obs-keys", " , ", "--action-keys", "tau"], "' , ': expected comma"),

@@ -389,7 +389,10 @@ def _parser() -> argparse.ArgumentParser:
         "column's name or the prefix of columns <name>.*",
     )
     importer.add_argument(
-        "--action-keys", metavar="KEYS", help="table: the action's columns, as --obs-keys"
+        "--action-keys",
+        metavar="KEYS",
+        help="table: the action's columns, as --obs-keys (none: a dataset without actions, "
+        "for invdyn label)",
     )
     importer.add_argument(
         "--episode-key",
@@ -1222,7 +1225,8 @@ def _import(args: argparse.Namespace) -> int:
     count = len(episodes)
     print(
         f"{args.source}: {count} episode{'' if count == 1 else 's'}, {sum(map(len, episodes))} "
-        f"frames at {fps:g} fps, state {len(state_names)}, action {len(action_names)}"
+        f"frames at {fps:g} fps, state {len(state_names)}, "
+        + ("no action" if action_names is None else f"action {len(action_names)}")
     )
     print(f"wrote {path}")
     return 0
@@ -1244,10 +1248,10 @@ def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, f
     if kind == "minari":
         fps = MINARI_FPS if args.fps is None else args.fps
         return read_minari(args.source, fps=fps), fps
-    if args.fps is None or args.obs_keys is None or args.action_keys is None:
+    if args.fps is None or args.obs_keys is None:
         raise InputError(
-            f"{args.source}: a table needs --fps, and --obs-keys and --action-keys naming its "
-            "state's and action's columns"
+            f"{args.source}: a table needs --fps, and --obs-keys naming its state's columns "
+            "(and --action-keys its action's, unless it has none)"
         )
     return _table_episodes(args), args.fps
 
@@ -1257,14 +1261,13 @@ def _table_episodes(args: argparse.Namespace) -> Imported:
     changes, at ``k / --fps``; the entries named after their columns."""
     from invdyn.learn.data import read_columns
 
-    groups = {
-        "--obs-keys": _names("--obs-keys", args.obs_keys),
-        "--action-keys": _names("--action-keys", args.action_keys),
-    }
+    groups = {"--obs-keys": _names("--obs-keys", args.obs_keys)}
+    if args.action_keys is not None:
+        groups["--action-keys"] = _names("--action-keys", args.action_keys)
     if args.episode_key is not None:
         groups["--episode-key"] = (args.episode_key,)
     read = read_columns(args.source, groups)
-    state, action = read["--obs-keys"], read["--action-keys"]
+    state, action = read["--obs-keys"], read.get("--action-keys")
     numbers = read.get("--episode-key")
     if numbers is not None and len(numbers.names) != 1:
         raise InputError(
@@ -1273,13 +1276,12 @@ def _table_episodes(args: argparse.Namespace) -> Imported:
         )
     number = np.zeros(len(state.values)) if numbers is None else numbers.values[:, 0]
     starts = np.flatnonzero(np.diff(number)) + 1
+    actions = [None] * (len(starts) + 1) if action is None else np.split(action.values, starts)
     episodes = [
         Episode(state=s, action=a, timestamp=np.arange(len(s)) / args.fps)
-        for s, a in zip(
-            np.split(state.values, starts), np.split(action.values, starts), strict=True
-        )
+        for s, a in zip(np.split(state.values, starts), actions, strict=True)
     ]
-    return Imported(episodes, state.names, action.names)
+    return Imported(episodes, state.names, None if action is None else action.names)
 
 
 def _train(args: argparse.Namespace) -> int:

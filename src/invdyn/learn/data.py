@@ -2427,7 +2427,7 @@ class Imported(NamedTuple):
 
     episodes: list[Episode]
     state_names: tuple[str, ...]  # (n_state,)
-    action_names: tuple[str, ...]  # (n_action,)
+    action_names: tuple[str, ...] | None  # (n_action,); None for episodes without actions
 
 
 def read_robomimic(
