@@ -1024,8 +1024,11 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
 
 def _check_trackable(model: Model, fixed_base: str) -> None:
     """`InputError` unless joint-space tracking can drive `model`: a fixed base (else the
-    error gives the `fixed_base` advice), moving joints and an actuator on each."""
+    error gives the `fixed_base` advice), moving joints and an actuator on each; `ModelError`
+    where they move no mass (a singular mass matrix)."""
+    from invdyn.configuration import neutral
     from invdyn.control.computed_torque import check_actuated
+    from invdyn.dynamics import require_regular
 
     free = [
         n for n, t in zip(model.joint_names, model.jnt_type, strict=True) if t == JointType.FREE
@@ -1044,6 +1047,7 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
     if model.nv == 0:
         raise InputError(f"{model.name} has no moving joints: there is nothing to track")
     check_actuated(model)
+    require_regular(model, neutral(model), "tracking")
 
 
 def _positive_option(option: str, value: float) -> None:

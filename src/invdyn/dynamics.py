@@ -402,6 +402,19 @@ def singular_joints(model: Model, q: Array, *, ratio: float = 1e-8) -> tuple[str
     return tuple(moving)
 
 
+def require_regular(model: Model, q: Array, what: str) -> None:
+    """`ModelError` naming the joints (`singular_joints`) when the mass matrix of `model` is
+    singular at `q`: `what` (a command, a function) cannot track their motion."""
+    still = singular_joints(model, q)
+    if still:
+        raise ModelError(
+            f"{what}: the mass matrix of {model.name!r} is singular: joints "
+            f"{', '.join(map(repr, still))} together move no mass or inertia, so no torque "
+            "tracks their motion (give their links inertia, or the model armature: "
+            "Model.replace(dof_armature=...))"
+        )
+
+
 def _world_inertias(model: Model, rotations: Array, origins: Array) -> Array:
     """(nbody, 6, 6) each body's spatial inertia in world coordinates at the world origin, for
     motions (angular, linear) as `world_columns` gives them, from (nbody, 3, 3) rotations and

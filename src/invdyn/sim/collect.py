@@ -45,8 +45,8 @@ from invdyn._parallel import map_in_shards
 from invdyn.configuration import integrate, neutral, to_mujoco_state
 from invdyn.control.computed_torque import CONTROLLERS, Gains
 from invdyn.control.trajectories import JointTrajectory, fourier
-from invdyn.dynamics import mass_matrix, singular_joints
-from invdyn.errors import InputError, InvdynError, ModelError
+from invdyn.dynamics import mass_matrix, require_regular
+from invdyn.errors import InputError, InvdynError
 from invdyn.model import JointType, Model
 from invdyn.sim.mujoco_model import _check_plant, build_mujoco
 from invdyn.sim.plant import Plant, plant_record
@@ -284,14 +284,7 @@ def collect_robot(
             )
     if model.nv == 0:
         raise InputError(f"collect_robot: model {model.name!r} has no joint to move")
-    still = singular_joints(model, neutral(model))
-    if still:
-        raise ModelError(
-            f"collect_robot: the mass matrix of {model.name!r} is singular: joints "
-            f"{', '.join(map(repr, still))} together move no mass or inertia, so no torque "
-            "tracks their motion (give their links inertia, or the model armature: "
-            "Model.replace(dof_armature=...))"
-        )
+    require_regular(model, neutral(model), "collect_robot")
     count = check_count("episodes", episodes)
     duration = check_positive("duration", duration)
     rate = check_positive("control_rate", control_rate)
