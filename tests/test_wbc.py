@@ -599,18 +599,40 @@ def test_flat_feet_start_level_and_a_singular_mass_matrix_is_refused(load_robot)
 
 
 @requires_erd
-def test_a_qp_failure_of_a_robot_that_stands_is_an_error(solo, monkeypatch):
+def test_a_qp_failure_of_a_robot_that_stands_ends_the_run_with_its_report(
+    solo, monkeypatch, tmp_path, capsys
+):
+    """A QP without a solution while the robot stands stops the run there: the run so far
+    is reported, plotted and marked unsolved, and the command fails; at the first step there
+    is nothing to report, and the error is raised."""
+    from invdyn import cli
     from invdyn.control.balance import Scenario, run_balance
     from invdyn.control.wbc import QPError
 
-    def fails_later(self, *args):
-        if len(self.steps) == 20:
-            raise QPError("not solved")
-        return solve(self, *args)
+    def fails_at(step):
+        def failing(self, *args):
+            if len(self.steps) == step:
+                raise QPError(f"not solved at step {step}")
+            return solve(self, *args)
+
+        return failing
 
     solve = WholeBodyController._solve
-    monkeypatch.setattr(WholeBodyController, "_solve", fails_later)
-    with pytest.raises(QPError, match="not solved"):
+    monkeypatch.setattr(WholeBodyController, "_solve", fails_at(20))
+    run = run_balance(solo, Scenario(duration=0.1))
+    assert run.unsolved == "not solved at step 20" and not run.fell
+    assert len(run.time) == len(run.steps) == 20
+    assert run.summary()["unsolved"] == run.unsolved
+    out = tmp_path / "wbc"
+    options = ["--duration", "0.1", "--no-progress", "--out", str(out)]
+    assert cli.main(["wbc", "solo12", *options]) == 2
+    printed = capsys.readouterr()
+    assert "stopped after 0.019 s: its QP had no solution" in printed.out
+    assert printed.err == "invdyn: error: not solved at step 20; the run stopped there\n"
+    assert json.loads((out / "report.json").read_text())["unsolved"] == run.unsolved
+    assert (out / "wbc.png").stat().st_size > 0
+    monkeypatch.setattr(WholeBodyController, "_solve", fails_at(0))
+    with pytest.raises(QPError, match="not solved at step 0"):
         run_balance(solo, Scenario(duration=0.1))
 
 

@@ -1393,7 +1393,11 @@ def _wbc(args: argparse.Namespace) -> int:
     )
     run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
-    ended = "" if run.fell_at is None else f" (lost its balance at {run.fell_at:.3f} s)"
+    ended = ""
+    if run.fell_at is not None:
+        ended = f" (lost its balance at {run.fell_at:.3f} s)"
+    elif run.unsolved is not None:
+        ended = f" (stopped after {run.time[-1]:.3f} s: its QP had no solution)"
     print(
         f"{model.name}, {args.scenario} for {args.duration:g} s{ended} on "
         f"{', '.join(run.feet)}: "
@@ -1408,6 +1412,9 @@ def _wbc(args: argparse.Namespace) -> int:
         write_json(args.out / "report.json", summary),
     ):
         print(f"wrote {path}")
+    if run.unsolved is not None:
+        print(f"invdyn: error: {run.unsolved}; the run stopped there", file=sys.stderr)
+        return 2
     return 0
 
 

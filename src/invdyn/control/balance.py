@@ -250,6 +250,8 @@ class BalanceRun:
       torque_limit: (nv - 6,) the joints' torque bounds.
       fell_at: when the robot lost balance and the run stopped, s (its QP had no solution
         then); None when it did not.
+      unsolved: why the run stopped while the robot still stood: the `QPError` of the step
+        whose QP had no solution (it says when); None when every step's was solved.
     """
 
     scenario: Scenario
@@ -261,6 +263,7 @@ class BalanceRun:
     steps: list[Step]
     torque_limit: Float
     fell_at: float | None = None
+    unsolved: str | None = None
 
     @property
     def com_rms(self) -> float:
@@ -318,6 +321,7 @@ class BalanceRun:
             "torque_margin_Nm": self.torque_margin,
             "fell": self.fell,
             "fell_at_s": self.fell_at,
+            "unsolved": self.unsolved,
         }
 
 
@@ -571,7 +575,9 @@ def _point(model: Model, q: Float, contact: PointContact) -> Float:
 
 def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> BalanceRun:
     """Simulate `scenario` on the floating-base `model` in MuJoCo under whole-body control,
-    until the end or until the robot loses balance (`BalanceRun.fell_at`)."""
+    until the end, until the robot loses balance (`BalanceRun.fell_at`), or until its QP has
+    no solution while it stands (`BalanceRun.unsolved`); `QPError` when that is at the first
+    step."""
     from invdyn.sim import Plant, Push, StopRollout, rollout
 
     scenario = with_stance(model, scenario)
@@ -603,17 +609,22 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
     wbc = WholeBodyController(model, contacts, tasks)
     controller = _lifting(wbc, lifted, q0, scenario) if scenario.name == "lift" else wbc
     fell_at: float | None = None
+    unsolved: str | None = None
 
     def balancing(t: float, q: Float, v: Float) -> Float:
-        # losing balance ends the run, whether the QP still has a solution or not
-        nonlocal fell_at
+        # losing balance ends the run, whether the QP still has a solution or not; a QP
+        # without one while the robot stands ends it too, with what it has to report
+        nonlocal fell_at, unsolved
         com = reference(t)[0]
         try:
             tau = controller(t, q, v)
-        except QPError:
-            if not wbc.steps or not _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
+        except QPError as error:
+            if not wbc.steps:
                 raise
-            fell_at = round(t, 9)
+            if _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
+                fell_at = round(t, 9)
+            else:
+                unsolved = str(error)
             raise StopRollout from None
         if len(wbc.steps) > 1 and _lost(model, wbc.contacts, q, v, com, scenario.foot_radius):
             fell_at = round(t, 9)
@@ -644,6 +655,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
         steps=wbc.steps,
         torque_limit=wbc.torque_limit,
         fell_at=fell_at,
+        unsolved=unsolved,
     )
 
 
