@@ -342,3 +342,5 @@ def test_an_mjcf_robot_is_read_with_its_joint_damping_and_friction(tmp_path: Pat
     )
     for model in (_load(str(path)), load_robot_source(f"invdyn:{path}")):
         assert model.dof_damping.tolist() == [3.0] and model.dof_friction.tolist() == [0.5]
+    # a dataset of the file's robot, as the command line loads it, names the file
+    assert robot_source(_load(str(path))) == f"invdyn:{path.resolve()}"

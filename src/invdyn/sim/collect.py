@@ -328,11 +328,12 @@ def robot_source(model: Model) -> str:
 
     Returns:
       ``"invdyn:<name>"`` for a built-in robot, ``"invdyn:<absolute path>"`` for a robot loaded
-      from a file (by `invdyn.load` with a fixed base, friction off), and ``"model:<name>"`` for
-      a model that neither reproduces (built or changed in memory): later commands then know
-      its name but do not assume its physics.
+      from a file (as `invdyn.io.load_simulated` loads it with a fixed base: an MJCF file's
+      joint damping and friction read), and ``"model:<name>"`` for a model that neither
+      reproduces (built or changed in memory): later commands then know its name but do not
+      assume its physics.
     """
-    from invdyn.io import load
+    from invdyn.io import load_simulated
 
     candidates = [model.name]
     if model.source and Path(model.source).is_file():
@@ -342,7 +343,7 @@ def robot_source(model: Model) -> str:
             with warnings.catch_warnings():
                 # the user saw the description's warnings when loading it
                 warnings.simplefilter("ignore")
-                again = load(candidate, floating_base=False)
+                again = load_simulated(candidate, floating_base=False)
         except (InvdynError, OSError, ValueError):
             continue
         if _same_model(again, model):
