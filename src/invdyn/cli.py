@@ -103,6 +103,9 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``invdyn`` command line and return its exit status."""
     args = _parser().parse_args(argv)
+    if getattr(args, "no_progress", True) is False and not sys.stderr.isatty():
+        # into a log file, bars that redraw their line are noise; train prints epoch lines
+        args.no_progress = True
     command: Callable[[argparse.Namespace], int] = args.command
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
