@@ -1140,11 +1140,11 @@ def _collect(args: argparse.Namespace) -> int:
         path = write_collection(collection, args.out, overwrite=args.overwrite)
     else:
         path = _write_rendered(args, collection, (scene, size), cache)
-    print(
-        f"{collection.source}: {len(collection.episodes)} episodes, {collection.num_frames} "
-        f"frames at {collection.fps:g} fps, state {len(collection.state_names)}, action "
-        f"{len(collection.action_names)}"
+    lengths = [len(episode) for episode in collection.episodes]
+    summary = _dataset_summary(
+        lengths, collection.fps, collection.state_names, collection.action_names
     )
+    print(f"{collection.source}: {summary}")
     print(f"wrote {path}")
     return 0
 
@@ -1229,14 +1229,25 @@ def _import(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         metadata={"importer": "invdyn import", "format": kind, "file": args.source, **given},
     )
-    count = len(episodes)
-    print(
-        f"{args.source}: {count} episode{'' if count == 1 else 's'}, {sum(map(len, episodes))} "
-        f"frames at {fps:g} fps, state {len(state_names)}, "
-        + ("no action" if action_names is None else f"action {len(action_names)}")
-    )
+    summary = _dataset_summary([len(e) for e in episodes], fps, state_names, action_names)
+    print(f"{args.source}: {summary}")
     print(f"wrote {path}")
     return 0
+
+
+def _dataset_summary(
+    lengths: Sequence[int],
+    fps: float,
+    state_names: Sequence[str],
+    action_names: Sequence[str] | None,
+) -> str:
+    """``N episodes, M frames at F fps, state S, action A`` of a dataset written."""
+    count, frames = len(lengths), sum(lengths)
+    action = "no action" if action_names is None else f"action {len(action_names)}"
+    return (
+        f"{count} episode{'' if count == 1 else 's'}, {frames} frame{'' if frames == 1 else 's'} "
+        f"at {fps:g} fps, state {len(state_names)}, {action}"
+    )
 
 
 def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, float]:
