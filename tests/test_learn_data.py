@@ -376,6 +376,9 @@ def test_existing_paths(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError, match=r"notes.txt is a file, not a dataset directory"):
         write(other / "notes.txt", first, overwrite=True)
     assert (other / "notes.txt").read_text() == "keep me"
+    # nor can a dataset be made below one
+    with pytest.raises(NotADirectoryError, match=r"ds: cannot be made, .*notes.txt is not a dir"):
+        write(other / "notes.txt" / "ds", first)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "empty", "other"]
 
 

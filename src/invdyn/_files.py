@@ -46,6 +46,20 @@ def check_regular_file(path: str | os.PathLike[str], what: str) -> None:
         raise InputError(f"{os.fsdecode(path)}: {kind}, not {what}")
 
 
+def unmakeable(directory: str | os.PathLike[str]) -> str | None:
+    """Why the absent `directory` cannot be made: its nearest existing ancestor is not a
+    directory, or cannot be written; None when it exists or can be made."""
+    absolute = Path(directory).absolute()
+    existing = next(p for p in (absolute, *absolute.parents) if p.exists())
+    if existing == absolute:
+        return None
+    if not existing.is_dir():
+        return f"cannot be made, {existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot be made, {existing} is not writable"
+    return None
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """A stream that becomes `path` when the block ends without an error.

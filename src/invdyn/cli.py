@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
-from invdyn._files import write_json
+from invdyn._files import unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -1017,12 +1017,11 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
         raise InputError(f"--out {path}: exists and is not a directory")
     if (Path(path) / INFO_PATH).is_file():
         raise InputError(f"--out {path}: holds a dataset; give a directory of its own")
-    absolute = Path(path).absolute()
-    existing = next(p for p in (absolute, *absolute.parents) if p.exists())
-    if not existing.is_dir():
-        raise InputError(f"--out {path}: cannot be made, {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"--out {path}: {existing} is not writable")
+    if Path(path).is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"--out {path}: is not writable")
+    reason = unmakeable(path)
+    if reason is not None:
+        raise InputError(f"--out {path}: {reason}")
 
 
 def _check_trackable(model: Model, fixed_base: str) -> None:

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, plain_number
-from invdyn._files import json_text, output_mode, sync_directory, sync_tree
+from invdyn._files import json_text, output_mode, sync_directory, sync_tree, unmakeable
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.keys import (
     ACTION,
@@ -1010,9 +1010,13 @@ def _video_columns(pa: ModuleType, key: str, video: _Video) -> dict[str, Any]:
 
 def check_target(target: Path, *, overwrite: bool) -> None:
     """`FileExistsError` unless `target` is absent, an empty directory, or (with `overwrite`)
-    a dataset to replace: what the writers here check first, for a caller to check before
-    long work that ends in a write."""
+    a dataset to replace, and `NotADirectoryError` when, absent, it cannot be made (below a
+    file, or where nothing can be written): what the writers here check first, for a caller
+    to check before long work that ends in a write."""
     if not target.exists() and not target.is_symlink():
+        reason = unmakeable(target)
+        if reason is not None:
+            raise NotADirectoryError(f"{target}: {reason}")
         return
     if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
         return
