@@ -324,11 +324,8 @@ def test_a_floating_joint_inside_a_urdf_is_not_sent_to_fixed_base(
         assert "make it a fixed joint in the description" in err and "--fixed-base" not in err
 
 
-def test_a_joint_that_moves_no_mass_is_not_tracked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "light.urdf"
-    path.write_text(
+UNTRACKABLE = {
+    "light": (
         '<robot name="light"><link name="base"/>'
         '<link name="a"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/>'
         '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
@@ -336,29 +333,31 @@ def test_a_joint_that_moves_no_mass_is_not_tracked(
         '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 1 0"/>'
         '<limit lower="-1" upper="1" effort="10" velocity="2"/></joint>'
         '<joint name="j2" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>'
-        '<limit lower="-1" upper="1" effort="10" velocity="2"/></joint></robot>'
-    )
-    for command in (["track", str(path)], ["demo", "--robot", str(path)]):
-        status, out, err = run(capsys, *command, "--out", str(tmp_path / "run"))
-        assert (
-            status == 2 and "tracking: the mass matrix of 'light' is singular: joints 'j2'" in err
-        )
-        assert not out and not (tmp_path / "run").exists()
-
-
-def test_a_robot_without_moving_joints_is_not_tracked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "bolted.urdf"
-    path.write_text(
+        '<limit lower="-1" upper="1" effort="10" velocity="2"/></joint></robot>',
+        "tracking: the mass matrix of 'light' is singular: joints 'j2'",
+    ),
+    "bolted": (
         '<robot name="bolted"><link name="base"/><link name="plate"><inertial><mass value="1"/>'
         '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
         '<joint name="bolt" type="fixed"><parent link="base"/><child link="plate"/></joint>'
-        "</robot>"
-    )
+        "</robot>",
+        "bolted has no moving joints: there is nothing to track",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(UNTRACKABLE))
+def test_a_robot_with_nothing_to_track_is_refused_first(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A robot without moving joints, or with one that moves no mass (a singular mass
+    matrix), is refused before anything is simulated or written."""
+    text, message = UNTRACKABLE[name]
+    path = tmp_path / f"{name}.urdf"
+    path.write_text(text)
     for command in (["track", str(path)], ["demo", "--robot", str(path)]):
         status, out, err = run(capsys, *command, "--out", str(tmp_path / "run"))
-        assert status == 2 and "bolted has no moving joints: there is nothing to track" in err
+        assert status == 2 and message in err, err
         assert not out and not (tmp_path / "run").exists()
 
 
