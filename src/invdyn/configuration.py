@@ -16,6 +16,7 @@ they are named apart from `invdyn.io.mjcf.from_mujoco`, which converts a whole `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -331,7 +332,8 @@ def from_mujoco_state(
     """invdyn configurations and velocities of MuJoCo's ``qpos`` and ``qvel``.
 
     The inverse of `to_mujoco_state`: joints are matched by name (`mujoco_index`) and MuJoCo
-    joints that `model` lacks are ignored.
+    joints that `model` lacks are ignored. `mujoco_state_reader` matches them once for many
+    calls.
 
     Args:
       model: the robot.
@@ -343,38 +345,60 @@ def from_mujoco_state(
     Returns:
       (..., nq) configurations and (..., nv) velocities.
     """
+    return mujoco_state_reader(model, mj_model)(qpos, qvel)
+
+
+def mujoco_state_reader(
+    model: Model, mj_model: Any
+) -> Callable[[ArrayLike, ArrayLike | None], tuple[Float, Float]]:
+    """`from_mujoco_state` of `model` and `mj_model` as a function of ``(qpos, qvel)``, the
+    joints matched once: what a simulation calls at every step."""
     index = mujoco_index(model, mj_model)
-    qpos = as_finite_array("qpos", qpos, int(mj_model.nq))
-    qvel = (
-        np.zeros(mj_model.nv) if qvel is None else as_finite_array("qvel", qvel, int(mj_model.nv))
-    )
-    batch = batch_shape({"qpos": (qpos, 1), "qvel": (qvel, 1)})
-    qpos = np.broadcast_to(qpos, (*batch, mj_model.nq))
-    qvel = np.broadcast_to(qvel, (*batch, mj_model.nv))
-    q = np.zeros((*batch, model.nq))
-    v = np.zeros((*batch, model.nv))
-    # one-coordinate joints in one gather (rollouts convert a state at every control step)
+    mj_nq, mj_nv = int(mj_model.nq), int(mj_model.nv)
+    # one-coordinate joints in one gather
     simple = np.isin(model.jnt_type, (JointType.REVOLUTE, JointType.PRISMATIC))
-    q[..., model.jnt_qadr[simple]] = qpos[..., mj_model.jnt_qposadr[index[simple]]]
-    v[..., model.jnt_vadr[simple]] = qvel[..., mj_model.jnt_dofadr[index[simple]]]
-    for i in np.flatnonzero(~simple):
-        jtype = model.jnt_type[i]
-        qs, vs, j = model.jnt_qadr[i], model.jnt_vadr[i], index[i]
-        ps, ds = int(mj_model.jnt_qposadr[j]), int(mj_model.jnt_dofadr[j])
-        nv = model.jnt_nv[i]
-        v[..., vs : vs + nv] = qvel[..., ds : ds + nv]
-        if jtype == JointType.CONTINUOUS:
-            q[..., qs], q[..., qs + 1] = np.cos(qpos[..., ps]), np.sin(qpos[..., ps])
-        elif jtype == JointType.SPHERICAL:
-            q[..., qs : qs + 4] = wxyz_to_xyzw(qpos[..., ps : ps + 4])
-        else:
-            # free: linear velocity from the world frame to the body frame
-            quat = wxyz_to_xyzw(qpos[..., ps + 3 : ps + 7])
-            q[..., qs : qs + 3] = qpos[..., ps : ps + 3]
-            q[..., qs + 3 : qs + 7] = quat
-            rotation = quaternion_to_matrix(_normalize(quat))
-            v[..., vs : vs + 3] = _apply(np.swapaxes(rotation, -1, -2), qvel[..., ds : ds + 3])
-    return q, v
+    q_to, q_from = model.jnt_qadr[simple], mj_model.jnt_qposadr[index[simple]]
+    v_to, v_from = model.jnt_vadr[simple], mj_model.jnt_dofadr[index[simple]]
+    # the others: (type, invdyn q and v addresses, MuJoCo qpos and dof addresses, nv)
+    others = [
+        (
+            JointType(model.jnt_type[i]),
+            int(model.jnt_qadr[i]),
+            int(model.jnt_vadr[i]),
+            int(mj_model.jnt_qposadr[index[i]]),
+            int(mj_model.jnt_dofadr[index[i]]),
+            int(model.jnt_nv[i]),
+        )
+        for i in np.flatnonzero(~simple)
+    ]
+
+    def read(qpos: ArrayLike, qvel: ArrayLike | None = None) -> tuple[Float, Float]:
+        qpos = as_finite_array("qpos", qpos, mj_nq)
+        qvel = np.zeros(mj_nv) if qvel is None else as_finite_array("qvel", qvel, mj_nv)
+        if qpos.ndim != 1 or qvel.ndim != 1:
+            batch = batch_shape({"qpos": (qpos, 1), "qvel": (qvel, 1)})
+            qpos = np.broadcast_to(qpos, (*batch, mj_nq))
+            qvel = np.broadcast_to(qvel, (*batch, mj_nv))
+        q = np.zeros((*qpos.shape[:-1], model.nq))
+        v = np.zeros((*qpos.shape[:-1], model.nv))
+        q[..., q_to] = qpos[..., q_from]
+        v[..., v_to] = qvel[..., v_from]
+        for jtype, qs, vs, ps, ds, nv in others:
+            v[..., vs : vs + nv] = qvel[..., ds : ds + nv]
+            if jtype == JointType.CONTINUOUS:
+                q[..., qs], q[..., qs + 1] = np.cos(qpos[..., ps]), np.sin(qpos[..., ps])
+            elif jtype == JointType.SPHERICAL:
+                q[..., qs : qs + 4] = wxyz_to_xyzw(qpos[..., ps : ps + 4])
+            else:
+                # free: linear velocity from the world frame to the body frame
+                quat = wxyz_to_xyzw(qpos[..., ps + 3 : ps + 7])
+                q[..., qs : qs + 3] = qpos[..., ps : ps + 3]
+                q[..., qs + 3 : qs + 7] = quat
+                rotation = quaternion_to_matrix(_normalize(quat))
+                v[..., vs : vs + 3] = _apply(np.swapaxes(rotation, -1, -2), qvel[..., ds : ds + 3])
+        return q, v
+
+    return read
 
 
 def _configuration(model: Model, name: str, q: ArrayLike) -> Float:

@@ -27,9 +27,9 @@ from tqdm.auto import tqdm
 from invdyn._arrays import as_finite_array, check_positive
 from invdyn._files import atomic_open
 from invdyn.configuration import (
-    from_mujoco_state,
     integrate,
     mujoco_index,
+    mujoco_state_reader,
     to_mujoco_state,
 )
 from invdyn.errors import InputError, InvdynError
@@ -187,6 +187,7 @@ def rollout(
     free = _free_joints(model, sim)
     limit = torque_limits(model, plant)
     pushed = [_pushed_body(model, sim, push) for push in plant.pushes]
+    read_state = mujoco_state_reader(model, sim)
     qpos, qvel = to_mujoco_state(model, sim, q_start, v_start)
     data.qpos[:], data.qvel[:] = qpos, qvel
     mujoco.mj_forward(sim, data)
@@ -208,7 +209,7 @@ def rollout(
             t = k * period
             qpos_log[k], qvel_log[k] = data.qpos, data.qvel
             # measure, then ask the controller
-            q, v = _measure(model, sim, data, plant, rng)
+            q, v = _measure(model, read_state(data.qpos, data.qvel), plant, rng)
             try:
                 tau_command[k] = _command(controller, t, q, v, k, model.nv)
             except StopRollout:
@@ -235,7 +236,7 @@ def rollout(
             _check_diverged(data, watched, t + period, k)
             bar.update(1)
 
-    q_true, v_true = from_mujoco_state(model, sim, qpos_log[:count], qvel_log[:count])
+    q_true, v_true = read_state(qpos_log[:count], qvel_log[:count])
     return Rollout(
         time=np.arange(count, dtype=np.float64) * period,
         q=q_true,
@@ -325,14 +326,14 @@ def _physics_steps(period: float, timestep: float) -> int:
 
 
 def _measure(
-    model: Model, sim: Any, data: Any, plant: Plant, rng: np.random.Generator
+    model: Model, true: tuple[Float, Float], plant: Plant, rng: np.random.Generator
 ) -> tuple[Float, Float]:
-    """(nq,) and (nv,) measured state: the true one with the plant's sensor noise.
+    """(nq,) and (nv,) measured state: the `true` one with the plant's sensor noise.
 
     Position noise is drawn in the tangent space (nv values) and integrated, so that continuous
     joints and quaternions stay on their manifolds.
     """
-    q, v = from_mujoco_state(model, sim, data.qpos, data.qvel)
+    q, v = true
     q_std, v_std = (float(s) for s in np.asarray(plant.sensor_noise).reshape(2))
     if q_std > 0.0:
         q = integrate(model, q, rng.normal(0.0, q_std, model.nv))
