@@ -310,6 +310,47 @@ def test_acceleration_is_the_derivative_of_the_velocity(name, floating):
 
 
 @requires_erd
+@pytest.mark.parametrize(("name", "floating"), CASES)
+def test_a_point_of_a_body_moves_with_it(name, floating):
+    """`point_jacobian` and `point_motion` of a frame's origin are the frame's world-aligned
+    Jacobian, velocity and drift; of any point of a body, its linear rows are the derivative
+    of the point's position, and its drift the derivative of its velocity along the motion."""
+    from invdyn.kinematics import _frame_target, frame_point, point_jacobian, point_motion
+
+    model, _ = invdyn_and_pinocchio(name, floating)
+    rng = _rng(name + "/points")
+    q = random_configuration(model, rng=rng)
+    v = rng.normal(size=model.nv)
+    eps = 1e-6
+    moving = [i for i in _frames_to_check(model, limit=6) if _frame_target(model, i)[1] >= 0]
+    for index in moving[:3]:
+        frame = model.frame_name[index]
+        body, origin = frame_point(model, frame)
+        jacobian, motion = (
+            point_jacobian(model, q, body, origin),
+            point_motion(model, q, v, body, origin),
+        )
+        assert_close(jacobian, invdyn.frame_jacobian(model, q, frame), what=f"{name} {frame}")
+        assert_close(motion[:6], invdyn.frame_velocity(model, q, v, frame), what=frame)
+        assert_close(motion[6:], invdyn.frame_acceleration(model, q, v, 0 * v, frame), what=frame)
+        point = origin + rng.normal(scale=0.3, size=3)
+
+        def position(x, body=body, point=point):
+            rotations, origins = invdyn.forward_kinematics(model, x)
+            return origins[body] + rotations[body] @ point
+
+        ahead, behind = integrate(model, q, eps * v), integrate(model, q, -eps * v)
+        velocity = (position(ahead) - position(behind)) / (2 * eps)
+        assert_close(point_jacobian(model, q, body, point)[3:] @ v, velocity, rtol=1e-6, what=frame)
+        rate = (
+            point_motion(model, ahead, v, body, point) - point_motion(model, behind, v, body, point)
+        ) / (2 * eps)
+        assert_close(point_motion(model, q, v, body, point)[6:], rate[:6], rtol=1e-6, what=frame)
+    with pytest.raises(invdyn.InputError, match=r"one state is q a \(\d+,\) float64 array"):
+        point_jacobian(model, q[None], 0, np.zeros(3))
+
+
+@requires_erd
 def test_motion_batches_broadcast(load_robot):
     """One configuration against a batch of velocities: the batch shape of both, and each entry
     the single call's."""

@@ -8,9 +8,8 @@ velocities and accelerations take numpy arrays.
 
 A frame's velocity and acceleration come from the forward recursion of `invdyn.kernels.cpu`
 (``v_i = X_i v_parent + S_i qd_i``, ``a_i = X_i a_parent + S_i qdd_i + v_i x S_i qd_i``,
-Featherstone 2008, table 5.1, the world at rest); `column_motions` gives every body's at once
-from the dofs' world columns ``s_k``: sums over the dofs that move it of ``s_k v_k`` and
-``s_k a_k + (V_k x s_k) v_k`` (a column turns with its body, whose velocity is ``V_k``).
+Featherstone 2008, table 5.1, the world at rest); `point_jacobian` and `point_motion` give
+the same of any point of a body, one state at a time, for contacts and tasks.
 """
 
 from __future__ import annotations
@@ -243,31 +242,64 @@ def _frame_motion(
     return motion.reshape((*lead, 12))
 
 
-def column_motions(model: Model, columns: Array, v: Array, a: Array) -> tuple[Array, Array]:
-    """(..., nbody, 6) spatial velocities and accelerations of the bodies, world coordinates at
-    the world origin, from the (..., nv, 6) dofs' `world_columns` and (..., nv) v and a."""
-    support = support_matrix(model)
-    velocity = np.einsum("bk,...kj,...k->...bj", support, columns, v)
-    # a dof's column turns with its body: d/dt s_k = V_body(k) x s_k
-    turning = _motion_cross(velocity[..., model.dof_body, :], columns)
-    rates = columns * a[..., None] + turning * v[..., None]
-    return velocity, np.einsum("bk,...kj->...bj", support, rates)
+def point_jacobian(model: Model, q: Array, body: int, point: Array) -> Array:
+    """(6, nv) Jacobian of the motion of a point fixed to a body, world axes at the point:
+    the body's angular velocity, then the point's linear velocity.
+
+    Args:
+      model: the robot.
+      q: (nq,) one configuration.
+      body: the moving body (`frame_point` finds a frame's).
+      point: (3,) the point in the body's coordinates.
+    """
+    ints, reals = model.kernel_data
+    jacobian = _empty((6, model.nv))
+    target = _point_target(point)
+    ref = cpu.JACOBIAN_LOCAL_WORLD_ALIGNED
+    if not _single(cpu.frame_jacobian_vector, ints, reals, q, body, target, ref, jacobian):
+        raise _not_one_state(model, q=q)
+    return jacobian
 
 
-def point_acceleration(velocity: Array, acceleration: Array, point: Array) -> Array:
-    """(..., 3) classical acceleration of world points (..., 3) fixed to bodies whose spatial
-    velocities and accelerations at the world origin are (..., 6):
-    ``w + alpha x p + omega x (u + omega x p)`` for velocity ``(omega, u)`` and acceleration
-    ``(alpha, w)``."""
-    omega, u = velocity[..., :3], velocity[..., 3:]
-    alpha, w = acceleration[..., :3], acceleration[..., 3:]
-    return w + cross(alpha, point) + cross(omega, u + cross(omega, point))
+def point_motion(model: Model, q: Array, v: Array, body: int, point: Array) -> Array:
+    """(12,) the angular and linear velocity, then the angular and classical linear
+    acceleration at rest (``a = 0``: the drift ``J_dot v``), of a point fixed to a body, in
+    world axes: `point_jacobian`'s motion and its rate.
+
+    Args:
+      model: the robot.
+      q: (nq,) one configuration.
+      v: (nv,) its velocity.
+      body: the moving body.
+      point: (3,) the point in the body's coordinates.
+    """
+    ints, reals = model.kernel_data
+    motion = _empty(12)
+    target, rest = _point_target(point), np.zeros(model.nv)
+    ref = cpu.JACOBIAN_LOCAL_WORLD_ALIGNED
+    kernel = cpu.frame_motion_vector
+    if not _single(kernel, ints, reals, q, v, rest, body, target, ref, motion, names=_MOTION):
+        raise _not_one_state(model, q=q, v=v)
+    return motion
 
 
-def point_columns(columns: Array, point: Array) -> Array:
-    """(..., 3) linear velocity at world points (..., 3) of motions (..., 6) given at the world
-    origin: ``u + omega x p``."""
-    return columns[..., 3:] + cross(columns[..., :3], point)
+def _not_one_state(model: Model, **given: Any) -> InputError:
+    """The error of a point function given other than one state's float64 arrays."""
+    sizes = {"q": model.nq, "v": model.nv}
+    expected = " and ".join(f"{name} a ({sizes[name]},) float64 array" for name in given)
+    got = ", ".join(
+        f"{name} {np.shape(x)} {getattr(x, 'dtype', type(x).__name__)}" for name, x in given.items()
+    )
+    return InputError(f"{model.name}: one state is {expected}; got {got}")
+
+
+def _point_target(point: Array) -> Array:
+    """(12,) the placement of a point in its body, as the frame kernels read a frame's: the
+    body's axes, then the point."""
+    target = np.zeros(12)
+    target[[0, 4, 8]] = 1.0
+    target[9:] = point
+    return target
 
 
 def frame_point(
@@ -295,20 +327,6 @@ def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
     return np.concatenate([angular, linear], axis=-1)
 
 
-def support_matrix(model: Model) -> Array:
-    """(nbody, nv) 1 where a dof moves a body (it is of the body or of an ancestor), else 0;
-    read-only, built once per model."""
-    return model.derived(_support_matrix)
-
-
-def _support_matrix(model: Model) -> Array:
-    support = np.zeros((model.nbody, model.nv))
-    for body in range(model.nbody):
-        support[body, np.isin(model.dof_body, _ancestors(model, body))] = 1.0
-    support.setflags(write=False)
-    return support
-
-
 def _broadcast(model: Model, **named: Any) -> list[Array]:
     """q (..., nq) and velocity-like (..., nv) arrays, velocities checked finite, broadcast to
     their common batch shape (q is checked by the kinematics kernel)."""
@@ -320,17 +338,6 @@ def _broadcast(model: Model, **named: Any) -> list[Array]:
     }
     lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
     return [np.broadcast_to(x, (*lead, x.shape[-1])) for x in arrays.values()]
-
-
-def _motion_cross(x: Array, y: Array) -> Array:
-    """(..., 6) spatial motion cross product ``x x y`` of (..., 6) [angular; linear] vectors."""
-    return np.concatenate(
-        [
-            cross(x[..., :3], y[..., :3]),
-            cross(x[..., :3], y[..., 3:]) + cross(x[..., 3:], y[..., :3]),
-        ],
-        axis=-1,
-    )
 
 
 _JACOBIAN_REFERENCES = {
@@ -454,15 +461,6 @@ def _frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
         targets[index] = (index, bodies[index], rows[index])
         targets.setdefault(name, targets[index])
     return targets
-
-
-def _ancestors(model: Model, body: int) -> list[int]:
-    """Body and all its ancestors, leaf first."""
-    chain = []
-    while body >= 0:
-        chain.append(body)
-        body = int(model.body_parent[body])
-    return chain
 
 
 def _frame_index(model: Model, frame: str | int) -> int:

@@ -47,15 +47,7 @@ from invdyn.configuration import difference
 from invdyn.control.computed_torque import effort_limits
 from invdyn.dynamics import bias, mass_matrix, rnea
 from invdyn.errors import InputError, InvdynError
-from invdyn.kinematics import (
-    column_motions,
-    forward_kinematics,
-    frame_point,
-    point_acceleration,
-    point_columns,
-    support_matrix,
-    world_columns,
-)
+from invdyn.kinematics import forward_kinematics, frame_point, point_jacobian, point_motion
 from invdyn.model import JointType, Model
 from invdyn.spatial import rotation_vector
 
@@ -67,6 +59,8 @@ BASE_DOFS = 6
 # row that only a millionfold acceleration could satisfy constrains nothing, and near-dependent
 # rows (legs without side joints) leave ProxQP reporting a feasible QP infeasible
 RANK_TOLERANCE = 1e-6
+# a body's origin, in its coordinates
+_ORIGIN = np.zeros(3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,7 +243,6 @@ class WholeBodyController:
                 f"torque_limit must be > 0 (or inf) for every joint, got {', '.join(bad)}"
             )
         self.torque_limit = limit
-        self.support = support_matrix(model)
         self.reset()
 
     def reset(self) -> None:
@@ -287,7 +280,7 @@ class WholeBodyController:
         q, v = _vector("q", q, model.nq), _vector("v", v, model.nv)
         n = model.nv + 3 * nc
         mass, forces_of_state = mass_matrix(model, q), bias(model, q, v)
-        kinematics = _Kinematics(model, self.support, q, v)
+        kinematics = _Kinematics(model, q, v)
         contact_jacobian = np.vstack([kinematics.point_jacobian(*f) for f in self.frames])
         motion_jacobian, motion_drift = _independent_rows(*kinematics.held_still(self.surfaces))
 
@@ -458,7 +451,7 @@ def contact_inverse_dynamics(
     q = _vector("q", q, model.nq)
     v, a = _vector("v", v, model.nv), _vector("a", a, model.nv)
     needed = rnea(model, q, v, a)
-    kinematics = _Kinematics(model, support_matrix(model), q, v)
+    kinematics = _Kinematics(model, q, v)
     jacobian = np.vstack([kinematics.point_jacobian(*f) for f in frames])
     nc = len(contacts)
     rows, lower, upper = _friction_rows(contacts, 0)
@@ -482,27 +475,23 @@ def contact_inverse_dynamics(
 
 
 class _Kinematics:
-    """One forward pass of a state: points' Jacobians and drifts, frame orientations."""
+    """One state's kinematics, as contacts and tasks ask for it: points' Jacobians and drifts
+    (one compiled kernel call each), frame orientations."""
 
-    def __init__(self, model: Model, support: Float, q: Float, v: Float) -> None:
+    def __init__(self, model: Model, q: Float, v: Float) -> None:
         self.model, self.q, self.v = model, q, v
-        self.support = support
         self.rotations, self.origins = forward_kinematics(model, q)
-        self.columns = world_columns(model, self.rotations, self.origins)
-        zero = np.zeros(model.nv)
-        self.velocity, self.drift = column_motions(model, self.columns, v, zero)
 
     def point(self, body: int, local: Float) -> Float:
         return self.origins[body] + self.rotations[body] @ local
 
     def point_jacobian(self, body: int, local: Float) -> Float:
         """(3, nv) world velocity of a point fixed to `body` at `local` (body coordinates)."""
-        columns = self.columns * self.support[body, :, None]
-        return point_columns(columns, self.point(body, local)).T
+        return point_jacobian(self.model, self.q, body, local)[3:]
 
     def point_drift(self, body: int, local: Float) -> Float:
         """(3,) the point's classical acceleration at zero joint acceleration."""
-        return point_acceleration(self.velocity[body], self.drift[body], self.point(body, local))
+        return point_motion(self.model, self.q, self.v, body, local)[9:]
 
     def held_still(self, surfaces: Sequence[tuple[int, Float, bool]]) -> tuple[Float, Float]:
         """(m, nv) Jacobian and (m,) drift of the contacts' motion: per `(body, local,
@@ -510,19 +499,17 @@ class _Kinematics:
         and the point) when `whole`."""
         rows, drifts = [], []
         for body, local, whole in surfaces:
-            if whole:
-                rows.append(self.angular_jacobian(body))
-                drifts.append(self.angular_drift(body))
-            rows.append(self.point_jacobian(body, local))
-            drifts.append(self.point_drift(body, local))
+            kept = slice(0 if whole else 3, 6)
+            rows.append(point_jacobian(self.model, self.q, body, local)[kept])
+            drifts.append(point_motion(self.model, self.q, self.v, body, local)[6:][kept])
         return np.vstack(rows), np.concatenate(drifts)
 
     def angular_jacobian(self, body: int) -> Float:
         """(3, nv) the body's world angular velocity."""
-        return (self.columns[:, :3] * self.support[body, :, None]).T
+        return point_jacobian(self.model, self.q, body, _ORIGIN)[:3]
 
     def angular_drift(self, body: int) -> Float:
-        return self.drift[body, :3]
+        return point_motion(self.model, self.q, self.v, body, _ORIGIN)[6:9]
 
     def frame_rotation(self, frame: str | None) -> tuple[int, Float]:
         """The body of `frame` (None: the base) and the frame's world rotation."""
