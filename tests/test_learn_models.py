@@ -426,6 +426,17 @@ def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
     result = train(episodes, small(epochs=1), tmp_path / "run", progress=False)
     with pytest.raises(DataError, match="does not exist"):
         load_checkpoint(tmp_path / "nowhere")
+    # a checkpoint's file, a dataset or an identification is not a checkpoint, and says so
+    with pytest.raises(DataError, match=r"model.safetensors is a file \(give a run or its"):
+        load_checkpoint(result.checkpoint / "model.safetensors")
+    (tmp_path / "data" / "meta").mkdir(parents=True)
+    (tmp_path / "data" / "meta" / "info.json").write_text("{}")
+    with pytest.raises(DataError, match=r"data is a dataset, not a training run"):
+        load_checkpoint(tmp_path / "data")
+    (tmp_path / "ident").mkdir()
+    (tmp_path / "ident" / "identification.npz").write_bytes(b"")
+    with pytest.raises(DataError, match=r"ident holds an identification \(invdyn ident\)"):
+        load_checkpoint(tmp_path / "ident")
     cases = {
         "model.safetensors": lambda p: p.write_bytes(p.read_bytes()[:100]),
         "norm_stats.json": lambda p: p.unlink(),

@@ -290,7 +290,9 @@ def load_checkpoint(
     if not path.exists() and old.is_dir():
         path = old
     if not path.is_dir():
-        raise DataError(f"checkpoint directory {path} does not exist")
+        what = "is a file" if path.exists() else "does not exist"
+        raise DataError(f"checkpoint directory {path} {what} (give a run or its checkpoint)")
+    _check_is_checkpoint(path)
     config = _parse(path / CONFIG_FILE, lambda: Config.from_dict(_read_json(path / CONFIG_FILE)))
     stats = _parse(
         path / NORM_STATS_FILE, lambda: NormStats.from_dict(_read_json(path / NORM_STATS_FILE))
@@ -336,6 +338,21 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
         raise InputError(
             f"{task} takes models of the state; this one sees the cameras {list(cameras)}"
         )
+
+
+def _check_is_checkpoint(path: Path) -> None:
+    """`DataError` saying what the directory `path` holds instead of a checkpoint, when it is
+    a dataset or the output of an identification; nothing otherwise (a missing file of a
+    checkpoint is named where it is read)."""
+    from invdyn.ident.run import IDENTIFICATION
+    from invdyn.learn.data import INFO_PATH
+
+    if (path / CONFIG_FILE).exists():
+        return
+    if (path / INFO_PATH).is_file():
+        raise DataError(f"{path} is a dataset, not a training run or its checkpoint")
+    if (path / IDENTIFICATION).is_file():
+        raise DataError(f"{path} holds an identification (invdyn ident), not a trained model")
 
 
 def checkpoint_in(path: str | os.PathLike[str]) -> Path:
