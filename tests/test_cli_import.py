@@ -119,6 +119,15 @@ def test_a_table_imports_split_into_episodes(
     status, out, err = run(capsys, "import", str(source), "--out", str(tmp_path / "one"), *options)
     assert status == 0 and "samples.csv: 1 episode, 7 frames" in out, err
     assert [len(e) for e in read_dataset(tmp_path / "one")] == [7]
+    # a key that comes back after other values starts an episode of its own, with a word
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("run,q\n0,1\n1,2\n0,3\n")
+    status, out, err = run(
+        capsys, "import", str(mixed), "--out", str(tmp_path / "mixed"), "--obs-keys", "q",
+        "--fps", "4", "--episode-key", "run",
+    )  # fmt: skip
+    assert status == 0 and "3 episodes, 3 frames" in out, err
+    assert "'run' comes back to 0 after other values: each run of rows is an episode" in err
     # without --action-keys, states alone: a dataset for invdyn label
     status, out, err = run(
         capsys, "import", str(source), "--out", str(tmp_path / "bare"), "--obs-keys", "q",

@@ -1293,6 +1293,13 @@ def _table_episodes(args: argparse.Namespace) -> Imported:
         )
     number = np.zeros(len(state.values)) if numbers is None else numbers.values[:, 0]
     starts = np.flatnonzero(np.diff(number)) + 1
+    runs = number[np.r_[0, starts]]
+    if len(np.unique(runs)) < len(runs):
+        again = next(float(x) for k, x in enumerate(runs) if x in runs[:k])
+        warn(
+            f"{args.source}: --episode-key {args.episode_key!r} comes back to {again:g} after "
+            f"other values: each run of rows is an episode of its own ({len(runs)} episodes)"
+        )
     actions = [None] * (len(starts) + 1) if action is None else np.split(action.values, starts)
     episodes = [
         Episode(state=s, action=a, timestamp=np.arange(len(s)) / args.fps)
