@@ -94,13 +94,20 @@ def quaternion_to_matrix(quat: Float) -> Float:
       quat: (..., 4) quaternions ``[x, y, z, w]``.
     """
     quat = np.asarray(quat, dtype=np.float64)
-    x, y, z, w = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
+    # one quaternion (a control step's) in Python floats, a batch in arrays: the same sums
+    x, y, z, w = quat.tolist() if quat.ndim == 1 else np.moveaxis(quat, -1, 0)
     rows = (
         (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
         (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
         (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
     )
-    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+    if quat.ndim == 1:
+        return np.array(rows)
+    out = np.empty((*quat.shape[:-1], 3, 3))
+    for i, row in enumerate(rows):
+        for j, entry in enumerate(row):
+            out[..., i, j] = entry
+    return out
 
 
 def axis_angle_to_matrix(axis: Float, angle: float) -> Float:
