@@ -247,6 +247,22 @@ def test_gym_full_state_matches_the_observation():
 
 
 @requires_gym
+def test_the_command_says_when_the_environment_ended_episodes_early(tmp_path, capsys):
+    """Hopper's scripted gait falls within 30 steps: the summary says so; Reacher, which
+    never terminates, runs its steps and says nothing of it."""
+    from invdyn.cli import main
+
+    options = ["--steps", "30", "--episodes", "2", "--no-progress"]
+    hopper = ["collect", "Hopper-v5", "--policy", "scripted", *options]
+    assert main([*hopper, "--out", str(tmp_path / "hopper")]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 2 episodes ended before 30 steps: the environment terminated them" in out
+    assert main(["collect", "Reacher-v5", *options, "--out", str(tmp_path / "reacher")]) == 0
+    out = capsys.readouterr().out
+    assert "2 episodes, 62 frames" in out and "ended before" not in out
+
+
+@requires_gym
 def test_gym_scripted_reacher_reaches():
     collection = collect_gym("Reacher-v5", episodes=4, policy="scripted", seed=0)
     for episode in collection.episodes:

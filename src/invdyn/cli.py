@@ -1144,6 +1144,15 @@ def _collect(args: argparse.Namespace) -> int:
         lengths, collection.fps, collection.state_names, collection.action_names
     )
     print(f"{collection.source}: {summary}")
+    limit = collection.metadata.get("max_episode_steps") if robot is None else None
+    ended = sum(length - 1 < limit for length in lengths) if limit else 0
+    if ended:
+        redrawn = collection.metadata["discarded"]
+        again = f"; {redrawn} shorter than {MIN_STEPS} steps were drawn again" if redrawn else ""
+        print(
+            f"{ended} of {len(lengths)} episodes ended before {limit} steps: the environment "
+            f"terminated them{again}"
+        )
     print(f"wrote {path}")
     return 0
 
