@@ -194,17 +194,13 @@ def plant_record(plant: Plant) -> dict[str, Any]:
     """The options of `plant` that a fixed-base robot's simulation reads (all but its feet and
     pushes), as JSON data: numbers, lists, text, None; an infinite torque limit as ``"inf"``.
     `recorded_plant` rebuilds the plant."""
-    record = {}
-    for name in _RECORDED:
-        value = getattr(plant, name)
-        if name == "torque_limit" and value is not None:
-            value = (
-                [_finite_or_text(x) for x in value]
-                if isinstance(value, tuple)
-                else (_finite_or_text(value))
-            )
-        record[name] = list(value) if isinstance(value, tuple) else value
-    return record
+    record = {name: getattr(plant, name) for name in _RECORDED}
+    limit = record["torque_limit"]
+    if isinstance(limit, tuple):
+        record["torque_limit"] = [_finite_or_text(x) for x in limit]
+    elif limit is not None:
+        record["torque_limit"] = _finite_or_text(limit)
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in record.items()}
 
 
 def recorded_plant(record: object) -> Plant:
