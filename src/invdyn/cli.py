@@ -31,7 +31,7 @@ from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
-from invdyn.io import robots
+from invdyn.io import names_a_file, robots
 from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode, Imported
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
@@ -1454,7 +1454,7 @@ def _legged_robot(robot: str) -> Model:
     model = _load(robot)
     if model.floating_base:
         return model
-    if not Path(robot).suffix and os.sep not in robot:
+    if not names_a_file(robot):
         raise InputError(
             f"{robot} is a fixed-base robot; whole-body control balances a legged robot on a "
             f"floating base (run 'invdyn robots' for them; 'invdyn track {robot}' controls it)"

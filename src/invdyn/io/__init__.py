@@ -55,8 +55,7 @@ def load(
             allowed = "True, False or None" if name == "floating_base" else "True or False"
             raise InputError(f"{name} must be {allowed}, got {flag!r}")
     path = Path(source)
-    if path.suffix or os.sep in os.fspath(source):
-        # a path, not a robot's name (/dev/fd/63, say, of a shell's process substitution)
+    if names_a_file(source):
         check_regular_file(path, "a robot description file (.urdf or .xml)")
     if is_mjcf(path):
         return mjcf.load_mjcf(path, floating_base=floating_base, strict=strict, friction=friction)
@@ -81,6 +80,12 @@ def load_simulated(source: str | os.PathLike[str], *, floating_base: bool | None
     return load(source, floating_base=floating_base, friction=is_mjcf(source))
 
 
+def names_a_file(source: str | os.PathLike[str]) -> bool:
+    """Whether `source` is a file path rather than a built-in robot's name: it has a suffix or
+    a '/' (``/dev/fd/63``, say, of a shell's process substitution)."""
+    return bool(Path(source).suffix) or os.sep in os.fspath(source)
+
+
 def is_mjcf(source: str | os.PathLike[str]) -> bool:
     """Whether `invdyn.load` reads `source` as MJCF: an ``.xml`` file whose root element is not
     URDF's ``<robot>``."""
@@ -101,4 +106,4 @@ def _root_tag(path: Path) -> str | None:
     return None
 
 
-__all__ = ["is_mjcf", "load", "load_simulated"]
+__all__ = ["is_mjcf", "load", "load_simulated", "names_a_file"]
