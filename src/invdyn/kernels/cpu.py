@@ -1645,54 +1645,6 @@ def frame_placement(ints, reals, q, body, frame, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST)
-def frame_jacobian(ints, reals, q, body, frame, ref, out):
-    """Write the Jacobian of a frame's spatial velocity, rows [angular; linear], into out
-    (6, nv): the frame at `frame` (12: rotation row-major, then position) in `body` (-1: the
-    world), in the JACOBIAN_* coordinates `ref`."""
-    for k in range(q.shape[0]):
-        if not np.isfinite(q[k]):
-            return 1
-    placed = np.empty(12)
-    world = _frame_in_world(ints, reals, q, body, frame, placed)
-    out[:, :] = 0.0
-    # each joint on the path from the body to its root moves the frame
-    i = body
-    while i >= 0:
-        joint = world[i]
-        for k in range(_joint_nv(ints, i)):
-            s = _column(ints, reals, i, k)
-            w0, w1, w2, u0, u1, u2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-            for c in range(3):
-                w0 += joint[c] * s[c]
-                w1 += joint[3 + c] * s[c]
-                w2 += joint[6 + c] * s[c]
-                u0 += joint[c] * s[3 + c]
-                u1 += joint[3 + c] * s[3 + c]
-                u2 += joint[6 + c] * s[3 + c]
-            # the motion at the world origin, u + o x w, then at the frame's origin, + w x p
-            o0, o1, o2 = joint[9], joint[10], joint[11]
-            u0 += o1 * w2 - o2 * w1
-            u1 += o2 * w0 - o0 * w2
-            u2 += o0 * w1 - o1 * w0
-            if ref != JACOBIAN_WORLD:
-                p0, p1, p2 = placed[9], placed[10], placed[11]
-                u0 += w1 * p2 - w2 * p1
-                u1 += w2 * p0 - w0 * p2
-                u2 += w0 * p1 - w1 * p0
-            col = ints[i, 3] + k
-            if ref == JACOBIAN_LOCAL:
-                # into the frame's axes: F^T w, F^T u
-                for r in range(3):
-                    out[r, col] = placed[r] * w0 + placed[3 + r] * w1 + placed[6 + r] * w2
-                    out[3 + r, col] = placed[r] * u0 + placed[3 + r] * u1 + placed[6 + r] * u2
-            else:
-                out[0, col], out[1, col], out[2, col] = w0, w1, w2
-                out[3, col], out[4, col], out[5, col] = u0, u1, u2
-        i = ints[i, 0]
-    return _status_of_result(out)
-
-
 @njit(cache=True, fastmath=_FAST, inline="always")
 def _turn(r, x0, x1, x2):
     """R x for R (9 values, row-major) and x (3 values)."""
@@ -1717,6 +1669,42 @@ def _turn_back(r, x0, x1, x2):
 def _crossed(x0, x1, x2, y0, y1, y2):
     """x x y of two 3-vectors given by their values."""
     return x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0
+
+
+@njit(cache=True, fastmath=_FAST)
+def frame_jacobian(ints, reals, q, body, frame, ref, out):
+    """Write the Jacobian of a frame's spatial velocity, rows [angular; linear], into out
+    (6, nv): the frame at `frame` (12: rotation row-major, then position) in `body` (-1: the
+    world), in the JACOBIAN_* coordinates `ref`."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return 1
+    placed = np.empty(12)
+    world = _frame_in_world(ints, reals, q, body, frame, placed)
+    out[:, :] = 0.0
+    # each joint on the path from the body to its root moves the frame
+    i = body
+    while i >= 0:
+        joint = world[i]
+        for k in range(_joint_nv(ints, i)):
+            s = _column(ints, reals, i, k)
+            w0, w1, w2 = _turn(joint, s[0], s[1], s[2])
+            u0, u1, u2 = _turn(joint, s[3], s[4], s[5])
+            # the motion at the world origin, u + o x w, then at the frame's origin, + w x p
+            c0, c1, c2 = _crossed(joint[9], joint[10], joint[11], w0, w1, w2)
+            u0, u1, u2 = u0 + c0, u1 + c1, u2 + c2
+            if ref != JACOBIAN_WORLD:
+                c0, c1, c2 = _crossed(w0, w1, w2, placed[9], placed[10], placed[11])
+                u0, u1, u2 = u0 + c0, u1 + c1, u2 + c2
+            if ref == JACOBIAN_LOCAL:
+                # into the frame's axes: F^T w, F^T u
+                w0, w1, w2 = _turn_back(placed, w0, w1, w2)
+                u0, u1, u2 = _turn_back(placed, u0, u1, u2)
+            col = ints[i, 3] + k
+            out[0, col], out[1, col], out[2, col] = w0, w1, w2
+            out[3, col], out[4, col], out[5, col] = u0, u1, u2
+        i = ints[i, 0]
+    return _status_of_result(out)
 
 
 @njit(cache=True, fastmath=_FAST)
