@@ -344,11 +344,12 @@ def _check_is_checkpoint(path: Path) -> None:
     """`DataError` saying what the directory `path` holds instead of a checkpoint, when it is
     a dataset or the output of an identification; nothing otherwise (a missing file of a
     checkpoint is named where it is read)."""
+    if (path / CONFIG_FILE).exists():
+        return
+    # only for what is not a checkpoint: a load of one imports neither
     from invdyn.ident.run import IDENTIFICATION
     from invdyn.learn.data import INFO_PATH
 
-    if (path / CONFIG_FILE).exists():
-        return
     if (path / INFO_PATH).is_file():
         raise DataError(f"{path} is a dataset, not a training run or its checkpoint")
     if (path / IDENTIFICATION).is_file():
