@@ -407,6 +407,33 @@ def test_doubtful_inertia_warns_and_raises_under_strict(case: str, tmp_path: Pat
     assert model.body_mass[0] == float(options.get("mass", 1.0))
 
 
+def test_a_link_welded_into_a_body_is_checked_as_part_of_it() -> None:
+    """A dummy link's rank-one inertia (go1's 'base': 1e-6 in every entry) breaks the triangle
+    inequality alone, but not the body it is welded into, which is what the dynamics see; a
+    body whose welded links break it together is named by its links."""
+    dummy = link("d", mass=1e-6, inertia=(1e-6,) * 6)
+    text = robot(
+        '<link name="base"/>',
+        link("b"),
+        dummy,
+        joint("j", "base", "b"),
+        joint("w", "b", "d", "fixed"),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parse_urdf(text, strict=True)
+        parse_urdf(robot(dummy, link("b"), joint("j", "d", "b")), strict=True)  # the world's
+    # alone, the same link is a body, and doubtful
+    with pytest.raises(ModelError, match=r"link 'd': principal moments violate the triangle"):
+        parse_urdf(robot('<link name="base"/>', dummy, joint("j", "base", "d")), strict=True)
+    # a negative moment is a typo, whatever a link is welded to
+    negative = text.replace(link("b"), link("b", inertia=(5, 5, 5, 0, 0, 0))).replace(
+        'ixx="1e-06"', 'ixx="-1"'
+    )
+    with pytest.raises(ModelError, match=r"link 'd': rotational inertia is not positive semi-"):
+        parse_urdf(negative, strict=True)
+
+
 def test_massless_subtree_warns_naming_the_joint() -> None:
     text = robot('<link name="a"/>', '<link name="b"/>', '<link name="c"/>', joint("j", "a", "b"))
     text = text.replace("</robot>", joint("k", "b", "c", "fixed") + "</robot>")
@@ -462,16 +489,25 @@ def test_a_floating_massless_root_that_its_children_can_undo_warns() -> None:
     assert np.linalg.eigvalsh(invdyn.mass_matrix(three, neutral(three)))[0] > 1e-6
 
 
-def test_doubtful_inertia_of_a_merged_link_is_checked_as_written() -> None:
-    text = robot(
-        '<link name="a"/>',
-        link("b"),
-        link("c", inertia=(1, 1, 3, 0, 0, 0)),
-        joint("j", "a", "b"),
-        joint("k", "b", "c", "fixed"),
-    )
-    with pytest.warns(ModelWarning, match=r"link 'c': principal moments violate"):
-        parse_urdf(text)
+def test_a_welded_link_that_breaks_the_triangle_inequality_is_doubtful_if_its_body_is() -> None:
+    def welded(b: tuple[float, ...]) -> str:
+        return robot(
+            '<link name="a"/>',
+            link("b", inertia=b),
+            link("c", inertia=(1, 1, 3, 0, 0, 0)),
+            joint("j", "a", "b"),
+            joint("k", "b", "c", "fixed"),
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parse_urdf(welded((1, 1, 1, 0, 0, 0)), strict=True)  # together: 2 + 2 = 4
+    with pytest.warns(
+        ModelWarning,
+        match=r"links 'b', 'c', welded together: principal moments violate the "
+        r"triangle inequality \(1\.1 \+ 1\.1 < 3\.1\)",
+    ):
+        parse_urdf(welded((0.1, 0.1, 0.1, 0, 0, 0)))
 
 
 def test_round_off_is_not_doubtful() -> None:

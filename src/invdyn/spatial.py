@@ -30,10 +30,11 @@ INERTIA_ABSOLUTE_TOLERANCE = 1e-12
 INERTIA_RELATIVE_TOLERANCE = 1e-9
 
 
-def inertia_doubts(mass: float, inertia: Float) -> list[str]:
+def inertia_doubts(mass: float, inertia: Float, *, triangle: bool = True) -> list[str]:
     """What is physically doubtful about a rigid body of `mass` and (3, 3) rotational inertia
     about its centre of mass, one phrase per problem: a zero mass with inertia, an inertia that
-    is not positive semi-definite, principal moments that break the triangle inequality."""
+    is not positive semi-definite, principal moments that break the triangle inequality (unless
+    `triangle` is False: for a part of a body, which other parts may complete)."""
     moments = np.linalg.eigvalsh(inertia)
     tolerance = INERTIA_ABSOLUTE_TOLERANCE + INERTIA_RELATIVE_TOLERANCE * np.abs(moments).max()
     doubts = []
@@ -44,7 +45,7 @@ def inertia_doubts(mass: float, inertia: Float) -> list[str]:
             "rotational inertia is not positive semi-definite "
             f"(smallest principal moment {moments[0]:.6g})"
         )
-    elif moments[0] + moments[1] < moments[2] - tolerance:
+    elif triangle and moments[0] + moments[1] < moments[2] - tolerance:
         doubts.append(
             "principal moments violate the triangle inequality "
             f"({moments[0]:.6g} + {moments[1]:.6g} < {moments[2]:.6g})"

@@ -34,6 +34,7 @@ import dataclasses
 import os
 import re
 import xml.etree.ElementTree
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -215,13 +216,8 @@ def _build(
                 "its joints form a cycle"
             )
 
-    # each link's inertia checked as written, then merged into its body
-    doubts = [
-        f"{source}: link {link.name!r}: {doubt}"
-        for link in links.values()
-        for doubt in inertia_doubts(link.mass, link.inertia)
-    ]
     inertias = _body_inertias(links, placed.values(), len(bodies))
+    doubts = _inertia_doubts(links, list(placed.values()), inertias[0], inertias[2], source)
     massless = _massless_doubts(bodies, inertias[0], inertias[2], source)
 
     frames = list(placed.values())
@@ -500,6 +496,34 @@ def _body_inertias(
             d = c - com[i]
             inertia[i] += rotational + m * (d @ d * np.eye(3) - np.outer(d, d))
     return mass, com, inertia
+
+
+def _inertia_doubts(
+    links: dict[str, _Link], placed: list[_Placed], mass: Float, inertia: Float, source: str
+) -> list[str]:
+    """What is physically doubtful about the inertias: each link's as written, and where links
+    are welded into one body, that body's, which is what the dynamics see. A link that is part
+    of a body (or fixed to the world) may break the triangle inequality, as a massless dummy
+    link's rank-one inertia does, when the body it makes up does not.
+
+    Args:
+      mass, inertia: (nbody,) and (nbody, 3, 3), as `_body_inertias` merges them.
+    """
+    parts = Counter(frame.body for frame in placed)
+    doubts, doubted_bodies = [], set()
+    for frame in placed:
+        link = links[frame.name]
+        alone = frame.body >= 0 and parts[frame.body] == 1
+        for doubt in inertia_doubts(link.mass, link.inertia, triangle=alone):
+            doubts.append(f"{source}: link {link.name!r}: {doubt}")
+            doubted_bodies.add(frame.body)
+    for body in sorted(parts):
+        if body < 0 or parts[body] == 1 or body in doubted_bodies:
+            continue
+        names = ", ".join(repr(frame.name) for frame in placed if frame.body == body)
+        for doubt in inertia_doubts(mass[body], inertia[body]):
+            doubts.append(f"{source}: links {names}, welded together: {doubt}")
+    return doubts
 
 
 def _massless_doubts(bodies: list[_Body], mass: Float, inertia: Float, source: str) -> list[str]:
