@@ -7,8 +7,9 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from invdyn._files import write_json
+from invdyn._files import unmakeable, write_json
 
 
 def _strict_load(path: Path) -> object:
@@ -39,3 +40,21 @@ def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
         "curve": [1.0, None],
         "note": None,
     }
+
+
+def test_a_directory_is_unmakeable_below_a_file_or_where_the_system_refuses(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("")
+    assert unmakeable(tmp_path / "new" / "deeper") is None
+    assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == [tmp_path / "file"]
+    assert (
+        unmakeable(tmp_path / "file" / "out")
+        == f"cannot be made, {tmp_path / 'file'} is not a directory"
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_directory_is_unmakeable_in_proc_even_for_root() -> None:
+    reason = unmakeable("/proc/invdyn-out")
+    assert reason is not None and reason.startswith("cannot be made"), reason

@@ -48,7 +48,9 @@ def check_regular_file(path: str | os.PathLike[str], what: str) -> None:
 
 def unmakeable(directory: str | os.PathLike[str]) -> str | None:
     """Why the absent `directory` cannot be made: its nearest existing ancestor is not a
-    directory, or cannot be written; None when it exists or can be made."""
+    directory, or cannot be written (by permission, or as ``/proc`` or a read-only file system
+    refuse even root: a directory made there and removed tells); None when it exists or can
+    be made."""
     absolute = Path(directory).absolute()
     existing = next(p for p in (absolute, *absolute.parents) if p.exists())
     if existing == absolute:
@@ -57,6 +59,10 @@ def unmakeable(directory: str | os.PathLike[str]) -> str | None:
         return f"cannot be made, {existing} is not a directory"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"cannot be made, {existing} is not writable"
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".invdyn-probe.", dir=existing))
+    except OSError as error:
+        return f"cannot be made in {existing}: {error.strerror}"
     return None
 
 
