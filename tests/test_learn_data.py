@@ -293,12 +293,22 @@ def test_reads_lerobot_variants(tmp_path: Path) -> None:
     assert_same(list(dataset), written)
     assert dataset.info.state_names == tuple(STATE_NAMES)
     assert dataset.info.action_names == ("action.0", "action.1")
-    # LeRobot stores a feature of shape [1] as plain values: a one-joint robot's action
+    # LeRobot reads a feature of shape [1] as plain values, and can read no other: a
+    # one-joint robot's action is written so, and read back
     one = [dataclasses.replace(e, action=e.action[:, :1]) for e in written]
     path = write(tmp_path / "one", one, action_names=["tau"])
+    column = pq.read_table(path / DATA_FILE).column(keys.ACTION)
+    assert column.type == pa.float32(), column.type
+    assert json.loads((path / "meta/info.json").read_text())["features"][keys.ACTION] == {
+        "dtype": "float32",
+        "shape": [1],
+        "names": ["tau"],
+    }
+    assert_same(list(read_dataset(path)), one)
+    # and so is one written as a list of one, as earlier versions wrote it
     table = pq.read_table(path / DATA_FILE)
-    column = pa.array(np.concatenate([e.action[:, 0] for e in one]))
-    table = table.set_column(table.column_names.index(keys.ACTION), keys.ACTION, column)
+    listed = pa.FixedSizeListArray.from_arrays(column.combine_chunks(), 1)
+    table = table.set_column(table.column_names.index(keys.ACTION), keys.ACTION, listed)
     pq.write_table(table, path / DATA_FILE)
     assert_same(list(read_dataset(path)), one)
 

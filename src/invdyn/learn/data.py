@@ -1167,10 +1167,13 @@ def _tables(
 
 
 def _frame_table(pa: ModuleType, frames: dict[str, np.ndarray]) -> Any:
-    """A parquet table of frames: vectors as fixed-size lists, scalars as plain columns."""
+    """A parquet table of frames: vectors as fixed-size lists, scalars and vectors of one
+    entry as plain columns (LeRobot reads a feature of shape [1] as a column of scalars)."""
     columns = {}
     for key, array in frames.items():
-        if array.ndim == 2:
+        if array.ndim == 2 and array.shape[1] == 1:
+            columns[key] = pa.array(array[:, 0])
+        elif array.ndim == 2:
             flat = pa.array(np.ascontiguousarray(array).reshape(-1))
             columns[key] = pa.FixedSizeListArray.from_arrays(flat, array.shape[1])
         else:
