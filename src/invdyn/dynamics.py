@@ -47,7 +47,6 @@ _ABA_NAMES = ("q", "v", "tau", "f_ext")
 _empty = np.empty
 _ndarray = np.ndarray
 _rnea_vector = cpu.rnea_vector
-_rnea_matrix = cpu.rnea_matrix
 _crba_vector = cpu.crba_vector
 _aba_vector = cpu.aba_vector
 _rnea_derivatives_vector = cpu_derivatives.rnea_derivatives_vector
@@ -84,18 +83,12 @@ def rnea(
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None and params is None and type(q) is _ndarray:
-        # plain float64 vectors and matrices take the compiled path directly; anything else
-        # is checked below (tensors never reach the kernels: torch.compile cannot trace them)
+    if f_ext is None and params is None and type(q) is _ndarray and q.ndim == 1:
+        # plain float64 vectors take the compiled path directly; anything else is checked
+        # below (tensors never reach the kernels: torch.compile cannot trace them)
         try:
-            if q.ndim == 1:
-                tau = _empty(nv)
-                status = _rnea_vector(ints, reals, q, v, a, tau)
-            elif q.ndim == 2:
-                tau = _empty((q.shape[0], nv))
-                status = _rnea_matrix(ints, reals, q, v, a, tau)
-            else:
-                status = -1
+            tau = _empty(nv)
+            status = _rnea_vector(ints, reals, q, v, a, tau)
         except (TypeError, AttributeError):
             status = -1
         if status == 0:
@@ -105,7 +98,7 @@ def rnea(
         return _dispatch(rnea, model, {"q": q, "v": v, "a": a, "f_ext": f_ext}, params)
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
-    raise_for_status(cpu.rnea_states(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
+    raise_for_status(cpu.rnea_batch(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
 

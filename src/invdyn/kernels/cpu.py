@@ -23,10 +23,14 @@ origin in the parent (3), velocity (6), acceleration (6) and force (6), in body 
 A kernel returns a status: 0 when every input was finite, else the position of the first
 non-finite argument (1 for ``q``, ...), or OVERFLOW when finite inputs gave a non-finite result.
 
-The ``*_vector`` kernels, and ``rnea_matrix`` for a batch, serve calls from Python: they take
-only C-contiguous float64 vectors or matrices (any other argument raises numba's TypeError at
-once, without compiling), check the sizes themselves and return -1 when one is wrong, so that
-the caller's checks cost nothing on the fast path and the general path explains the error.
+The ``*_vector`` kernels serve calls of one state from Python: they take only C-contiguous
+float64 vectors (any other argument raises numba's TypeError at once, without compiling),
+check the sizes themselves and return -1 when one is wrong, so that the caller's checks cost
+nothing on the fast path and the general path explains the error.
+
+No kernel calls a parallel (``*_batch``) one: numba would cache a caller compiled where the
+parallel kernel was loaded from the cache without the parallel kernel's code, and every later
+process that loads the caller from the cache would crash on calling it.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 from numba.core import errors, sigutils, types
 
+from invdyn.kernels.compiler import compile_lock, jit
 from invdyn.model import Model
 
 # joint type codes, as in invdyn.model.JointType
@@ -97,7 +102,7 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def _check(q, v, a, fext):
     # 0 when all are finite, else the position of the first non-finite argument
     for k in range(q.shape[0]):
@@ -116,7 +121,7 @@ def _check(q, v, a, fext):
     return 0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _status_of_result(x):
     """0 when every entry of the result x is finite, else OVERFLOW (finite inputs too large)."""
     for value in x.flat:
@@ -125,7 +130,7 @@ def _status_of_result(x):
     return 0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _axis_rotation(ux, uy, uz, c, s):
     """The rotation (9 values, row-major) by the angle of cosine c and sine s about (ux, uy, uz)."""
     t = 1.0 - c
@@ -142,7 +147,7 @@ def _axis_rotation(ux, uy, uz, c, s):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _quaternion_rotation(x, y, z, w):
     """The rotation (9 values, row-major) of the unit quaternion [x, y, z, w]."""
     return (
@@ -163,7 +168,7 @@ _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 _IDENTITY_PLACEMENT = np.array([*_IDENTITY, 0.0, 0.0, 0.0])
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_frame(reals, i):
     """Body i's joint axis (3), then the rotation (9, row-major) and origin (3) of its joint
     frame in the parent: 15 values."""
@@ -174,7 +179,7 @@ def _joint_frame(reals, i):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_coordinates(q, qa):
     """The 7 values q[qa:qa + 7], an index past the end of q reading its last entry: the
     coordinates of a joint of any type at qa (a free flyer has 7), read without a branch."""
@@ -185,7 +190,7 @@ def _joint_coordinates(q, qa):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _compose_row(frame, row, rj, pj):
     """Row `row` of a body's placement in its parent (rotation row, origin entry: 4 values)
     after its joint of `frame` (15 values, `_joint_frame`) moved by the rotation rj (9,
@@ -201,7 +206,7 @@ def _compose_row(frame, row, rj, pj):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _compose(frame, rj, pj):
     """`_compose_row` of every row: the placement (12 values: rotation row-major, origin)."""
     r00, r01, r02, p0 = _compose_row(frame, 0, rj, pj)
@@ -210,7 +215,7 @@ def _compose(frame, rj, pj):
     return r00, r01, r02, r10, r11, r12, r20, r21, r22, p0, p1, p2
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _turned_row(frame, row, k, c, s):
     """Row `row` of the rotation of a joint `frame` (15 values) after a turn of cosine c and
     sine s about the coordinate axis e_k: columns a = k + 1 and b = k + 2 (mod 3) become
@@ -223,7 +228,7 @@ def _turned_row(frame, row, k, c, s):
     return c * r0 + s * r1, c * r1 - s * r0, r2
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _turned(frame, k, c, s):
     """The placement (12 values) of a revolute joint of `frame` (15 values) about the
     coordinate axis e_k turned by the angle of cosine c and sine s: only two columns of the
@@ -234,7 +239,7 @@ def _turned(frame, k, c, s):
     return r00, r01, r02, r10, r11, r12, r20, r21, r22, frame[12], frame[13], frame[14]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _moved_placement(jtype, k, c, s, x, frame):
     """A body's placement in its parent (12 values) from its joint's type, coordinate axis k
     (`pack_model`), cosine c and sine s of its angle (revolute and continuous joints), its
@@ -252,7 +257,7 @@ def _moved_placement(jtype, k, c, s, x, frame):
     return _compose(frame, _quaternion_rotation(x[3], x[4], x[5], x[6]), (x[0], x[1], x[2]))
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _cos_sin(jtype, x):
     """Cosine and sine of the angle of a revolute (x[0]) or continuous joint (x[0], x[1]) of
     coordinates x; (1, 0) for any other joint."""
@@ -263,7 +268,7 @@ def _cos_sin(jtype, x):
     return 1.0, 0.0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_placement(ints, reals, q, i, w):
     """Write body i's rotation and origin in its parent into w[i, 0:12].
 
@@ -280,7 +285,7 @@ def _joint_placement(ints, reals, q, i, w):
     ) = _moved_placement(jtype, ints[i, 4], c, s, x, _joint_frame(reals, i))  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_motion(ints, reals, i, x):
     """S x_i: the spatial motion (6 values) of joint i's velocity coordinates in x."""
     jtype = ints[i, 1]
@@ -296,7 +301,7 @@ def _joint_motion(ints, reals, i, x):
     return x[va + 3], x[va + 4], x[va + 5], x[va], x[va + 1], x[va + 2]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_force(ints, reals, i, w, col, tau):
     """Write S^T f, the joint forces of body i's spatial force w[i, col:col+6], into tau."""
     jtype = ints[i, 1]
@@ -318,7 +323,7 @@ def _joint_force(ints, reals, i, w, col, tau):
             tau[va + 3 + k] = w[i, col + k]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _placement(w, i):
     """Body i's placement in its parent (12 values: rotation row-major, origin) from w."""
     return (
@@ -327,7 +332,7 @@ def _placement(w, i):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _to_child(placement, m):
     """X m: the parent's spatial motion m (6 values) in the coordinates of the body at
     `placement` (12 values) in that parent."""
@@ -347,38 +352,38 @@ def _to_child(placement, m):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _row(w, i, col):
     """The 6 values w[i, col:col+6]."""
     return w[i, col], w[i, col + 1], w[i, col + 2], w[i, col + 3], w[i, col + 4], w[i, col + 5]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _store(w, i, col, m):
     """Write the 6 values m to w[i, col:col+6]."""
     for k in range(6):
         w[i, col + k] = m[k]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _vec(x):
     """The 6 values of the vector x (6,)."""
     return x[0], x[1], x[2], x[3], x[4], x[5]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _put(out, m):
     """Write the 6 values m into the vector out (6,)."""
     for k in range(6):
         out[k] = m[k]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _plus(m, n):
     return m[0] + n[0], m[1] + n[1], m[2] + n[2], m[3] + n[3], m[4] + n[4], m[5] + n[5]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _cross_motion(v, m):
     """v x m, the spatial motion cross product (6 values each)."""
     w0, w1, w2, u0, u1, u2 = v
@@ -393,7 +398,7 @@ def _cross_motion(v, m):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _body_inertia(reals, i):
     """Body i's inertia (13 values): mass, first mass moment (3), inertia about the origin (9)."""
     return (
@@ -403,7 +408,7 @@ def _body_inertia(reals, i):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _inertial_force(inertia, v, acc):
     """I a + v x* (I v): the inertial force of a body of `inertia` (13 values, `_body_inertia`)
     at velocity v and acceleration acc."""
@@ -432,7 +437,7 @@ def _inertial_force(inertia, v, acc):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _new_work(ints, dofs):
     """A work array whose last row is the world: at rest, accelerating against gravity."""
     nbody = ints.shape[0]
@@ -445,7 +450,7 @@ def _new_work(ints, dofs):
     return w
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _forward_pass(ints, reals, q, v, a, w):
     """Placements, velocities, accelerations (gravity included) and inertial forces of every
     body, each computed in registers and stored once."""
@@ -466,7 +471,7 @@ def _forward_pass(ints, reals, q, v, a, w):
         _store(w, i, _F, _inertial_force(_body_inertia(reals, i), vel, acc))
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_joint_terms(dofs, v, a, tau):
     """Add armature, viscous and Coulomb friction forces to tau (when the model has any)."""
     if dofs[dofs.shape[0] - 1, 4] == 0.0:
@@ -475,14 +480,14 @@ def _add_joint_terms(dofs, v, a, tau):
         tau[k] += dofs[k, 0] * a[k] + dofs[k, 1] * v[k] + dofs[k, 2] * np.sign(v[k])
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def rnea(ints, reals, q, v, a, fext, tau):
     """Recursive Newton-Euler: write the joint forces of (q, v, a) into tau; return a status."""
     dofs = reals[ints.shape[0] :]
     return _rnea_in(ints, reals, dofs, q, v, a, fext, tau, _new_work(ints, dofs))
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
     """`rnea` in the work array w of `_new_work` (its world row is kept, the rest rewritten)."""
     nbody = ints.shape[0]
@@ -507,7 +512,7 @@ def _rnea_in(ints, reals, dofs, q, v, a, fext, tau, w):
     return _rnea_status(q, v, a, fext, tau)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _rnea_status(q, v, a, fext, tau):
     """The status of an rnea result tau: its inputs are checked only when it is not finite, as
     every entry of q, v, a and f_ext reaches tau through products and sums."""
@@ -518,7 +523,7 @@ def _rnea_status(q, v, a, fext, tau):
     return 0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _joint_nv(ints, i):
     jtype = ints[i, 1]
     if jtype == SPHERICAL:
@@ -528,7 +533,7 @@ def _joint_nv(ints, i):
     return 1
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_cross_force(v, h, out):
     """Add v x* h (spatial force cross product) to out (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -541,7 +546,7 @@ def _add_cross_force(v, h, out):
     out[5] += w0 * f1 - w1 * f0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _solve_small(d, n, rhs, out):
     """Solve the (n, n) symmetric positive definite system d x = rhs by Cholesky; 0 if singular."""
     if n == 1:
@@ -575,7 +580,7 @@ def _solve_small(d, n, rhs, out):
     return 1
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def crba(ints, reals, q, mass_matrix):
     """Composite rigid-body algorithm: write M(q) (nv, nv) into mass_matrix; return a status."""
     dofs = reals[ints.shape[0] :]
@@ -614,7 +619,7 @@ def crba(ints, reals, q, mass_matrix):
     return _status_of_result(mass_matrix)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _composite_inertias(ints, reals, w):
     """(nbody, 13) the composite inertia (m, h, I_o) of each body's subtree in its coordinates,
     from the joint placements in w."""
@@ -631,7 +636,7 @@ def _composite_inertias(ints, reals, w):
     return comp
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _column(ints, reals, i, k):
     """Column k of joint i's motion subspace S (6 values, body coordinates)."""
     jtype = ints[i, 1]
@@ -648,7 +653,7 @@ def _column(ints, reals, i, k):
     return (1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0, 0.0, 0.0, 0.0)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _composite_product(comp, i, m):
     """The inertia comp[i] (m, h, I_o) times the motion m (6 values)."""
     mass = comp[i, 0]
@@ -664,7 +669,7 @@ def _composite_product(comp, i, m):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _force_up(placement, f):
     """X^T f: the spatial force f (6 values) of the body at `placement` (12 values) in its
     parent, in the parent's coordinates."""
@@ -686,7 +691,7 @@ def _force_up(placement, f):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_inertia_to_parent(w, i, comp, parent, scratch):
     """Add body i's inertia comp[i] (m, h, I_o), moved to the parent's coordinates, to comp[parent].
 
@@ -724,7 +729,7 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):
             comp[parent, 4 + 3 * a + b] += value
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def aba(ints, reals, q, v, tau, fext, qdd):
     """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
 
@@ -855,7 +860,7 @@ def aba(ints, reals, q, v, tau, fext, qdd):
     return _status_of_result(qdd)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _world_placements(ints, reals, q, w, world, from_roots):
     """Write each body's world rotation (9, row-major) and origin (3) into world (nbody, 12).
 
@@ -881,7 +886,7 @@ def _world_placements(ints, reals, q, w, world, from_roots):
             world[i, 9 + a] = acc
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def forward_kinematics(ints, reals, q, world):
     """Write the world placements of every body, (nbody, 12) rotation then origin, into world."""
     dofs = reals[ints.shape[0] :]
@@ -893,7 +898,7 @@ def forward_kinematics(ints, reals, q, world):
     return _status_of_result(world)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _regressor_columns(w, i, y):
     """Write body i's (6, 10) force regressor Y_i (f_i = Y_i pi_i) into y, from its v and a."""
     om = w[i, _V : _V + 3]
@@ -949,14 +954,14 @@ def _regressor_columns(w, i, y):
             y[r, 4 + c] = ea[r] + t1[r]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _project(ints, reals, j, k, f):
     """S_jk^T f: the force of column k of joint j from the spatial force f (6,)."""
     jtype = ints[j, 1]
@@ -969,7 +974,7 @@ def _project(ints, reals, j, k, f):
     return f[3 + k] if k < 3 else f[k - 3]
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def regressor(ints, reals, q, v, a, out):
     """Joint-torque regressor: write Y (nv, 10 nbody + 3 nv), rnea = Y @ params, into out."""
     dofs = reals[ints.shape[0] :]
@@ -1006,7 +1011,7 @@ def regressor(ints, reals, q, v, a, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def coriolis(ints, reals, q, v, out):
     """Coriolis matrix C (nv, nv) of the Christoffel symbols of M: C v the velocity product
     terms, C + C^T = M_dot.
@@ -1093,7 +1098,7 @@ def coriolis(ints, reals, q, v, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_cross_motion(v, m, out):
     """Add v x m (spatial motion cross product) to out (6,)."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -1106,7 +1111,7 @@ def _add_cross_motion(v, m, out):
     out[5] += w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _motion_to_world(world, i, m, out):
     """Write body i's spatial motion m (6,) in world coordinates into out (6,)."""
     # angular R w ; linear R v + p x (R w)
@@ -1121,7 +1126,7 @@ def _motion_to_world(world, i, m, out):
     out[5] += p0 * out[1] - p1 * out[0]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _inertia_to_world(world, i, comp):
     """Move the inertia comp[0] (m, h, I_o) from body i's coordinates to world coordinates."""
     tmp = np.empty((2, WORK_COLUMNS))
@@ -1133,7 +1138,7 @@ def _inertia_to_world(world, i, comp):
     comp[0, :] = both[1, :]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _composite_matrix(comp, i, out):
     """Write the (6, 6) spatial inertia of the parameters comp[i] (m, h, I_o) into out."""
     mass = comp[i, 0]
@@ -1147,7 +1152,7 @@ def _composite_matrix(comp, i, out):
             out[3 + a, b] = hx[b][a]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _mass_and_center(reals, world):
     """The robot's mass and its world centre of mass (3 values), ``sum_i (m_i p_i + R_i h_i) / m``
     over the body placements world (nbody, 12), h_i the first mass moment in body coordinates."""
@@ -1161,7 +1166,7 @@ def _mass_and_center(reals, world):
     return mass, (c0 / mass, c1 / mass, c2 / mass)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _about_point(f, g):
     """The spatial force f (6 values) at the world origin taken about the point g (3 values):
     ``(n - g x f, f)``."""
@@ -1177,7 +1182,7 @@ def _about_point(f, g):
     )
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def center_of_mass(ints, reals, q, out):
     """Write the world centre of mass (3,) at configuration q into out; return a status."""
     world = np.empty((ints.shape[0], 12))
@@ -1188,7 +1193,7 @@ def center_of_mass(ints, reals, q, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def centroidal_matrix(ints, reals, q, out):
     """Write the centroidal momentum matrix A_G (6, nv) at configuration q into out, or into an
     out of 3 rows its linear rows over the mass, the Jacobian of the centre of mass; return a
@@ -1221,7 +1226,7 @@ def centroidal_matrix(ints, reals, q, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def centroidal_rate(ints, reals, q, v, a, out):
     """Write the rate of the centroidal momentum (6,) at (q, v, a) into out; return a status.
 
@@ -1256,7 +1261,7 @@ PARALLEL_FROM = 32
 CHUNKS = 256
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def state_forces(fext, b):
     """The (nbody or 0, 6) external forces of state `b` of fext (B or 1, nbody or 0, 6), where
     one set stands for every state."""
@@ -1292,7 +1297,7 @@ _COS = (
 )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _sin_cos(x):
     """(sin x, cos x), branch free, for |x| below _SIN_COS_RANGE; NaN for non-finite x."""
     # x = k pi/2 + r with |r| <= pi/4, then the quadrant k mod 4 picks and signs the kernels
@@ -1317,7 +1322,7 @@ def _sin_cos(x):
     return sine, cosine
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_angles(ints, q, cs):
     """Cosine and sine of each revolute and continuous joint's angle in the lane configurations
     q (nq, LANES), into cs (2, nbody, LANES)."""
@@ -1334,7 +1339,7 @@ def _lane_angles(ints, q, cs):
                 cs[0, i, lane], cs[1, i, lane] = q[qa, lane], q[qa + 1, lane]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_row(x, i, col, lane):
     """The 6 values x[i, col:col+6, lane] of a lane array."""
     return (
@@ -1343,14 +1348,14 @@ def _lane_row(x, i, col, lane):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_store(x, i, col, lane, values):
     """Write `values` to x[i, col:col+len(values), lane]."""
     for k in range(len(values)):
         x[i, col + k, lane] = values[k]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_placement(w, i, lane):
     """`_placement` of body i in one lane of a lane work array."""
     return (
@@ -1360,7 +1365,7 @@ def _lane_placement(w, i, lane):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_coordinates(q, qa, lane):
     """`_joint_coordinates` of one lane of q (nq, LANES)."""
     last = q.shape[0] - 1
@@ -1371,7 +1376,7 @@ def _lane_coordinates(q, qa, lane):
     )  # fmt: skip
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_joint_placement(ints, reals, i, q, cs, w):
     """`_joint_placement` in every lane: q (nq, LANES), cs of `_lane_angles`, w (nbody + 1,
     WORK_COLUMNS, LANES)."""
@@ -1383,7 +1388,7 @@ def _lane_joint_placement(ints, reals, i, q, cs, w):
         _lane_store(w, i, 0, lane, placement)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_joint_motion(ints, reals, i, x, out):
     """`_joint_motion` in every lane: S x of x (nv, LANES) into out (1, 6, LANES)."""
     jtype, va = ints[i, 1], ints[i, 3]
@@ -1409,7 +1414,7 @@ def _lane_joint_motion(ints, reals, i, x, out):
                 out[0, 3 + k, lane] = x[va + k, lane]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_joint_force(ints, reals, i, w, tau):
     """`_joint_force` in every lane: S^T f of body i's force into tau (nv, LANES)."""
     jtype, va = ints[i, 1], ints[i, 3]
@@ -1433,7 +1438,7 @@ def _lane_joint_force(ints, reals, i, w, tau):
                 tau[va + 3 + k, lane] = w[i, _F + k, lane]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_forward_pass(ints, reals, q, v, a, w, angles, scratch):
     """`_forward_pass` of LANES states at once: q (nq, LANES), v, a (nv, LANES), w (nbody + 1,
     WORK_COLUMNS, LANES) with its world row set; angles (2, nbody, LANES) and scratch (4, 6,
@@ -1470,7 +1475,7 @@ def _lane_forward_pass(ints, reals, q, v, a, w, angles, scratch):
             _lane_store(w, i, _F, lane, _inertial_force(inertia, vel, acc))
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _lane_backward_pass(ints, reals, w, tau, scratch):
     """The backward pass of `rnea` in every lane: tau_i = S^T f_i, then f_i to the parent;
     tau (nv, LANES), w and scratch as in `_lane_forward_pass`."""
@@ -1493,7 +1498,7 @@ def _lane_backward_pass(ints, reals, w, tau, scratch):
                 w[parent, _F + k, lane] += force_up[0, k, lane]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
     """`rnea` of states start..stop, LANES at a time; the worst status.
 
@@ -1540,15 +1545,18 @@ def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
     return status
 
 
-@njit(cache=True, parallel=True)
-def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
+@jit(parallel=True)
+def rnea_batch(ints, reals, q, v, a, fext, tau):
     """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6).
 
-    The batch runs as `chunks` contiguous pieces of whole lane blocks in parallel.
+    The batch runs on this thread below PARALLEL_FROM states, else as at most CHUNKS
+    contiguous pieces of whole lane blocks in parallel.
     """
     batch = q.shape[0]
+    if batch < PARALLEL_FROM:
+        return _rnea_lanes(ints, reals, q, v, a, fext, tau, 0, batch)
     blocks = (batch + LANES - 1) // LANES
-    chunks = max(1, min(blocks, chunks))
+    chunks = min(blocks, CHUNKS)
     status = np.zeros(chunks, dtype=np.int64)
     for c in prange(chunks):
         start = c * blocks // chunks * LANES
@@ -1557,15 +1565,7 @@ def rnea_batch(ints, reals, q, v, a, fext, tau, chunks):
     return status.max()
 
 
-@njit(cache=True)
-def rnea_states(ints, reals, q, v, a, fext, tau):
-    """`rnea_batch` in pieces for all cores, or on this thread below PARALLEL_FROM states."""
-    if q.shape[0] < PARALLEL_FROM:
-        return _rnea_lanes(ints, reals, q, v, a, fext, tau, 0, q.shape[0])
-    return rnea_batch(ints, reals, q, v, a, fext, tau, CHUNKS)
-
-
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def aba_batch(ints, reals, q, v, tau, fext, qdd):
     """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1580,7 +1580,7 @@ def aba_batch(ints, reals, q, v, tau, fext, qdd):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def crba_batch(ints, reals, q, mass_matrix):
     """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1593,7 +1593,7 @@ def crba_batch(ints, reals, q, mass_matrix):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def forward_kinematics_batch(ints, reals, q, world):
     """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1610,7 +1610,7 @@ def forward_kinematics_batch(ints, reals, q, world):
 JACOBIAN_LOCAL, JACOBIAN_WORLD, JACOBIAN_LOCAL_WORLD_ALIGNED = 0, 1, 2
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _frame_in_world(ints, reals, q, body, frame, out):
     """Write the world rotation (9, row-major) and origin (3) of a frame into out (12), the
     frame at `frame` (12: rotation row-major, then position) in `body` (-1: the world); return
@@ -1634,7 +1634,7 @@ def _frame_in_world(ints, reals, q, body, frame, out):
     return world
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def frame_placement(ints, reals, q, body, frame, out):
     """Write the world rotation (9, row-major) and origin (3) of the frame at `frame` (12:
     rotation row-major, then position) in `body` (-1: the world) into out (12)."""
@@ -1645,7 +1645,7 @@ def frame_placement(ints, reals, q, body, frame, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _turn(r, x0, x1, x2):
     """R x for R (9 values, row-major) and x (3 values)."""
     return (
@@ -1655,7 +1655,7 @@ def _turn(r, x0, x1, x2):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _turn_back(r, x0, x1, x2):
     """R^T x for R (9 values, row-major) and x (3 values)."""
     return (
@@ -1665,13 +1665,13 @@ def _turn_back(r, x0, x1, x2):
     )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _crossed(x0, x1, x2, y0, y1, y2):
     """x x y of two 3-vectors given by their values."""
     return x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def frame_jacobian(ints, reals, q, body, frame, ref, out):
     """Write the Jacobian of a frame's spatial velocity, rows [angular; linear], into out
     (6, nv): the frame at `frame` (12: rotation row-major, then position) in `body` (-1: the
@@ -1707,7 +1707,7 @@ def frame_jacobian(ints, reals, q, body, frame, ref, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def frame_motion(ints, reals, q, v, a, body, frame, ref, out):
     """Write a frame's spatial velocity and classical acceleration (of its origin: no gravity),
     [angular; linear] each, into out (12), in the JACOBIAN_* coordinates `ref`, for
@@ -1767,7 +1767,7 @@ def frame_motion(ints, reals, q, v, a, body, frame, ref, out):
     return _status_of_result(out)
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def frame_motion_batch(ints, reals, q, v, a, body, frame, ref, out):
     """`frame_motion` over the leading axis: q (B, nq), v, a (B, nv), out (B, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1780,7 +1780,7 @@ def frame_motion_batch(ints, reals, q, v, a, body, frame, ref, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def frame_placement_batch(ints, reals, q, body, frame, out):
     """`frame_placement` over the leading axis: q (B, nq), out (B, 12)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1793,7 +1793,7 @@ def frame_placement_batch(ints, reals, q, body, frame, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def frame_jacobian_batch(ints, reals, q, body, frame, ref, out):
     """`frame_jacobian` over the leading axis: q (B, nq), out (B, 6, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1806,7 +1806,7 @@ def frame_jacobian_batch(ints, reals, q, body, frame, ref, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def regressor_batch(ints, reals, q, v, a, out):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1819,7 +1819,7 @@ def regressor_batch(ints, reals, q, v, a, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def coriolis_batch(ints, reals, q, v, out):
     """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1832,7 +1832,7 @@ def coriolis_batch(ints, reals, q, v, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def center_of_mass_batch(ints, reals, q, out):
     """`center_of_mass` over the leading axis: q (B, nq), out (B, 3)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1845,7 +1845,7 @@ def center_of_mass_batch(ints, reals, q, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def centroidal_matrix_batch(ints, reals, q, out):
     """`centroidal_matrix` over the leading axis: q (B, nq), out (B, 6 or 3, nv)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1858,7 +1858,7 @@ def centroidal_matrix_batch(ints, reals, q, out):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def centroidal_rate_batch(ints, reals, q, v, a, out):
     """`centroidal_rate` over the leading axis: q (B, nq), v, a (B, nv), out (B, 6)."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -1879,7 +1879,7 @@ _MAT = "float64[:, ::1]"
 
 
 def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
-    """``njit`` for a kernel of one call `signature`, compiled (or read from numba's cache) at
+    """`jit` for a kernel of one call `signature`, compiled (or read from numba's cache) at
     its first call rather than at import, where the first import after installation would
     compile every such kernel (minutes on two cores) whether it is used or not.
 
@@ -1890,7 +1890,7 @@ def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
     declared, _ = sigutils.normalize_signature(signature)
 
     def decorate(function: Callable[..., Any]) -> Any:
-        kernel = njit(cache=True)(function)
+        kernel = jit()(function)
 
         def compile_for_args(*args: Any, **kwargs: Any) -> Any:
             given = tuple(kernel.typeof_pyval(arg) for arg in args)
@@ -1898,7 +1898,8 @@ def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
             if kwargs or not fits:
                 raise TypeError(f"{function.__name__} takes {signature}, got {given}")
             try:
-                return kernel.compile(given)
+                with compile_lock():
+                    return kernel.compile(given)
             except errors.TypingError as exc:  # a read-only array that it writes to
                 raise TypeError(f"{function.__name__}: {exc}") from None
 
@@ -1917,7 +1918,7 @@ def _fits(given: Any, declared: Any) -> bool:
     return isinstance(declared, types.Array) and given == declared.copy(readonly=True)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _sizes_ok(dofs, q, lengths):
     """Whether q has nq entries and each of `lengths` (a tuple of ints: the vectors' lengths,
     read-only arrays among them making a tuple of the arrays heterogeneous) is nv."""
@@ -1937,20 +1938,6 @@ def rnea_vector(ints, reals, q, v, a, tau):
     if not _sizes_ok(dofs, q, (v.shape[0], a.shape[0], tau.shape[0])):
         return -1
     return rnea(ints, reals, q, v, a, np.zeros((0, 6)), tau)
-
-
-@single_call(f"int64({_INTS}, {_REALS}, {_MAT}, {_MAT}, {_MAT}, {_MAT})")
-def rnea_matrix(ints, reals, q, v, a, tau):
-    """`rnea_states` of a batch q (B, nq), v, a, tau (B, nv) without external forces; -1 when a
-    size is wrong."""
-    dofs = reals[ints.shape[0] :]
-    nv = dofs.shape[0] - 1
-    batch = (q.shape[0], nv)
-    if q.shape[1] != int(dofs[nv, 3]) or v.shape != batch or a.shape != batch:
-        return -1
-    if tau.shape != batch:
-        return -1
-    return rnea_states(ints, reals, q, v, a, np.zeros((1, 0, 6)), tau)
 
 
 @single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_MAT})")
@@ -2010,7 +1997,7 @@ def crba_vector(ints, reals, q, mass_matrix):
     return crba(ints, reals, q, mass_matrix)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _has_mass(ints, reals):
     """Whether the moving bodies have mass, so that there is a centre of mass."""
     mass = 0.0

@@ -15,8 +15,9 @@ packing and statuses are those of `invdyn.kernels.cpu`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from invdyn.kernels.compiler import jit
 from invdyn.kernels.cpu import (
     _A,
     _F,
@@ -49,7 +50,7 @@ from invdyn.kernels.cpu import (
 )
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_skew(out, row, col, x0, x1, x2, scale):
     """Add scale [x]_x to the 3x3 block of out at (row, col)."""
     out[row, col + 1] -= scale * x2
@@ -60,13 +61,13 @@ def _add_skew(out, row, col, x0, x1, x2, scale):
     out[row + 2, col + 1] += scale * x0
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _cross(m, n, out):
     """Write m x n (spatial motion cross product of two motions) into out (6,)."""
     _put(out, _cross_motion(_vec(m), _vec(n)))
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _matvec(m, x, out, transpose):
     """out (6,) = m x, or m^T x when `transpose`, for m (6, 6)."""
     for r in range(6):
@@ -76,7 +77,7 @@ def _matvec(m, x, out, transpose):
         out[r] = acc
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _add_matvec(m, x, out):
     """out (6,) += m x for m (6, 6)."""
     for r in range(6):
@@ -86,7 +87,7 @@ def _add_matvec(m, x, out):
         out[r] += acc
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _force_to_world(world, i, f, out):
     """Write body i's spatial force f (6,) in world coordinates into out (6,):
     (R n + p x R g, R g)."""
@@ -101,12 +102,12 @@ def _force_to_world(world, i, f, out):
     out[2] += p0 * out[4] - p1 * out[3]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _dot(x, y):
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
 
-@njit(cache=True, fastmath=_FAST, inline="always")
+@jit(fastmath=_FAST, inline="always")
 def _inertia_rate(inertia, vel, out):
     """Write into out the (6, 6) matrix dY of a body of world inertia Y moving at vel: the time
     derivative of Y, v x* Y - Y v x, plus the matrix of m -> m x* (Y v), so that
@@ -141,7 +142,7 @@ def _inertia_rate(inertia, vel, out):
     _add_skew(out, 3, 0, g0, g1, g2, -2.0)
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
     """Write d tau / dq, d tau / dv and d tau / da (nv, nv each) of rnea at (q, v, a, fext);
     return a status."""
@@ -266,7 +267,7 @@ def rnea_derivatives(ints, reals, q, v, a, fext, dq, dv, da):
     return status
 
 
-@njit(cache=True, fastmath=_FAST)
+@jit(fastmath=_FAST)
 def aba_derivatives(ints, reals, q, v, tau, fext, dq, dv, dtau):
     """Write d qdd / dq, d qdd / dv and d qdd / dtau = M^-1 (nv, nv each) of aba at
     (q, v, tau, fext); return a status.
@@ -322,7 +323,7 @@ def aba_derivatives(ints, reals, q, v, tau, fext, dq, dv, dtau):
     return _status_of_result(dq)
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
     """`aba_derivatives` over the leading axis, as `rnea_derivatives_batch`."""
     status = np.zeros(q.shape[0], dtype=np.int64)
@@ -337,7 +338,7 @@ def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
     return status.max() if status.size > 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
     """`rnea_derivatives` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or
     0, 6), dq, dv, da (B, nv, nv)."""

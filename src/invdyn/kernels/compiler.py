@@ -1,0 +1,103 @@
+"""numba's ``njit`` with its on-disk cache made safe for processes that compile at once.
+
+numba caches each compiled version of a kernel in a file and lists them in an index, which a
+process reads, extends and rewrites without a lock. Two processes that compile versions of
+one kernel at the same moment (workers of ``invdyn train --nproc``, Ray or a process pool, on a
+fresh install; or several scripts at once) can leave an index that points a version at
+another's machine code, and every later process that loads it crashes (numba issue 4807).
+
+It also saves the index entry after the machine code it points at, where numba saves it
+before: a process stopped in between (a Ctrl-C during a first call) would leave an entry that
+points at whatever that file held before (a version compiled from an older source, say), which
+every later process then loads and crashes on.
+
+`jit` takes an exclusive lock on one file, `LOCK_PATH`, around each compilation that a call
+from Python starts: the load from the cache or the compilation and its saving, and the
+compilations of the kernels it calls. A process that waits for the lock then finds the version
+that the other saved, and loads it rather than compiling it again. Where the file cannot be
+made, or the platform has no ``fcntl`` (Windows), kernels compile without it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from numba import njit
+from numba.core.caching import IndexDataCacheFile
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_PATH = Path(tempfile.gettempdir()) / "invdyn-numba-cache.lock"
+
+_held = threading.local()
+
+
+def jit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``njit(cache=True, **options)``, whose compilations hold `compile_lock`."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        kernel = njit(cache=True, **options)(function)
+        kernel._cache._cache_file.__class__ = DataFirstCacheFile
+        return locked(kernel)
+
+    return decorate
+
+
+class DataFirstCacheFile(IndexDataCacheFile):
+    """numba's index and data files of a kernel's cache, saving a version's machine code
+    before the index entry that points at it."""
+
+    def save(self, key: Any, data: Any) -> None:
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            name = next(n for n in map(self._data_name, itertools.count(1)) if n not in taken)
+        self._save_data(name, data)
+        if overloads.get(key) != name:
+            self._save_index({**overloads, key: name})
+
+
+def locked(kernel: Any) -> Any:
+    """The numba dispatcher `kernel`, each of whose compilations for a call from Python (its
+    ``_compile_for_args``, which numba calls when no compiled version fits the arguments)
+    holds `compile_lock`."""
+    compile_for_args = kernel._compile_for_args
+
+    def compile_holding_the_lock(*args: Any, **kwargs: Any) -> Any:
+        with compile_lock():
+            return compile_for_args(*args, **kwargs)
+
+    kernel._compile_for_args = compile_holding_the_lock
+    return kernel
+
+
+@contextmanager
+def compile_lock() -> Iterator[None]:
+    """Hold the exclusive lock on `LOCK_PATH` (waiting for another process or thread that holds
+    it); a thread that holds it already goes on, and so does one that cannot open the file."""
+    if fcntl is None or getattr(_held, "depth", 0) > 0:
+        yield
+        return
+    try:
+        descriptor = os.open(LOCK_PATH, os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        _held.depth = 1
+        yield
+    finally:
+        _held.depth = 0
+        os.close(descriptor)  # releases the lock
