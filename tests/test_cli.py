@@ -81,7 +81,8 @@ def test_demo_rejects_bad_duration(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_track_writes_metrics_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """One controller: rms_error, max_error and per_joint at the top level of the JSON."""
+    """One controller: its rms_error, max_error and per_joint under "controllers", as for
+    several, so that a script reads either the same way."""
     path = tmp_path / "metrics.json"
     status, out, err = run(
         capsys,
@@ -96,7 +97,11 @@ def test_track_writes_metrics_json(tmp_path: Path, capsys: pytest.CaptureFixture
         "--no-progress",
     )
     assert status == 0, err
-    metrics = json.loads(path.read_text())
+    everything = json.loads(path.read_text())
+    assert everything["robot"] == "double_pendulum" and set(everything["controllers"]) == {
+        "computed_torque"
+    }
+    metrics = everything["controllers"]["computed_torque"]
     model = invdyn.load("double_pendulum")
     assert metrics["controller"] == "computed_torque"
     assert 0 < metrics["rms_error"] < 1e-3
@@ -283,7 +288,7 @@ def test_track_simulates_an_mjcf_file_as_it_is_written(
             equality
         ), err
         metrics = json.loads((tmp_path / f"{name}.json").read_text())
-        errors[name] = metrics["per_joint"]["elbow"]["max_error"]
+        errors[name] = metrics["controllers"]["computed_torque"]["per_joint"]["elbow"]["max_error"]
     assert errors["free"] < 1e-3 and errors["coupled"] > 20 * errors["free"], errors
 
 

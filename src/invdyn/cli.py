@@ -925,12 +925,10 @@ def _write_tracking(model: Model, results: dict[str, Any], out: Path, suffix: st
 
 
 def _metrics(model: Model, results: dict[str, Any], setup: dict[str, Any]) -> dict[str, Any]:
-    """JSON metrics: one controller's at the top level, several under "controllers"."""
+    """JSON metrics: the robot, the run's setup, and each controller's under "controllers",
+    however many there are."""
     entries = {name: result.metrics() for name, result in results.items()}
-    head = {"robot": model.name, "setup": setup}
-    if len(entries) == 1:
-        return {**head, **next(iter(entries.values()))}
-    return {**head, "controllers": entries}
+    return {"robot": model.name, "setup": setup, "controllers": entries}
 
 
 def _setup(args: argparse.Namespace, plant: Any, trajectory: Any) -> dict[str, Any]:
