@@ -632,6 +632,9 @@ def test_hybrid_learns_the_friction_that_identification_misses(
     wrist = ("panda_joint5", "panda_joint6", "panda_joint7")
     assert sum(again["hybrid"][j] for j in wrist) < sum(again["identified"][j] for j in wrist)
     assert (out / "evaluation" / "nmse.png").stat().st_size > 0
+    # identified again into the directory: the scores of the earlier identification are gone
+    status, _, err = run(capsys, "ident", str(dataset), "--method", "ols", "--out", str(out))
+    assert status == 0 and not (out / "evaluation").exists(), err
 
 
 @requires_erd
@@ -713,7 +716,7 @@ def test_collect_with_a_payload_then_identify(
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "fast")
     assert status == 2 and "--cutoff must be a number or 'none'" in err, err
     status, _, err = run(capsys, "ident", str(dataset), "--cutoff", "500", "--out", str(out))
-    assert status == 2 and "not below half the sampling rate" in err, err
+    assert status == 2 and "not below 100 Hz, half the sampling rate of 200 Hz" in err, err
 
 
 @requires_erd

@@ -180,6 +180,8 @@ def test_bad_input_gets_the_documented_errors(panda, load_robot):
     q, v, a, tau = _synthetic(panda, 50, 5)
     with pytest.raises(invdyn.InputError, match="method must be one of ols, wls, consistent"):
         identify(panda, q, v, a, tau, method="lsq")
+    with pytest.raises(invdyn.InputError, match="model must be an invdyn.Model .* got str"):
+        identify("panda", q, v, a, tau)
     with pytest.raises(invdyn.InputError, match=r"tau must have shape \(\.\.\., 9\)"):
         identify(panda, q, v, a, tau[:, :4])
     bad = v.copy()
@@ -255,7 +257,9 @@ def test_filtered_accelerations_of_a_noisy_velocity():
     unfiltered = velocity_and_acceleration(measured, fps, Filter(cutoff=None))
     assert np.array_equal(unfiltered[0], measured[:-1])
     assert np.array_equal(unfiltered[1], raw)
-    with pytest.raises(invdyn.InputError, match="not below half the sampling rate"):
+    with pytest.raises(
+        invdyn.InputError, match=r"100 Hz is not below 100 Hz, half the sampling rate of 200 Hz"
+    ):
         velocity_and_acceleration(measured, fps, Filter(cutoff=100.0))
     with pytest.raises(invdyn.InputError, match="cutoff must be positive"):
         Filter(cutoff=-1.0)
@@ -373,3 +377,58 @@ def test_end_to_end_hybrid_is_bounded_on_a_joint_that_never_moved(load_robot):
     moved = np.column_stack([v[:, 0], np.ones(n)]), np.column_stack([a[:, 0], np.ones(n)])
     error = hybrid.predict(q, *moved) - invdyn.rnea(robot, q, *moved)
     assert np.abs(error).max() < 0.5 * np.abs(tau).max(), np.abs(error).max()
+
+
+def test_episodes_too_short_for_the_filter_are_named_and_left_out(load_robot, tmp_path):
+    """Of five episodes of a double pendulum swinging (torques by rnea), the second is too
+    short for the filter's edges: a warning names it, and the report's parts leave it out."""
+    from invdyn.ident.run import identify_dataset
+    from invdyn.learn.data import Episode, read_dataset, write_dataset
+
+    model = load_robot("double_pendulum")
+    fps = 100.0
+
+    def swing(frames: int, phase: float) -> Episode:
+        t = np.arange(frames) / fps
+        w = np.array([2.0, 3.0])
+        q = np.sin(w * t[:, None] + phase)
+        v = w * np.cos(w * t[:, None] + phase)
+        a = -(w**2) * q
+        return Episode(state=np.hstack([q, v]), action=invdyn.rnea(model, q, v, a), timestamp=t)
+
+    joints = model.joint_names
+    path = write_dataset(
+        tmp_path / "swings",
+        [swing(frames, phase) for frames, phase in zip([300, 20, 300, 300, 300], range(5))],
+        fps=fps,
+        state_names=[f"{k}.{j}" for k in "qv" for j in joints],
+        action_names=[f"tau.{j}" for j in joints],
+    )
+    with pytest.warns(UserWarning, match=r"episode 1 too short for a filter of 10.0 Hz at 100 fps"):
+        found = identify_dataset(read_dataset(path), model, method="ols")
+    assert (found.train_part, found.held_out_part) == ("episodes 0, 2-3", "episode 4")
+    assert len(found.train.starts) == 4  # three episodes' samples
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5", "planar_2r"])
+def test_armature_of_a_joint_on_the_world_moves_into_its_link(load_robot, robot, tmp_path):
+    """URDF has no armature, but a revolute joint on the world turns its link alone: the link
+    holds that armature as a rotor, and the written URDF has the identified dynamics; other
+    joints keep theirs."""
+    from invdyn.ident.run import urdf_expressible
+    from invdyn.io.urdf import write_urdf
+
+    model = load_robot(robot)
+    armature = np.full(model.nv, 0.05)
+    identified = model.replace(dof_armature=armature)
+    expressed = urdf_expressible(identified)
+    assert expressed.dof_armature[0] == 0.0 and np.all(expressed.dof_armature[1:] == 0.05)
+    q, v, a = states(model, "rotor", n=6)
+    expected = invdyn.rnea(identified, q, v, a)
+    np.testing.assert_allclose(invdyn.rnea(expressed, q, v, a), expected, atol=1e-12)
+    write_urdf(expressed, tmp_path / "identified.urdf")
+    loaded = invdyn.load(tmp_path / "identified.urdf", friction=True)
+    first_only = identified.replace(dof_armature=np.where(np.arange(model.nv) == 0, 0.05, 0.0))
+    np.testing.assert_allclose(
+        invdyn.rnea(loaded, q, v, a), invdyn.rnea(first_only, q, v, a), atol=1e-10
+    )

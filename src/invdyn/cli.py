@@ -1767,12 +1767,21 @@ def _ident_robot(name: str | None, dataset: Any) -> Model:
             )
         return load_robot_source(source)
     model = _load(name, floating_base=False)
+    _warn_if_recorded_on_another(dataset, model, "identified as {} (--robot)")
+    return model
+
+
+def _warn_if_recorded_on_another(dataset: Any, model: Model, use: str) -> None:
+    """Warn when `dataset` says it was recorded on a robot other than `model`; `use` says what
+    is done with it, "{}" standing for the model's name."""
+    from invdyn.sim.collect import robot_source
+
+    source = "" if dataset is None else dataset.info.source
     if source.startswith("invdyn:") and robot_source(model) != source:
         warn(
             f"{dataset.path} was recorded on {source.removeprefix('invdyn:')}, and is "
-            f"identified as {model.name} (--robot)"
+            f"{use.format(model.name)}"
         )
-    return model
 
 
 def _cutoff(text: str | None) -> float | None:
@@ -1790,17 +1799,23 @@ def _cutoff(text: str | None) -> float | None:
 
 
 def _evaluate_identification(args: argparse.Namespace) -> int:
-    from invdyn.ident.run import evaluate_identification, read_report
+    from invdyn.ident.run import (
+        EVALUATION,
+        EVALUATION_FILES,
+        evaluate_identification,
+        read_report,
+    )
     from invdyn.learn.data import read_dataset
     from invdyn.viz.plots import plot_error_bars, save_figure
 
     directory = Path(args.checkpoint)
     model = _load(read_report(directory)["source"], floating_base=False)
     dataset = read_dataset(args.dataset)
+    _warn_if_recorded_on_another(dataset, model, "scored as {}, the identified robot")
     errors = evaluate_identification(directory, dataset, model)
     print(f"{model.name}: torque nMSE on the {len(dataset)} episodes of {args.dataset}")
     _print_errors(model, errors)
-    out = args.out if args.out is not None else directory / "evaluation"
+    out = args.out if args.out is not None else directory / EVALUATION
     joints = model.dof_names
     scores = {
         "identification": str(directory.absolute()),
@@ -1813,7 +1828,8 @@ def _evaluate_identification(args: argparse.Namespace) -> int:
     bars = plot_error_bars(
         list(joints), errors, title=f"{model.name}: torque error, {args.dataset}"
     )
-    written = [save_figure(bars, out / "nmse.png"), write_json(out / "report.json", scores)]
+    report, figure = (out / name for name in EVALUATION_FILES)
+    written = [write_json(report, scores), save_figure(bars, figure)]
     if args.json is not None:
         written.append(write_json(args.json, scores))
     for path in written:

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, batch_shape, flatten
+from invdyn._arrays import as_float_array, batch_shape, flatten, not_a_model
 from invdyn._files import atomic_open
 from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.consistent import fit_consistent
@@ -168,6 +168,8 @@ def identify(
         base parameters of another robot, or too few samples for the parameters (or samples
         that do not excite them: a rank-deficient regressor).
     """
+    if not isinstance(model, Model):
+        raise not_a_model(model)
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     q, v, a, tau = _samples(model, q, v, a, tau)

@@ -15,6 +15,7 @@ predicted by the model as described (its URDF) and as identified.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -43,6 +44,9 @@ Float = NDArray[np.float64]
 HELD_OUT = 0.2
 # the file of the identified parameters in the output directory
 IDENTIFICATION = "identification.npz"
+# where invdyn evaluate scores an identification on other data, by default, and its files
+EVALUATION = "evaluation"
+EVALUATION_FILES = ("report.json", "nmse.png")
 # identified armature above this share of a joint's inertia (at the neutral configuration) is
 # worth a warning that identified.urdf, which cannot hold it, leaves it out
 ARMATURE_SHARE = 0.01
@@ -161,10 +165,8 @@ def identify_dataset(
             f"{dataset.path}: holding out {held_out:g} of {count} episodes leaves none to "
             "identify on"
         )
-    train = tuple(range(count - tested))
-    test = tuple(range(count - tested, count))
-    fit = _samples(dataset, model, train, columns, filtering)
-    score = _samples(dataset, model, test, columns, filtering)
+    fit, train = _samples(dataset, model, tuple(range(count - tested)), columns, filtering)
+    score, test = _samples(dataset, model, tuple(range(count - tested, count)), columns, filtering)
     return _scored(
         model,
         fit,
@@ -277,10 +279,33 @@ def _held_out_share(held_out: float) -> float:
 
 
 def _span(kind: str, indices: tuple[int, ...]) -> str:
-    """ "episode 4" or "episodes 0-3"."""
-    if len(indices) == 1:
-        return f"{kind} {indices[0]}"
-    return f"{kind}s {indices[0]}-{indices[-1]}"
+    """ "episode 4", "episodes 0-3" or "episodes 0-2, 5" of increasing `indices`."""
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    listed = ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs)
+    return f"{kind}{'s' if len(indices) > 1 else ''} {listed}"
+
+
+def urdf_expressible(identified: Model) -> Model:
+    """`identified` with what armature URDF can hold moved into the links: the rotor inertia
+    J of a revolute joint on the world turns with that joint's body alone, about the joint's
+    axis a, so that the body holds it as a rotor would, (J / 2) (E + a a^T) about its centre
+    of mass, and the dynamics stay the same. Other armature stays (`_warn_of_armature`)."""
+    on_world = (identified.body_parent == -1) & np.isin(
+        identified.jnt_type, (JointType.REVOLUTE, JointType.CONTINUOUS)
+    )
+    inertia = identified.body_inertia.copy()
+    armature = identified.dof_armature.copy()
+    for body in np.flatnonzero(on_world):
+        dof = int(identified.jnt_vadr[body])
+        axis = identified.jnt_axis[body]
+        inertia[body] += 0.5 * armature[dof] * (np.eye(3) + np.outer(axis, axis))
+        armature[dof] = 0.0
+    return identified.replace(body_inertia=inertia, dof_armature=armature)
 
 
 def _warn_of_armature(identified: Model) -> None:
@@ -324,7 +349,7 @@ def write_results(
     params = found.identification.params
     urdf = out / "identified.urdf"
     if params is not None and Path(model.source).suffix.lower() == ".urdf":
-        identified = with_parameters(model, params)
+        identified = urdf_expressible(with_parameters(model, params))
         write_urdf(identified, urdf)
         report["urdf"] = str(urdf.absolute())
         written.append(urdf.absolute())
@@ -359,6 +384,13 @@ def write_results(
     written.append(save_figure(trace, out / "held_out.png"))
     written.append(found.identification.save(out / IDENTIFICATION))
     written.append(write_json(out / "report.json", report))
+    # an earlier identification's scores on other data (invdyn evaluate), which would pass for
+    # this one's
+    stale = out / EVALUATION
+    for name in EVALUATION_FILES:
+        (stale / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        stale.rmdir()
     return written
 
 
@@ -396,7 +428,7 @@ def evaluate_identification(
     report = read_report(directory)
     filtering = Filter(**report["filter"])
     episodes = tuple(range(len(dataset)))
-    samples = _samples(dataset, model, episodes, _state_columns(dataset, model), filtering)
+    samples, _ = _samples(dataset, model, episodes, _state_columns(dataset, model), filtering)
     # networks that the report scored (not those an earlier run left without it)
     if report.get("held_out_nmse_all") is not None:
         learned, residuals = load_networks(directory / "networks", model)
@@ -448,22 +480,25 @@ def _samples(
     episodes: tuple[int, ...],
     columns: _Columns,
     filtering: Filter,
-) -> Samples:
-    """The kept samples of `episodes`: accelerations from filtered velocities, positions and
-    velocities where in the frame its held torque balances the dynamics, and torques through
-    the same filter, so that both sides of ``tau = Y(q, v, a) theta`` lose the same
-    frequencies (parallel filtering)."""
+) -> tuple[Samples, tuple[int, ...]]:
+    """The kept samples of `episodes`, and the episodes they come from: accelerations from
+    filtered velocities, positions and velocities where in the frame its held torque balances
+    the dynamics, and torques through the same filter, so that both sides of
+    ``tau = Y(q, v, a) theta`` lose the same frequencies (parallel filtering). Episodes too
+    short for the filter's edges are left out, with a warning."""
     fps = float(dataset.info.fps)
     share = _frame_share(dataset)
     edge = 0 if filtering.cutoff is None else math.ceil(fps / filtering.cutoff)
     parts: dict[str, list[Float]] = {"q": [], "v": [], "a": [], "tau": []}
     starts = [0]
+    kept_episodes = []
     for i in episodes:
         episode = dataset.episode(i)
         state = np.asarray(episode.state, dtype=np.float64)
         action = np.asarray(episode.action, dtype=np.float64)
         if len(state) <= 2 * edge + 2:
             continue
+        kept_episodes.append(i)
         v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering, share)
         kept = slice(edge, len(v) - edge)
         q = state[:, columns.q]
@@ -472,15 +507,20 @@ def _samples(
         parts["a"].append(a[kept])
         parts["tau"].append(filtering.apply(action[:, columns.tau], fps)[kept])
         starts.append(starts[-1] + len(parts["q"][-1]))
-    if len(starts) == 1:
-        raise DataError(
-            f"{dataset.path}: {_span('episode', episodes)} too short for a filter of "
-            f"{filtering.cutoff} Hz at {fps:g} fps"
-        )
-    return Samples(
+    too_short = (
+        f"too short for a filter of {filtering.cutoff} Hz at {fps:g} fps (at most "
+        f"{2 * edge + 2} frames)"
+    )
+    if not kept_episodes:
+        raise DataError(f"{dataset.path}: {_span('episode', episodes)} {too_short}")
+    left_out = tuple(i for i in episodes if i not in kept_episodes)
+    if left_out:
+        warn(f"{dataset.path}: {_span('episode', left_out)} {too_short}: left out")
+    samples = Samples(
         **{name: np.concatenate(values) for name, values in parts.items()},
         starts=np.array(starts),
     )
+    return samples, tuple(kept_episodes)
 
 
 def _frame_share(dataset: Any) -> float:

@@ -49,7 +49,8 @@ class Filter:
             return np.asarray(x, dtype=np.float64)
         if self.cutoff >= 0.5 * fps:
             raise InputError(
-                f"cutoff: {self.cutoff:g} Hz is not below half the sampling rate {fps:g} Hz"
+                f"cutoff: {self.cutoff:g} Hz is not below {fps / 2:g} Hz, half the sampling rate "
+                f"of {fps:g} Hz"
             )
         from scipy.signal import butter, sosfiltfilt
 
