@@ -230,9 +230,9 @@ def test_torch_func_transforms_vmap_the_functions(robot):
 
 
 def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
-    """After an eager call has built the model's tensors, rnea, the mass matrix, aba and a
-    frame's placement and Jacobian compile without a graph break (``fullgraph=True`` raises at
-    one) and equal the eager results."""
+    """After one eager call (of rnea) has built the model's tensors, rnea, the mass matrix,
+    aba and a frame's placement and Jacobian compile without a graph break (``fullgraph=True``
+    raises at one) and equal the eager results."""
     robot = load_robot("solo12")
     frame = robot.frame_name[-1]
 
@@ -248,8 +248,9 @@ def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
         )
 
     q, v, a = tensors(*states(robot, "torch-compile", n=4))
-    eager = functions(q, v, a)
+    invdyn.rnea(robot, q, v, a)
     compiled = torch.compile(functions, fullgraph=True)(q, v, a)
+    eager = functions(q, v, a)
     names = ("rnea", "M", "aba", "rotation", "origin", "J")
     for got, want, what in zip(compiled, eager, names, strict=True):
         assert_close(got.numpy(), want.numpy(), rtol=1e-9, what=what)

@@ -145,7 +145,7 @@ def frame_jacobian(
     _check_reference(reference)
     index, body, frame_data = _frame_target(model, frame)
     if any_tensor(q):
-        return _tensor_frame_jacobian(model, q, index, reference)
+        return _tensor_frame_jacobian(model, q, index, body, reference)
     ints, reals = model.kernel_data
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
@@ -308,8 +308,7 @@ def frame_point(
     """The moving body that carries frame `frame`, and the (3,) position in that body of
     `point` (given in the frame's coordinates); `InputError` for an unknown frame or one fixed
     to the world."""
-    index = _frame_index(model, frame)
-    body = _frame_body(model, index)
+    index, body, _ = _frame_target(model, frame)
     if body < 0:
         raise InputError(f"{model.name}: frame {frame!r} is fixed to the world")
     return body, model.frame_pos[index] + model.frame_rot[index] @ np.asarray(point, float)
@@ -384,13 +383,14 @@ def _tensor_frame_placement(
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
-def _tensor_frame_jacobian(model: Model, q: Any, index: int, reference: Reference) -> Any:
-    """`frame_jacobian` of frame `index` for a tensor q."""
+def _tensor_frame_jacobian(
+    model: Model, q: Any, index: int, body: int, reference: Reference
+) -> Any:
+    """`frame_jacobian` of frame `index`, carried by `body`, for a tensor q."""
     from invdyn import _tensors
     from invdyn.kernels import torch as kernels
 
     prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    body = _frame_body(model, index)
     t, flat_q = prepared.tree, prepared.tensor("q")
     if body < 0:
         _tensors.check_finite(prepared)
@@ -423,23 +423,12 @@ def _motion_subspace(model: Model) -> Array:
     return columns
 
 
-def _frame_body(model: Model, index: int) -> int:
-    """The body that carries frame `index` (-1 for the world), read from a tuple of ints,
-    which torch.compile traces as constants (an integer array it traces as a tensor)."""
-    bodies: tuple[int, ...] = model.derived(_frame_bodies)
-    return bodies[index]
-
-
-def _frame_bodies(model: Model) -> tuple[int, ...]:
-    return tuple(int(body) for body in model.frame_body)
-
-
 def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
     """The index of `frame` (a name or an index), the body that carries it (-1 for the world)
     and its (12,) rotation (row-major) and position in that body, as the frame kernels of
     `invdyn.kernels.cpu` read them."""
     try:
-        targets = model.derived(_frame_targets)
+        targets = frame_targets(model)
     except AttributeError:
         raise not_a_model(model) from None
     if type(frame) is str or type(frame) is int:
@@ -450,12 +439,18 @@ def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
     return targets[_frame_index(model, frame)]
 
 
+def frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
+    """`_frame_target` of every frame, by name and by index, built once per model (and by an
+    eager call: torch.compile traces the model's integer arrays as tensors, whose values it
+    cannot branch on). The placement rows stay writable, like `Model.kernel_data`: the
+    compiled signatures take writable arrays."""
+    return model.derived(_frame_targets)
+
+
 def _frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
-    """`_frame_target` of every frame, by name and by index. The placement rows stay
-    writable, like `Model.kernel_data`: the compiled signatures take writable arrays."""
     rows = np.concatenate([model.frame_rot.reshape(-1, 9), model.frame_pos], axis=1)
     rows = np.ascontiguousarray(rows, dtype=np.float64)
-    bodies = _frame_bodies(model)
+    bodies = [int(body) for body in model.frame_body]
     targets: dict[str | int, tuple[int, int, Array]] = {}
     for index, name in enumerate(model.frame_name):
         targets[index] = (index, bodies[index], rows[index])

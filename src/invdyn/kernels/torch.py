@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from invdyn.errors import InputError
-from invdyn.kinematics import motion_subspace
+from invdyn.kinematics import frame_targets, motion_subspace
 from invdyn.model import JointType, Model
 from invdyn.regressor import inertial_parameters
 
@@ -77,6 +77,8 @@ def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
 
 
 def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
+    frame_targets(model)  # what the frame functions read of the model, built here, eagerly
+
     def tensor(x: np.ndarray) -> Tensor:
         return torch.tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)
 
