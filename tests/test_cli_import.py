@@ -218,7 +218,7 @@ def test_what_is_none_of_the_formats_is_one_line_naming_it(
     status, out, err = run(capsys, "import", str(junk), "--out", str(out_dir))
     assert status == 2 and not out
     assert err.startswith(f"invdyn: error: {junk}: neither an HDF5 file (robomimic, Minari")
-    assert err.count("\n") == 1 and "nor a table (.csv, .npz, .parquet" in err, err
+    assert err.count("\n") == 1 and "a table (.csv, .npz, .parquet, .pq) nor a video (" in err, err
     # HDF5 in none of the layouts
     other = tmp_path / "other.h5"
     with h5py.File(other, "w") as f:

@@ -244,6 +244,16 @@ def test_corrupt_files_are_data_errors(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"a.mp4"):
         import_videos(video, tmp_path / "ds")
     assert not (tmp_path / "ds").exists()
+    # in a folder, every unreadable video is named at once, before any is decoded
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    encode_video(clips / "good.mp4", pattern(5), FPS)
+    (clips / "text.mp4").write_text("notes")
+    (clips / "empty.mp4").write_bytes(b"")
+    with pytest.raises(
+        DataError, match=r"^2 of 3 video files are unreadable:\n  .*empty.mp4.*\n  .*text.mp4"
+    ):
+        import_videos(clips, tmp_path / "ds")
 
 
 def test_variable_frame_rate_is_refused(tmp_path: Path) -> None:
@@ -347,3 +357,34 @@ def test_video_streams_and_times_as_ffmpeg_reads_them(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="is a folder"):
         decode_video(tmp_path)
     assert scan_sources([str(path)]) == ([12], 20.0)
+
+
+def test_invdyn_import_takes_videos_and_image_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`invdyn import` detects a video file, or a folder of videos and image folders, and
+    imports it as `import_videos` does, with --camera, --size and --fps; options of the other
+    formats are refused."""
+    from test_cli import run
+
+    source = tmp_path / "clips"
+    source.mkdir()
+    encode_video(source / "a.mp4", pattern(7, 32, 48), FPS)
+    save_images(source / "b", pattern(5, 32, 48, level=1))
+    status, out, err = run(
+        capsys, "import", str(source), "--out", str(tmp_path / "ds"), "--fps", str(FPS),
+        "--camera", "wrist", "--size", "24x16", "--no-progress",
+    )  # fmt: skip
+    assert status == 0, err
+    assert f"{source}: 2 episodes, 12 frames at 20 fps, state 0, no action" in out
+    dataset = read_dataset(tmp_path / "ds")
+    assert dataset.info.videos == {keys.OBS_IMAGE_PREFIX + "wrist": (16, 24, 3)}
+    assert [len(e) for e in dataset] == [7, 5] and dataset.info.source == "video"
+    # one file: its own rate, default camera and size
+    status, out, err = run(capsys, "import", str(source / "a.mp4"), "--out", str(tmp_path / "one"))
+    assert status == 0, err
+    assert read_dataset(tmp_path / "one").info.videos == {KEY: (32, 48, 3)}
+    status, _, err = run(
+        capsys, "import", str(source), "--out", str(tmp_path / "x"), "--obs-keys", "q"
+    )
+    assert status == 2 and "--obs-keys: not an option of videos and images" in err, err

@@ -80,6 +80,7 @@ IMPORT_OPTIONS = {
     "robomimic": ("obs_keys", "filter_key"),
     "minari": (),
     "table": ("obs_keys", "action_keys", "episode_key"),
+    "video": ("camera", "size"),
 }
 """The options of `invdyn import` that apply to each format, besides --fps (an option given
 for another format is refused)."""
@@ -356,7 +357,8 @@ def _parser() -> argparse.ArgumentParser:
 
     importer = commands.add_parser(
         "import",
-        help="convert a robomimic, Minari or D4RL HDF5 file or a table into a LeRobot v3 dataset",
+        help="convert a robomimic, Minari or D4RL HDF5 file, a table, or videos into a "
+        "LeRobot v3 dataset",
         description="Read SOURCE and write its episodes (observation.state, action, timestamp, "
         "task) as a LeRobot v3 dataset that train, evaluate and label read. The format is "
         "detected from the file: a .csv, .npz or .parquet table; an HDF5 file with a 'data' "
@@ -364,12 +366,15 @@ def _parser() -> argparse.ArgumentParser:
         "episode_N groups of observations and actions; D4RL: observations, actions, terminals "
         "and timeouts) or a Minari dataset directory. None of them stores times: frame k is "
         "at k / fps. The state and action entries are named after the observations or "
-        "columns they come from: <key>.<i>, or <key> for one entry; action.<i>.",
+        "columns they come from: <key>.<i>, or <key> for one entry; action.<i>. A video file, "
+        "or a folder of video files and folders of images (at any depth), makes episodes of "
+        "frames alone, one per video or folder of images, in observation.images.<camera>.",
     )
     importer.add_argument(
         "source",
         metavar="SOURCE",
-        help="an HDF5 file, a Minari dataset directory, or a .csv, .npz or .parquet table",
+        help="an HDF5 file, a Minari dataset directory, a .csv, .npz or .parquet table, a "
+        "video file, or a folder of videos and folders of images",
     )
     importer.add_argument("--out", metavar="DIR", type=_path, required=True, help="dataset path")
     importer.add_argument(
@@ -381,8 +386,8 @@ def _parser() -> argparse.ArgumentParser:
         "--fps",
         metavar="HZ",
         type=float,
-        help=f"frames per second (default: robomimic {ROBOMIMIC_FPS:g}, minari {MINARI_FPS:g}; "
-        "a table needs it)",
+        help=f"frames per second (default: robomimic {ROBOMIMIC_FPS:g}, minari {MINARI_FPS:g}, "
+        "video the files' own; a table and images need it)",
     )
     importer.add_argument(
         "--obs-keys",
@@ -394,8 +399,8 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "--action-keys",
         metavar="KEYS",
-        help="table: the action's columns, as --obs-keys (none: a dataset without actions, "
-        "for invdyn label)",
+        help="table: the action's columns, as --obs-keys (left out: a dataset of states "
+        "without actions, for invdyn label)",
     )
     importer.add_argument(
         "--episode-key",
@@ -408,7 +413,19 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="robomimic: only the demos listed in mask/NAME (train, valid, ...)",
     )
+    importer.add_argument(
+        "--camera",
+        metavar="NAME",
+        help="video: the camera's name, the feature observation.images.NAME (default: video)",
+    )
+    importer.add_argument(
+        "--size",
+        metavar="WxH",
+        help="video: resize the frames to this size, even numbers (default: as they are, one "
+        "size for all)",
+    )
     importer.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    importer.add_argument("--no-progress", action="store_true", help="no progress bars")
     importer.set_defaults(command=_import)
 
     train = commands.add_parser(
@@ -1222,7 +1239,10 @@ def _import(args: argparse.Namespace) -> int:
     check_target(args.out, overwrite=args.overwrite)
     kind = args.format or file_format(args.source)
     options = {name for names in IMPORT_OPTIONS.values() for name in names}
-    _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), f"a {kind} file")
+    what = "videos and images" if kind == "video" else f"a {kind} file"
+    _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), what)
+    if kind == "video":
+        return _import_videos(args)
     (episodes, state_names, action_names), fps = _imported_episodes(kind, args)
     given = {name: getattr(args, name) for name in sorted(options) if getattr(args, name)}
     path = write_dataset(
@@ -1237,6 +1257,30 @@ def _import(args: argparse.Namespace) -> int:
     )
     summary = _dataset_summary([len(e) for e in episodes], fps, state_names, action_names)
     print(f"{args.source}: {summary}")
+    print(f"wrote {path}")
+    return 0
+
+
+def _import_videos(args: argparse.Namespace) -> int:
+    """`invdyn import` of a video file or a folder of them and of folders of images."""
+    from invdyn.learn.data import import_videos, read_dataset
+
+    if args.fps is not None:
+        _positive_option("--fps", args.fps)
+    path = import_videos(
+        args.source,
+        args.out,
+        camera=args.camera or "video",
+        fps=args.fps,
+        fps_origin="--fps is",
+        size=None if args.size is None else _frame_size(args.size),
+        overwrite=args.overwrite,
+        progress=not args.no_progress,
+    )
+    dataset = read_dataset(path)
+    (key, (height, width, _)), *_ = dataset.info.videos.items()
+    summary = _dataset_summary([len(e) for e in dataset], dataset.info.fps, (), None)
+    print(f"{args.source}: {summary}, {key} {width}x{height}")
     print(f"wrote {path}")
     return 0
 
@@ -1757,7 +1801,7 @@ def _ident(args: argparse.Namespace) -> int:
 def _ident_robot(name: str | None, dataset: Any) -> Model:
     """The robot of ``invdyn ident``: --robot, else the dataset's source; a --robot other than
     the dataset's source is warned of."""
-    from invdyn.sim.collect import load_robot_source, robot_source
+    from invdyn.sim.collect import load_robot_source
 
     source = "" if dataset is None else dataset.info.source
     if name is None:

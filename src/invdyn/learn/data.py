@@ -63,7 +63,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, plain_number
-from invdyn._files import json_text, output_mode, sync_directory, sync_tree, unmakeable
+from invdyn._files import (
+    json_text,
+    output_mode,
+    staging_directory,
+    sync_directory,
+    sync_tree,
+    unmakeable,
+)
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.keys import (
     ACTION,
@@ -76,8 +83,10 @@ from invdyn.learn.keys import (
     TIMESTAMP,
 )
 from invdyn.learn.video import (
+    IMAGE_SUFFIXES,
     QUANTILES,
     TOLERANCE_S,
+    VIDEO_SUFFIXES,
     CameraWriter,
     Frames,
     Source,
@@ -87,6 +96,7 @@ from invdyn.learn.video import (
     find_sources,
     frame_histogram,
     histogram_statistics,
+    holds_sources,
     iter_sources,
     scan_sources,
     video_info,
@@ -118,9 +128,9 @@ MINARI_FPS = 1.0
 """Hz, `read_minari`'s default frame rate: timestamps count steps."""
 TABLE_SUFFIXES = (".csv", ".npz", ".parquet", ".pq")
 """The file suffixes `read_columns` reads."""
-FILE_FORMATS = ("robomimic", "minari", "table")
+FILE_FORMATS = ("robomimic", "minari", "table", "video")
 """The formats `file_format` tells apart: those of `read_robomimic`, `read_minari` (Minari and
-D4RL) and `read_columns`."""
+D4RL), `read_columns` and `import_videos`."""
 
 # bookkeeping columns of every frame, int64
 _INDEX_COLUMNS = (FRAME_INDEX, EPISODE_INDEX, INDEX, TASK_INDEX)
@@ -593,7 +603,7 @@ def write_dataset(
     check_target(target, overwrite=overwrite)
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    staging = staging_directory(target)
     try:
         # mkdtemp makes the directory private; give it those of a directory that mkdir makes
         os.chmod(staging, output_mode(directory=True))
@@ -2161,22 +2171,33 @@ def file_format(path: str | os.PathLike[str]) -> str:
 
     A ``.csv``, ``.npz`` or ``.parquet`` file (`TABLE_SUFFIXES`) is a ``"table"``
     (`read_columns`); an HDF5 file with a ``data`` group is ``"robomimic"`` (`read_robomimic`);
-    another HDF5 file, or a directory (a Minari dataset's), is ``"minari"`` (`read_minari`,
-    which reads the Minari and D4RL layouts).
+    another HDF5 file, or a directory holding ``main_data.hdf5`` (a Minari dataset's), is
+    ``"minari"`` (`read_minari`, which reads the Minari and D4RL layouts); a video file
+    (`VIDEO_SUFFIXES`) or another directory, of videos or folders of images, is ``"video"``
+    (`import_videos`).
 
     Raises:
-      DataError: no such file, or a file that is neither a table nor HDF5; the message names it.
+      DataError: no such file, or a file that is none of these; the message names it.
     """
     file = Path(path)
     if file.is_dir():
-        return "minari"
+        if any(p.is_file() for p in (file / "data" / "main_data.hdf5", file / "main_data.hdf5")):
+            return "minari"
+        if not holds_sources(file):
+            raise DataError(
+                f"{file}: neither a Minari dataset (data/main_data.hdf5) nor a folder of videos "
+                f"({', '.join(VIDEO_SUFFIXES)}) or folders of images ({', '.join(IMAGE_SUFFIXES)})"
+            )
+        return "video"
     if file.suffix.lower() in TABLE_SUFFIXES:
         return "table"
+    if file.suffix.lower() in VIDEO_SUFFIXES:
+        return "video"
     h5py = _h5py()
     if file.is_file() and not h5py.is_hdf5(file):
         raise DataError(
-            f"{file}: neither an HDF5 file (robomimic, Minari, D4RL) nor a table "
-            f"({', '.join(TABLE_SUFFIXES)})"
+            f"{file}: neither an HDF5 file (robomimic, Minari, D4RL), a table "
+            f"({', '.join(TABLE_SUFFIXES)}) nor a video ({', '.join(VIDEO_SUFFIXES)})"
         )
     with _open_hdf5(h5py, file) as handle:
         return "robomimic" if "data" in handle else "minari"

@@ -721,17 +721,26 @@ def scan_sources(
     Raises:
       InputError: a bad `fps`, no `fps` for images only, or a video file of another rate;
         the message names the file.
-      DataError: a video file that is missing, corrupt, holds no frames or has a variable
-        frame rate; the message names it.
+      DataError: video files that are missing, corrupt, hold no frames or have a variable
+        frame rate; the message names every one.
     """
     files = [Path(p) for p in paths]
     videos = [p for p in files if _is_video_file(p)]
-    times = {p: _packet_times(p) for p in videos}
-    rates = {p: float(video_info(p)["video.fps"]) for p in videos}
-    for path, found in rates.items():
-        # packets without presentation times are left to decoding (`read_video`) to time
-        if np.all(np.isfinite(times[path])):
-            _check_constant_rate(path, times[path], found)
+    times, rates, problems = {}, {}, []
+    for path in videos:
+        try:
+            times[path] = _packet_times(path)
+            rates[path] = float(video_info(path)["video.fps"])
+            # packets without presentation times are left to decoding (`read_video`) to time
+            if np.all(np.isfinite(times[path])):
+                _check_constant_rate(path, times[path], rates[path])
+        except DataError as error:
+            problems.append(str(error))
+    if len(problems) == 1:
+        raise DataError(problems[0])
+    if problems:
+        listed = "\n  ".join(problems)
+        raise DataError(f"{len(problems)} of {len(videos)} video files are unreadable:\n  {listed}")
     if fps is not None:
         rate, origin = check_positive("fps", fps), fps_origin
     elif videos:
