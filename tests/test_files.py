@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from invdyn._files import unmakeable, write_json
+from invdyn._files import _host, staging_directory, unmakeable, write_json
 
 
 def _strict_load(path: Path) -> object:
@@ -58,3 +61,23 @@ def test_a_directory_is_unmakeable_below_a_file_or_where_the_system_refuses(
 def test_a_directory_is_unmakeable_in_proc_even_for_root() -> None:
     reason = unmakeable("/proc/invdyn-out")
     assert reason is not None and reason.startswith("cannot be made"), reason
+
+
+def test_a_staging_directory_removes_those_that_killed_writers_left(tmp_path: Path) -> None:
+    """Left by a process of this machine that no longer runs: removed; by a running one, or by
+    another machine's, or for another target: kept."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    dead, host = int(done.stdout), _host()
+    left = {
+        "killed": tmp_path / f".ds.{host}-{dead}.abc123.tmp",
+        "running": tmp_path / f".ds.{host}-{os.getppid()}.abc123.tmp",
+        "elsewhere": tmp_path / f".ds.other-machine-{dead}.abc123.tmp",
+        "other target": tmp_path / f".ds2.{host}-{dead}.abc123.tmp",
+    }
+    for path in left.values():
+        (path / "videos").mkdir(parents=True)
+    staging = staging_directory(tmp_path / "ds")
+    assert staging.is_dir() and staging.name.startswith(f".ds.{host}-{os.getpid()}.")
+    assert not left["killed"].exists()
+    assert all(left[name].is_dir() for name in ("running", "elsewhere", "other target"))

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import json
 import math
 import os
+import re
+import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -96,6 +100,37 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def staging_directory(target: Path) -> Path:
+    """A new private directory beside `target` to write it in before it is renamed into place:
+    ``.<name>.<host>-<pid>.<random>.tmp``, named after this machine and process. Those that
+    processes of this machine left there and that no longer run (killed while writing) are
+    removed first; those of running processes, or of other machines, are left alone."""
+    host = _host()
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.{re.escape(host)}-(\d+)\..*\.tmp")
+    for entry in target.parent.glob(f".{glob.escape(target.name)}.{host}-*.tmp"):
+        found = pattern.fullmatch(entry.name)
+        if found and entry.is_dir() and not _running(int(found[1])):
+            shutil.rmtree(entry, ignore_errors=True)
+    owner = f".{target.name}.{host}-{os.getpid()}."
+    return Path(tempfile.mkdtemp(prefix=owner, suffix=".tmp", dir=target.parent))
+
+
+def _host() -> str:
+    """This machine's name, in letters, digits and '-' alone (a file name's part)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` of this machine runs (or exists as another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def output_mode(*, directory: bool) -> int:
