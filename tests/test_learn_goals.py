@@ -80,7 +80,9 @@ def test_cli_follows_goal_frames(reacher, tmp_path, capsys):
 def test_goal_frames_bad_input(reacher, tmp_path):
     data, _ = reacher
     state_model = train(data, config(state=True), tmp_path / "state", progress=False)
-    with pytest.raises(InputError, match="goal frames are one camera's images"):
+    with pytest.raises(
+        InputError, match=r"of one camera's frames alone .*; this one sees the state and"
+    ):
         follow_frames(state_model.checkpoint, data)
     _, checkpoint = reacher
     with pytest.raises(InputError, match="out of range"):

@@ -300,6 +300,13 @@ def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):
     with pytest.raises(FileExistsError):
         label_dataset(ensemble, recorded, out, replace=True)
     label_dataset(ensemble, recorded, out, replace=True, overwrite=True)
+    # but never the dataset being labelled: its recorded actions would be lost
+    before = sorted(p.stat().st_mtime_ns for p in recorded.rglob("*"))
+    with pytest.raises(InputError, match="is the dataset to label: write the labelled copy"):
+        label_dataset(
+            ensemble, recorded, recorded / ".." / "recorded", replace=True, overwrite=True
+        )
+    assert sorted(p.stat().st_mtime_ns for p in recorded.rglob("*")) == before
 
 
 @pytest.mark.parametrize("replace", [[], ["--replace"]])
@@ -565,3 +572,18 @@ def test_workers_without_ray_say_how_to_install_it(
     with pytest.raises(InputError, match=r"pip install 'invdyn\[ray\]'"):
         label_dataset(ensemble, many_unlabelled, tmp_path / "out", batch_size=600, workers=2)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_dataset_of_frames_alone_is_said_to_have_no_state(ensemble, tmp_path):
+    """A model of the state given a dataset of plain video frames: the message says that the
+    dataset has no state, not that its state has 0 entries."""
+    pytest.importorskip("av")
+    from invdyn.learn.data import import_videos
+    from invdyn.learn.video import encode_video
+    from test_learn_video import pattern
+
+    clip = encode_video(tmp_path / "clip.mp4", pattern(6, 32, 48), 20.0)
+    frames = import_videos(clip, tmp_path / "frames")
+    message = r"has no state \(observation.state\), frames alone \(video\); the model reads a state"
+    with pytest.raises(InputError, match=message):
+        label_dataset(ensemble, frames, tmp_path / "out")

@@ -358,10 +358,14 @@ def test_bad_input():
     model = load_quietly("double_pendulum")
     scene = robot_scene(model)
     states = np.zeros((2, 4))
-    listed = r"unknown camera 'back'.*'front', 'side', 'top', 'hand'"
+    listed = (
+        r"unknown camera 'back'.*'front', 'side', 'top', 'hand', 'default' \(the free camera\)$"
+    )
     with pytest.raises(invdyn.InputError, match=listed):
         render_frames(scene, states, camera="back")
-    with pytest.raises(invdyn.InputError, match="unknown camera 4"):
+    with pytest.raises(
+        invdyn.InputError, match=r"unknown camera 4.*; or ids 0 to 3, or -1 for the"
+    ):
         render_frames(scene, states, camera=4)
     with pytest.raises(invdyn.InputError, match="width must be an integer >= 1"):
         render_frames(scene, states, camera="front", width=0)

@@ -350,7 +350,8 @@ def check_actuated(model: Model) -> None:
             f"{', '.join(model.passive_dofs)}, and a "
             "joint-space tracking law needs a force on every coordinate; track its actuated "
             "joints with a controller of its own, or, for an idealised study, mark every "
-            "coordinate actuated with model.replace(dof_actuated=None)"
+            "coordinate actuated: model.replace(dof_actuated=None) in Python, or a <motor> "
+            "on each of those joints in an MJCF file"
         )
 
 

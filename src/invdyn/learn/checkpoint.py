@@ -340,6 +340,22 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
         )
 
 
+def sizes_error(where: str, info: Any, model: InverseDynamicsModel) -> InputError:
+    """The error for a dataset (`where`, its `invdyn.learn.data.DatasetInfo` `info`) whose
+    state or action sizes are not those of `model`; a dataset without a state is said to have
+    none (frames alone, say), not a state of 0 entries."""
+    if not info.state_names and model.n_state:
+        held = f"frames alone ({', '.join(info.cameras)})" if info.cameras else "no frames either"
+        return InputError(
+            f"{where} has no state (observation.state), {held}; the model reads a state of "
+            f"{model.n_state} entries"
+        )
+    return InputError(
+        f"dataset {where} has n_state, n_action = {info.n_state}, {info.n_action}; the "
+        f"checkpoint's model takes {model.n_state}, {model.n_action}"
+    )
+
+
 def _check_is_checkpoint(path: Path) -> None:
     """`DataError` saying what the directory `path` holds instead of a checkpoint, when it is
     a dataset or the output of an identification; nothing otherwise (a missing file of a

@@ -81,7 +81,7 @@ import numpy as np
 
 from invdyn._files import atomic_open, json_text
 from invdyn.errors import DataError, InputError, warn
-from invdyn.learn.checkpoint import load_checkpoint
+from invdyn.learn.checkpoint import load_checkpoint, sizes_error
 from invdyn.learn.data import (
     MUJOCO_STATE,
     Dataset,
@@ -269,10 +269,7 @@ def evaluate_checkpoint(
     # a model of frames alone reads no state: the dataset may have any, or none
     reads_state = model.config.state or bool(model.state_estimators)
     if info.n_action != model.n_action or (reads_state and info.n_state != model.n_state):
-        raise InputError(
-            f"dataset {data.path} has n_state, n_action = {info.n_state}, {info.n_action}; "
-            f"the checkpoint's model takes {model.n_state}, {model.n_action}"
-        )
+        raise sizes_error(str(data.path), info, model)
     if checkpoint.spec is not None:
         checkpoint.spec.check(
             info,

@@ -116,8 +116,9 @@ def follow_frames(
     config = model.config
     if config.state or len(config.camera_names) != 1:
         raise InputError(
-            "goal frames are one camera's images; the model sees "
-            f"{'the state and ' if config.state else ''}cameras {list(config.camera_names)}"
+            "following takes a model of the state alone, or of one camera's frames alone (its "
+            f"goals are that camera's images); this one sees "
+            f"{'the state and ' if config.state else ''}the cameras {list(config.camera_names)}"
         )
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info

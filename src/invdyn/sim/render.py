@@ -749,7 +749,10 @@ def _camera_id(mj_model: Any, camera: object) -> int:
     elif isinstance(camera, (int, np.integer)) and not isinstance(camera, bool):
         if -1 <= camera < mj_model.ncam:
             return int(camera)
-    available = ", ".join([*(repr(n) for n in names), f"{DEFAULT_CAMERA!r} (or -1, free)"])
+    available = ", ".join([*(repr(n) for n in names), f"{DEFAULT_CAMERA!r} (the free camera)"])
+    if not isinstance(camera, str):
+        ids = f"ids 0 to {len(names) - 1}, or " if names else ""
+        available += f"; or {ids}-1 for the free camera"
     raise InputError(f"unknown camera {camera!r}; the model has {available}")
 
 
