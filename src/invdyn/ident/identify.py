@@ -46,7 +46,10 @@ class Identification:
       base: the base parameters the estimate is of.
       estimate: (nb,) identified base parameters.
       std: (nb,) their standard deviations; for "consistent", those of the weighted least
-        squares estimate (the consistent fit has no closed form for them).
+        squares estimate (the consistent fit has no closed form for them). They take the
+        samples' residuals as independent noise: a lower bound where samples are correlated
+        (filtered, sampled faster than the torques change) or where the model cannot express
+        the plant (friction of another law, say), whose estimate is then biased by more.
       offsets: (nv,) identified torque offsets, zeros when not fitted.
       joint_std: (nv,) standard deviation of each joint's residual torque.
       method: "ols", "wls" or "consistent".
