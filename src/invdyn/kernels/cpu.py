@@ -1905,7 +1905,7 @@ def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
 
         # numba's dispatcher calls this when no compiled version fits the arguments, and then
         # calls what it returns (the compiled version) with them
-        kernel._compile_for_args = compile_for_args  # type: ignore[attr-defined]
+        kernel._compile_for_args = compile_for_args
         return kernel
 
     return decorate
