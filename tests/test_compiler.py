@@ -104,6 +104,15 @@ def test_the_cache_saves_the_machine_code_before_the_index_entry_that_points_at_
     assert again(2.0) == 6.0 and again.stats.cache_hits[again.signatures[0]] == 1
 
 
+def test_waiting_for_the_lock_is_said() -> None:
+    other = os.open(compiler.LOCK_PATH, os.O_RDONLY | os.O_CREAT, 0o666)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    threading.Timer(0.5, os.close, (other,)).start()
+    with pytest.warns(UserWarning, match="waiting for another process that compiles invdyn's"):
+        with compiler.compile_lock():
+            pass
+
+
 def test_the_lock_is_reentrant_in_a_thread() -> None:
     with compiler.compile_lock(), compiler.compile_lock():
         pass

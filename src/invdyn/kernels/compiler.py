@@ -32,6 +32,8 @@ from typing import Any
 from numba import njit
 from numba.core.caching import IndexDataCacheFile
 
+from invdyn.errors import warn
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -84,8 +86,9 @@ def locked(kernel: Any) -> Any:
 
 @contextmanager
 def compile_lock() -> Iterator[None]:
-    """Hold the exclusive lock on `LOCK_PATH` (waiting for another process or thread that holds
-    it); a thread that holds it already goes on, and so does one that cannot open the file."""
+    """Hold the exclusive lock on `LOCK_PATH`, waiting, with a warning, for another process or
+    thread that holds it; a thread that holds it already goes on, and so does one that cannot
+    open the file."""
     if fcntl is None or getattr(_held, "depth", 0) > 0:
         yield
         return
@@ -95,7 +98,14 @@ def compile_lock() -> Iterator[None]:
         yield
         return
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            warn(
+                f"waiting for another process that compiles invdyn's kernels (it holds "
+                f"{LOCK_PATH}); this one then loads them from numba's cache"
+            )
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
         _held.depth = 1
         yield
     finally:
