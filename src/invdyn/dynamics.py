@@ -83,7 +83,8 @@ def rnea(
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
-    if f_ext is None and params is None and type(q) is _ndarray and q.ndim == 1:
+    plain = f_ext is None and params is None and type(q) is _ndarray
+    if plain and q.ndim == 1:
         # plain float64 vectors take the compiled path directly; anything else is checked
         # below (tensors never reach the kernels: torch.compile cannot trace them)
         try:
@@ -94,9 +95,13 @@ def rnea(
         if status == 0:
             return tau
         raise_for_status(max(status, 0), _STATE_NAMES)
-    if params is not None or any_tensor(q, v, a, f_ext):
+    if plain and q.ndim == 2 and _plain_batch(q, model.nq, v, a, nv):
+        # and plain matrices, which need no conversion
+        q, v, a, forces, lead = q, v, a, _NO_FORCES_BATCH, q.shape[:1]
+    elif params is not None or any_tensor(q, v, a, f_ext):
         return _dispatch(rnea, model, {"q": q, "v": v, "a": a, "f_ext": f_ext}, params)
-    q, v, a, forces, lead = _states(model, q, v, a, f_ext)
+    else:
+        q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
     raise_for_status(cpu.rnea_batch(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
     return tau.reshape((*lead, nv))
