@@ -409,7 +409,7 @@ def test_mismatched_dataset_is_refused(robot, tmp_path):
         state_names=[f"s{i}" for i in range(6)],
         action_names=["a0", "a1"],
     )
-    with pytest.raises(InputError, match="n_state, n_action = 6, 2"):
+    with pytest.raises(InputError, match="its state has 6 entries, the model reads 4"):
         evaluate_checkpoint(checkpoint, path)
 
 

@@ -340,20 +340,26 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
         )
 
 
-def sizes_error(where: str, info: Any, model: InverseDynamicsModel) -> InputError:
-    """The error for a dataset (`where`, its `invdyn.learn.data.DatasetInfo` `info`) whose
-    state or action sizes are not those of `model`; a dataset without a state is said to have
-    none (frames alone, say), not a state of 0 entries."""
-    if not info.state_names and model.n_state:
+def check_sizes(
+    where: str, info: Any, model: InverseDynamicsModel, *, state: bool, actions: bool
+) -> None:
+    """`InputError` naming each size of a dataset (`where`, its `invdyn.learn.data.DatasetInfo`
+    `info`) that is not `model`'s: its state's where `state` (the model reads it), its recorded
+    actions' where `actions` (and it has some). A dataset without a state is said to have none
+    (frames alone, say), not a state of 0 entries."""
+    if state and not info.state_names and model.n_state:
         held = f"frames alone ({', '.join(info.cameras)})" if info.cameras else "no frames either"
-        return InputError(
+        raise InputError(
             f"{where} has no state (observation.state), {held}; the model reads a state of "
             f"{model.n_state} entries"
         )
-    return InputError(
-        f"dataset {where} has n_state, n_action = {info.n_state}, {info.n_action}; the "
-        f"checkpoint's model takes {model.n_state}, {model.n_action}"
-    )
+    wrong = []
+    if state and info.n_state != model.n_state:
+        wrong.append(f"its state has {info.n_state} entries, the model reads {model.n_state}")
+    if actions and info.action_names is not None and info.n_action != model.n_action:
+        wrong.append(f"its actions have {info.n_action} entries, the model's {model.n_action}")
+    if wrong:
+        raise InputError(f"dataset {where} does not fit the model: {'; '.join(wrong)}")
 
 
 def _check_is_checkpoint(path: Path) -> None:

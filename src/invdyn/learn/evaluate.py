@@ -81,7 +81,7 @@ import numpy as np
 
 from invdyn._files import atomic_open, json_text
 from invdyn.errors import DataError, InputError, warn
-from invdyn.learn.checkpoint import load_checkpoint, sizes_error
+from invdyn.learn.checkpoint import check_sizes, load_checkpoint
 from invdyn.learn.data import (
     MUJOCO_STATE,
     Dataset,
@@ -268,8 +268,7 @@ def evaluate_checkpoint(
         )
     # a model of frames alone reads no state: the dataset may have any, or none
     reads_state = model.config.state or bool(model.state_estimators)
-    if info.n_action != model.n_action or (reads_state and info.n_state != model.n_state):
-        raise sizes_error(str(data.path), info, model)
+    check_sizes(str(data.path), info, model, state=reads_state, actions=True)
     if checkpoint.spec is not None:
         checkpoint.spec.check(
             info,

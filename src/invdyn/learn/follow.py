@@ -65,7 +65,7 @@ import torch
 from invdyn._arrays import check_positive, check_real
 from invdyn._files import json_text
 from invdyn.errors import DataError, InputError
-from invdyn.learn.checkpoint import load_checkpoint, require_state_model, sizes_error
+from invdyn.learn.checkpoint import check_sizes, load_checkpoint, require_state_model
 from invdyn.learn.data import (
     INFO_PATH,
     METADATA_KEY,
@@ -256,8 +256,7 @@ def follow(
     data = dataset if isinstance(dataset, Dataset) else read_dataset(dataset)
     info = data.info
     has_actions = info.action_names is not None
-    if info.n_state != model.n_state or (has_actions and info.n_action != model.n_action):
-        raise sizes_error(str(data.path), info, model)
+    check_sizes(str(data.path), info, model, state=True, actions=True)
     if checkpoint.spec is not None:
         checkpoint.spec.check(info, str(data.path), actions=has_actions)
     if plant is not None and not isinstance(plant, Plant):

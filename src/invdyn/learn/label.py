@@ -72,8 +72,8 @@ from invdyn.learn.checkpoint import (
     MODEL_FILE,
     NORM_STATS_FILE,
     Checkpoint,
+    check_sizes,
     load_checkpoint,
-    sizes_error,
 )
 from invdyn.learn.config import ModelConfig
 from invdyn.learn.data import (
@@ -162,20 +162,15 @@ def label_dataset(
       The labelled dataset directory.
 
     Raises:
-      InputError: a bad `batch_size`, `out_path` that is `dataset_path`, a dataset whose state
-        size (or state names or fps, when known) differ from the model's, a dataset with
-        actions without `replace`, or a work directory of other inputs without `overwrite`.
+      InputError: a bad `batch_size`, a dataset whose state size (or state names or fps, when
+        known) differ from the model's, a dataset with actions without `replace`, or a work
+        directory of other inputs without `overwrite`.
       DataError: an unreadable checkpoint or dataset.
       FileExistsError: `out_path` exists and `overwrite` is False (or it is not a dataset).
     """
     batch_size = check_count("batch_size", batch_size)
     workers = check_count("workers", workers)
     out = Path(out_path)
-    if out.resolve() == Path(dataset_path).resolve():
-        raise InputError(
-            f"{out_path} is the dataset to label: write the labelled copy elsewhere (replacing "
-            "the dataset in place would lose what it holds, recorded actions among them)"
-        )
     check_target(out, overwrite=overwrite)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
     dataset = read_dataset(dataset_path)
@@ -480,8 +475,7 @@ def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> t
     config = model.config
     info = dataset.info
     where = str(dataset.path)
-    if config.state and info.n_state != model.n_state:
-        raise sizes_error(where, info, model)
+    check_sizes(where, info, model, state=config.state, actions=False)
     if info.action_names is not None and not replace:
         raise InputError(
             f"{where} already has actions; pass replace=True (invdyn label --replace) to "
