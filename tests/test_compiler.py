@@ -1,4 +1,5 @@
-"""The inter-process lock around numba's compilations and its on-disk cache."""
+"""The inter-process lock around numba's compilations and its on-disk cache; batches in forked
+processes."""
 
 from __future__ import annotations
 
@@ -6,15 +7,20 @@ import fcntl
 import inspect
 import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from types import ModuleType
 
 import numba
+import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
+import invdyn
+from invdyn.configuration import random_configuration
 from invdyn.kernels import compiler, cpu, cpu_derivatives
 
 
@@ -122,3 +128,68 @@ def test_the_lock_is_reentrant_in_a_thread() -> None:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:
         os.close(other)
+
+
+_FORKED_BATCHES = """
+import os
+import numpy as np
+import invdyn
+from invdyn.configuration import random_configuration
+
+model = invdyn.load("panda")
+q = random_configuration(model, rng=0, shape=256)
+v, a = np.ones((256, model.nv)), np.ones((256, model.nv))
+hand = model.frame_name[-1]
+batches = [
+    lambda: invdyn.rnea(model, q, v, a),
+    lambda: invdyn.mass_matrix(model, q),
+    lambda: invdyn.aba(model, q, v, a),
+    lambda: invdyn.coriolis(model, q, v),
+    lambda: invdyn.joint_torque_regressor(model, q, v, a),
+    lambda: invdyn.rnea_derivatives(model, q, v, a),
+    lambda: invdyn.aba_derivatives(model, q, v, a),
+    lambda: invdyn.forward_kinematics(model, q),
+    lambda: invdyn.frame_placement(model, q, hand),
+    lambda: invdyn.frame_jacobian(model, q, hand),
+    lambda: invdyn.frame_acceleration(model, q, v, a, hand),
+    lambda: invdyn.center_of_mass(model, q),
+    lambda: invdyn.centroidal_momentum_matrix(model, q),
+    lambda: invdyn.centroidal_momentum_rate(model, q, v, a),
+]
+
+
+def flat(result):
+    return np.concatenate([np.ravel(p) for p in (result if type(result) is tuple else [result])])
+
+
+expected = [flat(batch()) for batch in batches]
+child = os.fork()
+if child == 0:
+    same = all(np.array_equal(flat(batch()), e) for batch, e in zip(batches, expected))
+    os._exit(0 if same else 1)
+_, status = os.waitpid(child, 0)
+raise SystemExit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform has no fork")
+def test_a_process_forked_after_the_threads_ran_runs_its_batches_on_one_thread() -> None:
+    """numba terminates a process forked after GNU OpenMP's threads had started at its first
+    parallel launch (a fork-based pool whose parent had run a large batch): there the batch
+    kernels run on the calling thread, with the parent's results."""
+    run = subprocess.run(
+        [sys.executable, "-c", _FORKED_BATCHES], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_batches_on_one_thread_equal_batches_on_many(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = invdyn.load("panda")
+    q = random_configuration(model, rng=1, shape=100)
+    v = np.random.default_rng(2).normal(size=(100, model.nv))
+    threaded = invdyn.rnea(model, q, v, v), invdyn.mass_matrix(model, q)
+    monkeypatch.setattr(compiler, "_forked_after_gnu_openmp", True)
+    assert compiler.parallel_from() > 100
+    serial = invdyn.rnea(model, q, v, v), invdyn.mass_matrix(model, q)
+    for one, many in zip(serial, threaded):
+        np.testing.assert_array_equal(one, many)

@@ -363,7 +363,8 @@ def test_batches_equal_single_calls(model):
 @pytest.mark.parametrize("batch", [1, 15, 16, 17, 33, 100])
 def test_rnea_batches_of_any_size_equal_single_calls(model, batch):
     """Batched rnea runs blocks of LANES states, padding the last, split among threads from
-    PARALLEL_FROM states on: every size and every joint type gives the single-call results."""
+    `compiler.PARALLEL_FROM` states on: every size and every joint type gives the single-call
+    results."""
     q, v, a = states(model, f"lanes{batch}", n=batch)
     f_ext = np.random.default_rng(batch).normal(size=(batch, model.nbody, 6))
     tau = invdyn.rnea(model, q, v, a)

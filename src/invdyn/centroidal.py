@@ -29,6 +29,7 @@ from invdyn._arrays import (
 )
 from invdyn.errors import ModelError
 from invdyn.kernels import cpu
+from invdyn.kernels.compiler import parallel_from
 from invdyn.model import Model
 
 Array = NDArray[np.float64]
@@ -54,7 +55,7 @@ def center_of_mass(model: Model, q: Array) -> Array:
         return out
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], 3))
-    raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out), ("q",))
+    raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out, parallel_from()), ("q",))
     return out.reshape((*lead, 3))
 
 
@@ -97,7 +98,9 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
         return out
     (q, v, a), lead = _states(model, q=q, v=v, a=a)
     out = np.empty((q.shape[0], 6))
-    raise_for_status(cpu.centroidal_rate_batch(ints, reals, q, v, a, out), ("q", "v", "a"))
+    raise_for_status(
+        cpu.centroidal_rate_batch(ints, reals, q, v, a, out, parallel_from()), ("q", "v", "a")
+    )
     return out.reshape((*lead, 6))
 
 
@@ -110,7 +113,7 @@ def _momentum_rows(model: Model, q: Array, rows: int) -> Array:
         return out
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], rows, model.nv))
-    raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out), ("q",))
+    raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out, parallel_from()), ("q",))
     return out.reshape((*lead, rows, model.nv))
 
 

@@ -6,11 +6,14 @@ without reading the source.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# frames that a warning passes through to the user's line: invdyn's, and its context managers'
+_PASSED = (_PACKAGE, contextlib.__file__)
 
 
 class InvdynError(Exception):
@@ -35,10 +38,11 @@ class ModelWarning(UserWarning):
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """`warnings.warn`, attributed to the first caller outside invdyn: the user's line, through
-    whichever public function it came (so that warning filters by module and line apply)."""
+    whichever public function or context manager it came (so that warning filters by module
+    and line apply)."""
     frame = sys._getframe(1)
     level = 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PASSED):
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)

@@ -31,6 +31,7 @@ from invdyn._arrays import (
 )
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
+from invdyn.kernels.compiler import parallel_from
 from invdyn.model import JointType, Model
 from invdyn.spatial import cross
 
@@ -76,7 +77,9 @@ def _world_placements(model: Model, q: Array) -> tuple[Array, tuple[int, ...]]:
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
     flat = q.reshape(world.shape[0], model.nq)
-    raise_for_status(cpu.forward_kinematics_batch(ints, reals, flat, world), ("q",))
+    raise_for_status(
+        cpu.forward_kinematics_batch(ints, reals, flat, world, parallel_from()), ("q",)
+    )
     return world, lead
 
 
@@ -119,7 +122,10 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     lead = q.shape[:-1]
     flat = q.reshape(-1, model.nq)
     placed = np.empty((len(flat), 12))
-    raise_for_status(cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed), ("q",))
+    raise_for_status(
+        cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed, parallel_from()),
+        ("q",),
+    )
     placed = placed.reshape((*lead, 12))
     return placed[..., :9].reshape((*lead, 3, 3)), placed[..., 9:]
 
@@ -157,7 +163,10 @@ def frame_jacobian(
     flat = q.reshape(-1, model.nq)
     jacobian = np.empty((len(flat), 6, model.nv))
     raise_for_status(
-        cpu.frame_jacobian_batch(ints, reals, flat, body, frame_data, ref, jacobian), ("q",)
+        cpu.frame_jacobian_batch(
+            ints, reals, flat, body, frame_data, ref, jacobian, parallel_from()
+        ),
+        ("q",),
     )
     return jacobian.reshape((*lead, 6, model.nv))
 
@@ -237,7 +246,9 @@ def _frame_motion(
     lead = q.shape[:-1]
     qs, vs, accs = (np.ascontiguousarray(x.reshape(-1, x.shape[-1])) for x in (q, v, a))
     motion = np.empty((len(qs), 12))
-    status = cpu.frame_motion_batch(ints, reals, qs, vs, accs, body, frame_data, ref, motion)
+    status = cpu.frame_motion_batch(
+        ints, reals, qs, vs, accs, body, frame_data, ref, motion, parallel_from()
+    )
     raise_for_status(status, _MOTION)
     return motion.reshape((*lead, 12))
 

@@ -1,4 +1,5 @@
-"""numba's ``njit`` with its on-disk cache made safe for processes that compile at once.
+"""numba's ``njit`` made safe for several processes: its on-disk cache for processes that
+compile at once, its parallel kernels for processes forked from one that ran them.
 
 numba caches each compiled version of a kernel in a file and lists them in an index, which a
 process reads, extends and rewrites without a lock. Two processes that compile versions of
@@ -16,12 +17,19 @@ from Python starts: the load from the cache or the compilation and its saving, a
 compilations of the kernels it calls. A process that waits for the lock then finds the version
 that the other saved, and loads it rather than compiling it again. Where the file cannot be
 made, or the platform has no ``fcntl`` (Windows), kernels compile without it.
+
+numba's threads, on Linux those of GNU OpenMP, do not survive a fork: numba terminates a
+forked process at its first parallel launch once the parent has started them (a fork-based
+``multiprocessing.Pool`` or torch ``DataLoader`` whose parent had run a large batch). A batch
+kernel shares its states among the threads only from `parallel_from` states on, which in
+such a process is never.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -29,6 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numba
 from numba import njit
 from numba.core.caching import IndexDataCacheFile
 
@@ -41,7 +50,38 @@ except ImportError:  # Windows
 
 LOCK_PATH = Path(tempfile.gettempdir()) / "invdyn-numba-cache.lock"
 
+#: below this many states a batch kernel runs on the calling thread: waking the thread pool
+#: costs more than it saves (microseconds), and on a busy machine waits for a descheduled
+#: worker (milliseconds)
+PARALLEL_FROM = 32
+
 _held = threading.local()
+_forked_after_gnu_openmp = False
+
+
+def parallel_from() -> int:
+    """The fewest states that a batch kernel shares among numba's threads: `PARALLEL_FROM`, or
+    none (``sys.maxsize``) in a process forked after GNU OpenMP's threads had started."""
+    return sys.maxsize if _forked_after_gnu_openmp else PARALLEL_FROM
+
+
+def _gnu_openmp_started() -> bool:
+    """Whether this process has started numba's threads on GNU OpenMP."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run
+        return False
+    openmp = sys.modules.get("numba.np.ufunc.omppool")  # loaded with the "omp" layer
+    return layer == "omp" and getattr(openmp, "openmp_vendor", None) == "GNU"
+
+
+def _note_fork() -> None:
+    global _forked_after_gnu_openmp
+    _forked_after_gnu_openmp = _forked_after_gnu_openmp or _gnu_openmp_started()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_note_fork)
 
 
 def jit(**options: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -1253,12 +1253,22 @@ def centroidal_rate(ints, reals, q, v, a, out):
     return _status_of_result(out)
 
 
-# below this many states a batch runs on the calling thread: waking the thread pool costs more
-# than it saves (microseconds), and on a busy machine waits for a descheduled worker
-# (milliseconds)
-PARALLEL_FROM = 32
+# each `*_batch` kernel takes last `parallel_from` (`compiler.parallel_from()`): below that many
+# states it runs on the calling thread, from it on it shares them among numba's threads. On the
+# calling thread it must start no thread at all: numba hands the threads a parallel kernel's
+# array expressions too (``np.zeros``, ``status.max()``), not only its ``prange`` loops
 # at most this many pieces of a batch for the threads to share: even shares on large machines
 CHUNKS = 256
+
+
+@jit()
+def worst_status(status):
+    """The largest of the statuses (B,), 0 for none: a loop of its own, which a parallel kernel
+    does not hand to the threads as it would ``status.max()``."""
+    worst = 0
+    for s in status:
+        worst = max(worst, s)
+    return worst
 
 
 @jit(inline="always")
@@ -1546,14 +1556,14 @@ def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
 
 
 @jit(parallel=True)
-def rnea_batch(ints, reals, q, v, a, fext, tau):
+def rnea_batch(ints, reals, q, v, a, fext, tau, parallel_from):
     """`rnea` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or 0, 6).
 
-    The batch runs on this thread below PARALLEL_FROM states, else as at most CHUNKS
-    contiguous pieces of whole lane blocks in parallel.
+    The batch runs on this thread below `parallel_from` states (`compiler.parallel_from`),
+    else as at most CHUNKS contiguous pieces of whole lane blocks in parallel.
     """
     batch = q.shape[0]
-    if batch < PARALLEL_FROM:
+    if batch < parallel_from:
         return _rnea_lanes(ints, reals, q, v, a, fext, tau, 0, batch)
     blocks = (batch + LANES - 1) // LANES
     chunks = min(blocks, CHUNKS)
@@ -1566,10 +1576,10 @@ def rnea_batch(ints, reals, q, v, a, fext, tau):
 
 
 @jit(parallel=True)
-def aba_batch(ints, reals, q, v, tau, fext, qdd):
+def aba_batch(ints, reals, q, v, tau, fext, qdd, parallel_from):
     """`aba` over the leading axis: q (B, nq), v, tau (B, nv), fext (B or 1, nbody or 0, 6)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
@@ -1577,33 +1587,33 @@ def aba_batch(ints, reals, q, v, tau, fext, qdd):
         for b in prange(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = aba(ints, reals, q[b], v[b], tau[b], fb, qdd[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def crba_batch(ints, reals, q, mass_matrix):
+def crba_batch(ints, reals, q, mass_matrix, parallel_from):
     """`crba` over the leading axis: q (B, nq), mass_matrix (B, nv, nv)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = crba(ints, reals, q[b], mass_matrix[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = crba(ints, reals, q[b], mass_matrix[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def forward_kinematics_batch(ints, reals, q, world):
+def forward_kinematics_batch(ints, reals, q, world, parallel_from):
     """`forward_kinematics` over the leading axis: q (B, nq), world (B, nbody, 12)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = forward_kinematics(ints, reals, q[b], world[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = forward_kinematics(ints, reals, q[b], world[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 # the coordinates of a frame Jacobian (`frame_jacobian`), as Pinocchio's ReferenceFrame
@@ -1768,107 +1778,107 @@ def frame_motion(ints, reals, q, v, a, body, frame, ref, out):
 
 
 @jit(parallel=True)
-def frame_motion_batch(ints, reals, q, v, a, body, frame, ref, out):
+def frame_motion_batch(ints, reals, q, v, a, body, frame, ref, out, parallel_from):
     """`frame_motion` over the leading axis: q (B, nq), v, a (B, nv), out (B, 12)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = frame_motion(ints, reals, q[b], v[b], a[b], body, frame, ref, out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = frame_motion(ints, reals, q[b], v[b], a[b], body, frame, ref, out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def frame_placement_batch(ints, reals, q, body, frame, out):
+def frame_placement_batch(ints, reals, q, body, frame, out, parallel_from):
     """`frame_placement` over the leading axis: q (B, nq), out (B, 12)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = frame_placement(ints, reals, q[b], body, frame, out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = frame_placement(ints, reals, q[b], body, frame, out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def frame_jacobian_batch(ints, reals, q, body, frame, ref, out):
+def frame_jacobian_batch(ints, reals, q, body, frame, ref, out, parallel_from):
     """`frame_jacobian` over the leading axis: q (B, nq), out (B, 6, nv)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = frame_jacobian(ints, reals, q[b], body, frame, ref, out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = frame_jacobian(ints, reals, q[b], body, frame, ref, out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def regressor_batch(ints, reals, q, v, a, out):
+def regressor_batch(ints, reals, q, v, a, out, parallel_from):
     """`regressor` over the leading axis: q (B, nq), v, a (B, nv), out (B, nv, np)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = regressor(ints, reals, q[b], v[b], a[b], out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def coriolis_batch(ints, reals, q, v, out):
+def coriolis_batch(ints, reals, q, v, out, parallel_from):
     """`coriolis` over the leading axis: q (B, nq), v (B, nv), out (B, nv, nv)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = coriolis(ints, reals, q[b], v[b], out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = coriolis(ints, reals, q[b], v[b], out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def center_of_mass_batch(ints, reals, q, out):
+def center_of_mass_batch(ints, reals, q, out, parallel_from):
     """`center_of_mass` over the leading axis: q (B, nq), out (B, 3)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = center_of_mass(ints, reals, q[b], out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = center_of_mass(ints, reals, q[b], out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def centroidal_matrix_batch(ints, reals, q, out):
+def centroidal_matrix_batch(ints, reals, q, out, parallel_from):
     """`centroidal_matrix` over the leading axis: q (B, nq), out (B, 6 or 3, nv)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = centroidal_matrix(ints, reals, q[b], out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = centroidal_matrix(ints, reals, q[b], out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def centroidal_rate_batch(ints, reals, q, v, a, out):
+def centroidal_rate_batch(ints, reals, q, v, a, out, parallel_from):
     """`centroidal_rate` over the leading axis: q (B, nq), v, a (B, nv), out (B, 6)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             status[b] = centroidal_rate(ints, reals, q[b], v[b], a[b], out[b])
     else:
         for b in prange(q.shape[0]):
             status[b] = centroidal_rate(ints, reals, q[b], v[b], a[b], out[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 # signatures of the single-call kernels: packed model, then C-contiguous float64 vectors

@@ -26,7 +26,6 @@ from invdyn.kernels.cpu import (
     _REALS,
     _V,
     _VEC,
-    PARALLEL_FROM,
     SINGULAR,
     WORK_COLUMNS,
     _add_cross_force,
@@ -47,6 +46,7 @@ from invdyn.kernels.cpu import (
     aba,
     single_call,
     state_forces,
+    worst_status,
 )
 
 
@@ -324,10 +324,10 @@ def aba_derivatives(ints, reals, q, v, tau, fext, dq, dv, dtau):
 
 
 @jit(parallel=True)
-def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
+def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau, parallel_from):
     """`aba_derivatives` over the leading axis, as `rnea_derivatives_batch`."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
@@ -335,15 +335,15 @@ def aba_derivatives_batch(ints, reals, q, v, tau, fext, dq, dv, dtau):
         for b in prange(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = aba_derivatives(ints, reals, q[b], v[b], tau[b], fb, dq[b], dv[b], dtau[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @jit(parallel=True)
-def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
+def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da, parallel_from):
     """`rnea_derivatives` over the leading axis: q (B, nq), v, a (B, nv), fext (B or 1, nbody or
     0, 6), dq, dv, da (B, nv, nv)."""
-    status = np.zeros(q.shape[0], dtype=np.int64)
-    if q.shape[0] < PARALLEL_FROM:
+    status = np.empty(q.shape[0], dtype=np.int64)
+    if q.shape[0] < parallel_from:
         for b in range(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
@@ -351,7 +351,7 @@ def rnea_derivatives_batch(ints, reals, q, v, a, fext, dq, dv, da):
         for b in prange(q.shape[0]):
             fb = state_forces(fext, b)
             status[b] = rnea_derivatives(ints, reals, q[b], v[b], a[b], fb, dq[b], dv[b], da[b])
-    return status.max() if status.size > 0 else 0
+    return worst_status(status)
 
 
 @single_call(f"int64({_INTS}, {_REALS}, {_VEC}, {_VEC}, {_VEC}, float64[:, :, ::1])")
