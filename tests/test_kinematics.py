@@ -364,3 +364,26 @@ def test_motion_batches_broadcast(load_robot):
         assert_close(velocity[i, j], invdyn.frame_velocity(model, q, v[i, j], "FL_FOOT"))
         single = invdyn.frame_acceleration(model, q, v[i, j], a[i, j], "FL_FOOT", reference="local")
         assert_close(acceleration[i, j], single)
+
+
+def test_frames_of_a_robot_without_joints_take_batches(tmp_path):
+    """A scene with no joint (nq = nv = 0): a batch of its empty states gives each frame's one
+    placement, zero Jacobians, velocities and accelerations, as a single state does."""
+    scene = tmp_path / "scene.xml"
+    scene.write_text(
+        '<mujoco><worldbody><site name="s" pos="1 2 3" euler="0 0 90"/>'
+        '<body name="b" pos="0 0 1"><geom size="0.1"/></body></worldbody></mujoco>'
+    )
+    model = invdyn.load(scene)
+    assert model.nq == model.nv == 0
+    empty = np.zeros((2, 3, 0))
+    rot, pos = invdyn.frame_placement(model, empty, "s")
+    one_rot, one_pos = invdyn.frame_placement(model, np.zeros(0), "s")
+    np.testing.assert_array_equal(rot, np.broadcast_to(one_rot, (2, 3, 3, 3)))
+    np.testing.assert_array_equal(pos, np.broadcast_to([1.0, 2.0, 3.0], (2, 3, 3)))
+    assert invdyn.frame_jacobian(model, empty, "s").shape == (2, 3, 6, 0)
+    for motion in (
+        invdyn.frame_velocity(model, empty, empty, "s"),
+        invdyn.frame_acceleration(model, empty, empty, empty, "s"),
+    ):
+        np.testing.assert_array_equal(motion, np.zeros((2, 3, 6)))

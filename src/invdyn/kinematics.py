@@ -25,6 +25,7 @@ from invdyn._arrays import (
     as_finite_array,
     as_float_array,
     batch_shape,
+    flatten,
     not_a_model,
     packed,
     raise_for_status,
@@ -120,7 +121,7 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
             return placed[:9].reshape(3, 3), placed[9:]
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
-    flat = q.reshape(-1, model.nq)
+    flat = flatten(q, lead, 1)
     placed = np.empty((len(flat), 12))
     raise_for_status(
         cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed, parallel_from()),
@@ -160,7 +161,7 @@ def frame_jacobian(
             return jacobian
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
-    flat = q.reshape(-1, model.nq)
+    flat = flatten(q, lead, 1)
     jacobian = np.empty((len(flat), 6, model.nv))
     raise_for_status(
         cpu.frame_jacobian_batch(
@@ -244,7 +245,7 @@ def _frame_motion(
             return motion
     q, v, a = _broadcast(model, q=q, v=v, a=a)
     lead = q.shape[:-1]
-    qs, vs, accs = (np.ascontiguousarray(x.reshape(-1, x.shape[-1])) for x in (q, v, a))
+    qs, vs, accs = (flatten(x, lead, 1) for x in (q, v, a))
     motion = np.empty((len(qs), 12))
     status = cpu.frame_motion_batch(
         ints, reals, qs, vs, accs, body, frame_data, ref, motion, parallel_from()
