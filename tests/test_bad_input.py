@@ -487,6 +487,10 @@ def test_load_unknown_format(tmp_path: Path):
     path.write_text("<sdf/>")
     with pytest.raises(invdyn.ModelError, match=r"unknown description format '\.sdf'"):
         invdyn.load(path)
+    xacro = tmp_path / "robot.urdf.xacro"
+    xacro.write_text('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"/>')
+    with pytest.raises(invdyn.ModelError, match=r"expand it with xacro first \(xacro robot"):
+        invdyn.load(xacro)
 
 
 @pytest.mark.parametrize("suffix", [".urdf", ".xml"])

@@ -179,6 +179,12 @@ MALFORMED = {
         robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1"/></inertial></link>'),
         r"link 'a': inertia ixy is missing",
     ),
+    "xacro markup": (
+        robot(link("a"), '<xacro:macro name="leg" params="side"/>').replace(
+            'name="bot"', 'name="bot" xmlns:xacro="http://www.ros.org/wiki/xacro"'
+        ),
+        r"<xacro:macro> is xacro markup, not URDF: expand the file with xacro first",
+    ),
 }
 
 

@@ -64,6 +64,11 @@ def load(
         return urdf.load_urdf(
             path, floating_base=bool(floating_base), strict=strict, friction=friction
         )
+    if path.suffix.lower() == ".xacro":
+        raise ModelError(
+            f"{source}: a xacro template, not a URDF: expand it with xacro first (xacro "
+            f"{path.name} > {path.name[: -len(path.suffix)].removesuffix('.urdf')}.urdf)"
+        )
     if path.suffix:
         raise ModelError(
             f"{source}: unknown description format {path.suffix!r}, expected .urdf or .xml"

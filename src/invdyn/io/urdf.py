@@ -257,12 +257,26 @@ def _parse_xml(text: str | bytes, source: str) -> Element:
     namespace = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
     if root.tag != namespace + "robot":
         raise ModelError(f"{source}: the root element is <{root.tag}>, expected <robot>")
+    _check_not_xacro(root, source)
     # a default namespace (<robot xmlns="...">), which urdfdom ignores, is dropped from the tags
-    # it names; elements of other namespaces (xacro:...) keep theirs and are ignored
+    # it names; elements of other namespaces keep theirs and are ignored
     for element in root.iter():
         if isinstance(element.tag, str) and namespace and element.tag.startswith(namespace):
             element.tag = element.tag[len(namespace) :]
     return root
+
+
+def _check_not_xacro(root: Element, source: str) -> None:
+    """`ModelError` if the document holds xacro markup (``<xacro:macro>``, ``<xacro:include>``,
+    a macro's call...), which only the xacro processor expands: loaded as written, the robot
+    would lack whatever the macros and includes make."""
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag.startswith("{") and "xacro" in element.tag:
+            name = element.tag[element.tag.index("}") + 1 :]
+            raise ModelError(
+                f"{source}: <xacro:{name}> is xacro markup, not URDF: expand the file with "
+                "xacro first (xacro robot.urdf.xacro > robot.urdf)"
+            )
 
 
 def _unique(items: list[_Named], kind: str, source: str) -> dict[str, _Named]:
