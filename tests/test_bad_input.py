@@ -388,6 +388,8 @@ def test_inertial_parameters_needs_a_model():
         ({"jnt_rot": np.stack([np.eye(3), -np.eye(3)])}, "jnt_rot of 'joint2' is not a rot"),
         ({"frame_rot": np.array([np.eye(3)] * 3 + [np.eye(3)[::-1]])}, "frame_rot of '\\w+'"),
         ({"body_inertia": np.array([np.eye(3), np.triu(np.ones((3, 3)))])}, "not symmetric"),
+        ({"jnt_name": ("joint1", "joint1")}, "jnt_name holds 'joint1' more than once"),
+        ({"body_name": ("link", "link")}, "body_name holds 'link' more than once"),
     ],
 )
 def test_bad_model_fields(changes, message, pendulum2):

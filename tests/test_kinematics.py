@@ -380,7 +380,8 @@ def test_frames_of_a_robot_without_joints_take_batches(tmp_path):
     rot, pos = invdyn.frame_placement(model, empty, "s")
     one_rot, one_pos = invdyn.frame_placement(model, np.zeros(0), "s")
     np.testing.assert_array_equal(rot, np.broadcast_to(one_rot, (2, 3, 3, 3)))
-    np.testing.assert_array_equal(pos, np.broadcast_to([1.0, 2.0, 3.0], (2, 3, 3)))
+    np.testing.assert_array_equal(one_pos, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(pos, np.broadcast_to(one_pos, (2, 3, 3)))
     assert invdyn.frame_jacobian(model, empty, "s").shape == (2, 3, 6, 0)
     for motion in (
         invdyn.frame_velocity(model, empty, empty, "s"),

@@ -404,6 +404,11 @@ def test_with_parameters_names_bad_parameters(load_robot):
     massless[30] = 0.0
     with pytest.raises(invdyn.InputError, match="first mass moment but no mass"):
         invdyn.with_parameters(model, massless)
+    for row, what in enumerate(("armature", "viscous friction", "Coulomb friction")):
+        negative = params.copy()
+        negative[10 * model.nbody + row * model.nv + 2] = -0.5
+        with pytest.raises(invdyn.InputError, match=f"params: {what} of 'panda_joint3' is -0.5"):
+            invdyn.with_parameters(model, negative)
 
 
 # ----------------------------------------------------------------------------------------------

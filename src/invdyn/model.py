@@ -14,6 +14,7 @@ Inertias are expressed in the body frame: ``body_com`` is the centre of mass and
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import difflib
 from collections.abc import Callable, Hashable
@@ -351,10 +352,12 @@ def _validate(model: Model) -> None:
         if shape != (nbody, *trailing):
             raise ModelError(f"{where}: {name} has shape {shape}, expected {(nbody, *trailing)}")
     for name in ("body_name", "jnt_name"):
-        if len(getattr(model, name)) != nbody:
-            raise ModelError(
-                f"{where}: {name} has {len(getattr(model, name))} names, expected {nbody}"
-            )
+        names = getattr(model, name)
+        if len(names) != nbody:
+            raise ModelError(f"{where}: {name} has {len(names)} names, expected {nbody}")
+        repeated = [n for n, count in collections.Counter(names).items() if count > 1]
+        if repeated:
+            raise ModelError(f"{where}: {name} holds {repeated[0]!r} more than once")
     known = set(int(t) for t in JointType)
     for i, t in enumerate(model.jnt_type):
         if int(t) not in known:

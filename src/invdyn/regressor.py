@@ -62,8 +62,8 @@ def with_parameters(model: Model, params: Array | None) -> Model:
       and inertias about them, ``I_o - m (|c|^2 1 - c c^T)``.
 
     Raises:
-      InputError: `params` of another shape, non-finite, a negative mass, or a first mass moment
-        on a body without mass.
+      InputError: `params` of another shape, non-finite, a negative mass, armature or friction,
+        or a first mass moment on a body without mass.
     """
     if params is None:
         return model
@@ -86,6 +86,9 @@ def with_parameters(model: Model, params: Array | None) -> Model:
     about_origin[:, cols, rows] = bodies[:, 4:]
     shift = (com * com).sum(-1)[:, None, None] * np.eye(3) - com[:, :, None] * com[:, None, :]
     dofs = params[10 * model.nbody :].reshape(3, model.nv)
+    for values, what in zip(dofs, ("armature", "viscous friction", "Coulomb friction")):
+        for k in np.flatnonzero(values < 0):
+            raise InputError(f"params: {what} of {model.dof_names[k]!r} is {values[k]:g} < 0")
     return model.replace(
         body_mass=mass,
         body_com=com,
