@@ -122,6 +122,12 @@ def _unchecked(out: Tensor) -> bool:
     return fused.functorch_active() or torch.compiler.is_compiling() or out.is_meta
 
 
+def constant_like(reference: Tensor, x: Any) -> Tensor:
+    """The model's numpy array `x` as a tensor of `reference`'s dtype and device (under
+    torch.compile, where numpy arrays are traced as tensors, without copying one)."""
+    return torch.as_tensor(x, dtype=reference.dtype, device=reference.device)
+
+
 def check_finite(prepared: Prepared) -> None:
     """`InputError` naming the first argument that holds a non-finite value, if one does
     (arguments without values to check aside, `_unchecked`)."""

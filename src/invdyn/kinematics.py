@@ -386,12 +386,14 @@ def _tensor_frame_placement(
 
     if body >= 0:
         rotations, origins = _tensor_forward_kinematics(model, q)
-        rot, pos = rotations.new_tensor(local_rot), rotations.new_tensor(local_pos)
+        rot = _tensors.constant_like(rotations, local_rot)
+        pos = _tensors.constant_like(rotations, local_pos)
         world_rot = rotations[..., body, :, :]
         return world_rot @ rot, origins[..., body, :] + world_rot @ pos
     prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
     _tensors.check_finite(prepared)
-    rot, pos = prepared.params.new_tensor(local_rot), prepared.params.new_tensor(local_pos)
+    rot = _tensors.constant_like(prepared.params, local_rot)
+    pos = _tensors.constant_like(prepared.params, local_pos)
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
@@ -407,8 +409,8 @@ def _tensor_frame_jacobian(
     if body < 0:
         _tensors.check_finite(prepared)
         return flat_q.new_zeros((*prepared.lead, 6, model.nv))
-    rot = t.params.new_tensor(model.frame_rot[index])
-    pos = t.params.new_tensor(model.frame_pos[index])
+    rot = _tensors.constant_like(t.params, model.frame_rot[index])
+    pos = _tensors.constant_like(t.params, model.frame_pos[index])
     jacobian = kernels.frame_jacobian(t, flat_q, body, rot, pos, reference)
     return _tensors.finish(jacobian, prepared, (6, model.nv))
 
