@@ -124,7 +124,9 @@ def test_a_robot_without_mass_has_no_centre_of_mass(tmp_path):
     )
     with pytest.warns(invdyn.ModelWarning):
         model = invdyn.load(urdf)
-    for q in (np.zeros((2, model.nq)), np.zeros(model.nq)):  # a batch, and one state
+    torch = pytest.importorskip("torch")
+    states = (np.zeros((2, model.nq)), np.zeros(model.nq), torch.zeros(2, model.nq))
+    for q in states:  # a batch, one state, and tensors
         for function in (
             invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
         ):  # fmt: skip
@@ -133,14 +135,3 @@ def test_a_robot_without_mass_has_no_centre_of_mass(tmp_path):
         v = np.zeros((*q.shape[:-1], model.nv))
         with pytest.raises(invdyn.ModelError, match="no mass"):
             invdyn.centroidal_momentum_rate(model, q, v, v)
-
-
-def test_tensors_are_refused_by_name(load_robot):
-    torch = pytest.importorskip("torch")
-    model = load_robot("panda")
-    q = torch.zeros(model.nq, dtype=torch.float64, requires_grad=True)
-    for function in (
-        invdyn.center_of_mass, invdyn.center_of_mass_jacobian, invdyn.centroidal_momentum_matrix
-    ):  # fmt: skip
-        with pytest.raises(invdyn.InputError, match="q: torch tensors are not accepted here"):
-            function(model, q)

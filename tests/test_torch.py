@@ -3,7 +3,8 @@
 * Equal to the numpy path (the compiled CPU kernels, themselves checked against Pinocchio and
   MuJoCo) to 1e-10 in float64, on every robot of the dynamics identities, with joint terms and
   external forces: rnea and its parts, the mass and Coriolis matrices, the regressor,
-  kinematics and rnea's derivatives (forward-mode autodiff against the analytic kernel);
+  kinematics (frame placements, Jacobians, velocities and accelerations), the centre of mass
+  and centroidal momentum, and rnea's derivatives (forward-mode autodiff against the analytic kernel);
   forward dynamics in the force domain (M a), as cond(M) allows.
 * float32 agrees with float64 as float32 allows; tensors of several dtypes promote as torch's
   operators do; any leading batch shape; numpy arrays mixed with tensors take the tensors'
@@ -142,7 +143,7 @@ def test_a_base_quaternion_off_unit_norm_reads_as_in_numpy(load_robot, name):
 
 
 def test_kinematics_equal_numpy(robot):
-    q = states(robot, "torch-kinematics")[0]
+    q, v, a = states(robot, "torch-kinematics")
     (tq,) = tensors(q)
     for ours, expected in zip(
         invdyn.forward_kinematics(robot, tq), invdyn.forward_kinematics(robot, q)
@@ -160,6 +161,27 @@ def test_kinematics_equal_numpy(robot):
             ours = invdyn.frame_jacobian(robot, tq, int(frame), reference=reference)
             expected = invdyn.frame_jacobian(robot, q, int(frame), reference=reference)
             assert_close(ours.numpy(), expected, rtol=RTOL, what=f"frame {frame} {reference}")
+            for function, args in (
+                (invdyn.frame_velocity, (v,)),
+                (invdyn.frame_acceleration, (v, a)),
+            ):
+                ours = function(robot, tq, *tensors(*args), int(frame), reference=reference)
+                expected = function(robot, q, *args, int(frame), reference=reference)
+                what = f"{function.__name__} of frame {frame} {reference}"
+                assert_close(ours.numpy(), expected, rtol=RTOL, what=what)
+
+
+def test_centroidal_quantities_equal_numpy(robot):
+    q, v, a = states(robot, "torch-centroidal")
+    tq, tv, ta = tensors(q, v, a)
+    for function, args, tensor_args in (
+        (invdyn.center_of_mass, (q,), (tq,)),
+        (invdyn.center_of_mass_jacobian, (q,), (tq,)),
+        (invdyn.centroidal_momentum_matrix, (q,), (tq,)),
+        (invdyn.centroidal_momentum_rate, (q, v, a), (tq, tv, ta)),
+    ):
+        ours = function(robot, *tensor_args)
+        assert_close(ours.numpy(), function(robot, *args), rtol=RTOL, what=function.__name__)
 
 
 def test_float32_agrees_with_float64(robot):
@@ -213,6 +235,9 @@ def test_meta_tensors_give_the_shapes_of_the_results(robot):
     assert invdyn.aba(robot, q, v, v).shape == (4, nv)
     assert [x.shape for x in invdyn.rnea_derivatives(robot, q, v, v)] == [(4, nv, nv)] * 3
     assert invdyn.frame_jacobian(robot, q, 0).shape == (4, 6, nv)
+    assert invdyn.frame_acceleration(robot, q, v, v, 0).shape == (4, 6)
+    assert invdyn.centroidal_momentum_matrix(robot, q).shape == (4, 6, nv)
+    assert invdyn.centroidal_momentum_rate(robot, q, v, v).shape == (4, 6)
 
 
 def test_torch_func_transforms_vmap_the_functions(robot):
@@ -231,7 +256,8 @@ def test_torch_func_transforms_vmap_the_functions(robot):
 
 def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
     """After one eager call (of rnea) has built the model's tensors, rnea, the mass matrix,
-    aba and a frame's placement and Jacobian compile without a graph break (``fullgraph=True``
+    aba, a frame's placement, Jacobian and acceleration and the centroidal momentum's rate
+    compile without a graph break (``fullgraph=True``
     raises at one) and equal the eager results."""
     robot = load_robot("solo12")
     frame = robot.frame_name[-1]
@@ -245,13 +271,15 @@ def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
             rotation,
             origin,
             invdyn.frame_jacobian(robot, q, frame),
+            invdyn.frame_acceleration(robot, q, v, a, frame),
+            invdyn.centroidal_momentum_rate(robot, q, v, a),
         )
 
     q, v, a = tensors(*states(robot, "torch-compile", n=4))
     invdyn.rnea(robot, q, v, a)
     compiled = torch.compile(functions, fullgraph=True)(q, v, a)
     eager = functions(q, v, a)
-    names = ("rnea", "M", "aba", "rotation", "origin", "J")
+    names = ("rnea", "M", "aba", "rotation", "origin", "J", "frame acceleration", "h_G rate")
     for got, want, what in zip(compiled, eager, names, strict=True):
         assert_close(got.numpy(), want.numpy(), rtol=1e-9, what=what)
 

@@ -9,8 +9,9 @@ angular velocity ``omega_i``) contributes ``I_i omega_i + m_i (c_i - G) x c_dot_
 ``I_i alpha_i + omega_i x I_i omega_i + m_i (c_i - G) x c_ddot_i`` and ``m_i c_ddot_i``. The
 compiled kernels of `invdyn.kernels.cpu` sum these as spatial quantities: column k of ``A_G``
 is the momentum of the composite inertia that dof k moves, and the rate the sum of the bodies'
-inertial forces, both taken about ``G``. Functions take numpy arrays (not torch tensors) with
-any leading batch dimensions, and need a robot with mass.
+inertial forces, both taken about ``G``; those of `invdyn.kernels.torch` the same, for torch
+tensors (differentiable, on any device). Functions take numpy arrays or tensors with any
+leading batch dimensions, and need a robot with mass.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import (
+    any_tensor,
     as_float_array,
     batch_shape,
     flatten,
@@ -53,6 +55,8 @@ def center_of_mass(model: Model, q: Array) -> Array:
     out = _empty(3)
     if _single(_center_of_mass_vector, ints, reals, q, out=out) == 0:
         return out
+    if any_tensor(q):
+        return _on_tensors(model, "center_of_mass", (3,), q=q)
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], 3))
     raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out, parallel_from()), ("q",))
@@ -96,6 +100,8 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
     out = _empty(6)
     if _single(_centroidal_rate_vector, ints, reals, q, v, a, out=out) == 0:
         return out
+    if any_tensor(q, v, a):
+        return _on_tensors(model, "centroidal_rate", (6,), q=q, v=v, a=a)
     (q, v, a), lead = _states(model, q=q, v=v, a=a)
     out = np.empty((q.shape[0], 6))
     raise_for_status(
@@ -111,6 +117,8 @@ def _momentum_rows(model: Model, q: Array, rows: int) -> Array:
     out = _empty((rows, model.nv))
     if _single(_centroidal_matrix_vector, ints, reals, q, out=out) == 0:
         return out
+    if any_tensor(q):
+        return _on_tensors(model, "centroidal_matrix", (rows, model.nv), rows, q=q)
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], rows, model.nv))
     raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out, parallel_from()), ("q",))
@@ -143,8 +151,26 @@ def _states(model: Model, **named: Array) -> tuple[list[Array], tuple[int, ...]]
         for name, x in named.items()
     }
     lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
-    if not model.total_mass > 0:
+    _check_mass(model, model.total_mass)
+    return [flatten(x, lead, 1) for x in arrays.values()], lead
+
+
+def _on_tensors(model: Model, kernel: str, core: tuple[int, ...], *extra: int, **named: Any) -> Any:
+    """``kernel(tree, *named tensors, *extra)`` of `invdyn.kernels.torch` on the tensors or
+    arrays `named` (q (..., nq) and velocity-like (..., nv)): a (..., *core) tensor."""
+    from invdyn import _tensors
+    from invdyn.kernels import torch as kernels
+
+    shapes = {name: (x, (model.nq if name == "q" else model.nv,)) for name, x in named.items()}
+    prepared = _tensors.prepare(model, shapes)
+    _check_mass(model, prepared.tree.mass)  # the tree's: torch.compile traces the model's arrays
+    flat = [prepared.tensor(name) for name in named]
+    return _tensors.finish(getattr(kernels, kernel)(prepared.tree, *flat, *extra), prepared, core)
+
+
+def _check_mass(model: Model, mass: float) -> None:
+    """`ModelError` for a robot without `mass` (its total), which has no centre of mass."""
+    if not mass > 0:
         raise ModelError(
             f"{model.name}: the moving bodies have no mass, so there is no centre of mass"
         )
-    return [flatten(x, lead, 1) for x in arrays.values()], lead

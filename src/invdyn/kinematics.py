@@ -233,11 +233,13 @@ def _frame_motion(
     """(..., 12) a frame's spatial velocity and classical acceleration (`cpu.frame_motion`),
     for joint accelerations `a` (`_AT_REST`: zero)."""
     _check_reference(reference)
-    _, body, frame_data = _frame_target(model, frame)
-    ints, reals = model.kernel_data
-    ref = _JACOBIAN_REFERENCES[reference]
+    index, body, frame_data = _frame_target(model, frame)
     if a is _AT_REST:
         a = np.zeros(model.nv)
+    if any_tensor(q, v, a):
+        return _tensor_frame_motion(model, q, v, a, index, body, reference)
+    ints, reals = model.kernel_data
+    ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
         motion = _empty(12)
         kernel = cpu.frame_motion_vector
@@ -413,6 +415,25 @@ def _tensor_frame_jacobian(
     pos = _tensors.constant_like(t.params, model.frame_pos[index])
     jacobian = kernels.frame_jacobian(t, flat_q, body, rot, pos, reference)
     return _tensors.finish(jacobian, prepared, (6, model.nv))
+
+
+def _tensor_frame_motion(
+    model: Model, q: Any, v: Any, a: Any, index: int, body: int, reference: Reference
+) -> Any:
+    """`_frame_motion` of frame `index`, carried by `body`, for tensors."""
+    from invdyn import _tensors
+    from invdyn.kernels import torch as kernels
+
+    named = {"q": (q, (model.nq,)), "v": (v, (model.nv,)), "a": (a, (model.nv,))}
+    prepared = _tensors.prepare(model, named)
+    t, (flat_q, flat_v, flat_a) = prepared.tree, map(prepared.tensor, named)
+    if body < 0:
+        _tensors.check_finite(prepared)
+        return flat_q.new_zeros((*prepared.lead, 12))
+    rot = _tensors.constant_like(t.params, model.frame_rot[index])
+    pos = _tensors.constant_like(t.params, model.frame_pos[index])
+    motion = kernels.frame_motion(t, flat_q, flat_v, flat_a, body, rot, pos, reference)
+    return _tensors.finish(motion, prepared, (12,))
 
 
 def motion_subspace(model: Model) -> Array:

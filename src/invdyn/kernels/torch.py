@@ -45,6 +45,7 @@ class Tree:
       moves: (nbody, nv) 1 where the dof moves the body (the dof of an ancestor or its own).
       params: (10 nbody + 3 nv,) the model's dynamic parameters.
       gravity: (3,) gravity in the world frame.
+      mass: the moving bodies' total mass.
     """
 
     parent: tuple[int, ...]
@@ -62,6 +63,7 @@ class Tree:
     moves: Tensor
     params: Tensor
     gravity: Tensor
+    mass: float
 
 
 def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
@@ -105,6 +107,7 @@ def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
         moves=tensor(moves),
         params=tensor(inertial_parameters(model)),
         gravity=tensor(model.gravity),
+        mass=model.total_mass,
     )
 
 
@@ -279,12 +282,13 @@ def _body_inertias(t: Tree, params: Tensor) -> Tensor:
 
 
 def _velocities_and_accelerations(
-    t: Tree, placements: list[tuple[Tensor, Tensor]], v: Tensor, a: Tensor
+    t: Tree, placements: list[tuple[Tensor, Tensor]], v: Tensor, a: Tensor, *, gravity: bool = True
 ) -> tuple[list[Tensor], list[Tensor]]:
     """Each body's spatial velocity and acceleration (B, 6) in its own coordinates, the
-    acceleration against gravity (the world accelerates upwards)."""
+    acceleration against gravity (the world accelerates upwards) unless `gravity` is False."""
     batch = v.shape[0]
-    world_acc = torch.cat([torch.zeros_like(t.gravity), -t.gravity]).expand(batch, 6)
+    lifted = -t.gravity if gravity else torch.zeros_like(t.gravity)
+    world_acc = torch.cat([torch.zeros_like(t.gravity), lifted]).expand(batch, 6)
     velocities: list[Tensor] = []
     accelerations: list[Tensor] = []
     for i, (rot, pos) in enumerate(placements):
@@ -344,9 +348,16 @@ def forward_kinematics(t: Tree, q: Tensor, *, from_roots: bool = False) -> tuple
     frame), so that a root quaternion off unit norm (as float32 rounding or a gradient step
     leaves it) changes nothing.
     """
+    return _chain(t, joint_placements(t, q), q, from_roots=from_roots)
+
+
+def _chain(
+    t: Tree, placements: list[tuple[Tensor, Tensor]], q: Tensor, *, from_roots: bool = False
+) -> tuple[Tensor, Tensor]:
+    """`forward_kinematics` from the bodies' `joint_placements` at q."""
     rotations: list[Tensor] = []
     origins: list[Tensor] = []
-    for i, (rot, pos) in enumerate(joint_placements(t, q)):
+    for i, (rot, pos) in enumerate(placements):
         parent = t.parent[i]
         if parent < 0 and from_roots:
             rotations.append(torch.eye(3, dtype=q.dtype, device=q.device).expand_as(rot))
@@ -481,6 +492,105 @@ def frame_jacobian(
         angular = _rotate_back(rot[:, None], angular)
         linear = _rotate_back(rot[:, None], linear)
     return torch.cat([angular, linear], dim=-1).transpose(-1, -2)
+
+
+def frame_motion(
+    t: Tree,
+    q: Tensor,
+    v: Tensor,
+    a: Tensor,
+    body: int,
+    frame_rot: Tensor,
+    frame_pos: Tensor,
+    reference: str,
+) -> Tensor:
+    """(B, 12) spatial velocity and classical acceleration (no gravity), [angular; linear]
+    each, of the frame fixed to `body` (>= 0) at (frame_rot, frame_pos) in it, in the
+    coordinates `reference` as `invdyn.frame_velocity` takes them (as
+    `invdyn.kernels.cpu.frame_motion`).
+
+    Args:
+      t: the model.
+      q: (B, nq) joint positions.
+      v: (B, nv) joint velocities.
+      a: (B, nv) joint accelerations.
+      body: the frame's body.
+      frame_rot: (3, 3) frame orientation in the body.
+      frame_pos: (3,) frame origin in the body.
+      reference: "local", "world" or "local_world_aligned".
+    """
+    placements = joint_placements(t, q)
+    velocities, accelerations = _velocities_and_accelerations(t, placements, v, a, gravity=False)
+    omega, u = velocities[body][:, :3], velocities[body][:, 3:]
+    alpha, w = accelerations[body][:, :3], accelerations[body][:, 3:]
+    # at the frame's origin p: velocity u + omega x p, classical acceleration
+    # w + alpha x p + omega x (velocity)
+    point = frame_pos.expand_as(omega)
+    linear = u + _cross(omega, point)
+    classical = w + _cross(alpha, point) + _cross(omega, linear)
+    vectors = torch.stack([omega, linear, alpha, classical], dim=1)
+    if reference == "local":
+        return _rotate_back(frame_rot, vectors).flatten(1)
+    rotations, origins = _chain(t, placements[: body + 1], q)
+    omega, linear, alpha, classical = _rotate(rotations[:, body, None], vectors).unbind(1)
+    if reference == "world":
+        # from the frame's origin x to the world's: velocity + x x omega, acceleration
+        # + x x alpha + omega x (x x omega), the change of the velocity term as the point moves
+        x = origins[:, body] + _rotate(rotations[:, body], frame_pos)
+        moved = _cross(x, omega)
+        linear, classical = linear + moved, classical + _cross(x, alpha) + _cross(omega, moved)
+    return torch.cat([omega, linear, alpha, classical], dim=-1)
+
+
+def _mass_and_center(t: Tree, rotations: Tensor, origins: Tensor) -> tuple[Tensor, Tensor]:
+    """The robot's mass () and world centre of mass (B, 3), ``sum_i (m_i p_i + R_i h_i) / m``
+    over the world placements of `forward_kinematics`, h_i the first mass moment."""
+    bodies = t.params[: 10 * t.nbody].reshape(t.nbody, 10)
+    mass, moment = bodies[:, 0], bodies[:, 1:4]
+    total = mass.sum()
+    return total, (mass[:, None] * origins + _rotate(rotations, moment)).sum(1) / total
+
+
+def center_of_mass(t: Tree, q: Tensor) -> Tensor:
+    """(B, 3) world centre of mass at q (B, nq)."""
+    return _mass_and_center(t, *forward_kinematics(t, q))[1]
+
+
+def centroidal_matrix(t: Tree, q: Tensor, rows: int) -> Tensor:
+    """(B, 6, nv) centroidal momentum matrix A_G at q (B, nq), [angular; linear] about the
+    centre of mass in world axes; with 3 `rows`, its linear rows over the mass, the Jacobian
+    of the centre of mass. Column k: the momentum of the bodies that dof k moves, at the
+    dof's unit velocity."""
+    rotations, origins = forward_kinematics(t, q)
+    columns = world_columns(t, rotations, origins)
+    inertias = _world_inertias(t, t.params[None], rotations, origins)
+    moved = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
+    momentum = (moved @ columns[..., None]).squeeze(-1)
+    mass, center = _mass_and_center(t, rotations, origins)
+    if rows == 3:
+        return momentum[..., 3:].transpose(-1, -2) / mass
+    return _about_point(momentum, center[:, None]).transpose(-1, -2)
+
+
+def centroidal_rate(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
+    """(B, 6) rate of the centroidal momentum ``A_G a + A_G_dot v``, [angular; linear]: the
+    sum of the bodies' net forces ``I_i a_i + v_i x* I_i v_i`` (no gravity) in world
+    coordinates, taken about the centre of mass."""
+    placements = joint_placements(t, q)
+    velocities, accelerations = _velocities_and_accelerations(t, placements, v, a, gravity=False)
+    velocity, acceleration = torch.stack(velocities, dim=1), torch.stack(accelerations, dim=1)
+    inertias = _body_inertias(t, t.params[None])
+    momentum = _rotate(inertias, velocity)
+    forces = _rotate(inertias, acceleration) + _cross_force(velocity, momentum)
+    rotations, origins = _chain(t, placements, q)
+    rate = _force_to_parent(rotations, origins, forces).sum(1)
+    return _about_point(rate, _mass_and_center(t, rotations, origins)[1])
+
+
+def _about_point(f: Tensor, point: Tensor) -> Tensor:
+    """Spatial forces f (..., 6) at the world origin taken about `point` (..., 3):
+    ``(n - point x f, f)``."""
+    return torch.cat([f[..., :3] - _cross(point, f[..., 3:]), f[..., 3:]], dim=-1)
 
 
 def tangent_map(t: Tree, q: Tensor) -> Tensor:
