@@ -4,8 +4,8 @@
   MuJoCo) to 1e-10 in float64, on every robot of the dynamics identities, with joint terms and
   external forces: rnea and its parts, the mass and Coriolis matrices, the regressor,
   kinematics (frame placements, Jacobians, velocities and accelerations), the centre of mass
-  and centroidal momentum, and rnea's derivatives (forward-mode autodiff against the analytic kernel);
-  forward dynamics in the force domain (M a), as cond(M) allows.
+  and centroidal momentum, and rnea's derivatives (forward-mode autodiff against the analytic
+  kernel); forward dynamics in the force domain (M a), as cond(M) allows.
 * float32 agrees with float64 as float32 allows; tensors of several dtypes promote as torch's
   operators do; any leading batch shape; numpy arrays mixed with tensors take the tensors'
   dtype.
