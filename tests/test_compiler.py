@@ -52,21 +52,27 @@ def test_no_kernel_calls_a_parallel_kernel() -> None:
     assert not callers, callers
 
 
-def test_a_compilation_waits_for_the_lock_that_another_holds() -> None:
-    """Another process's lock is another open file on `LOCK_PATH`: while it is held, a locked
-    kernel's first call waits, and an unlocked twin compiles meanwhile."""
+def _add_one(x: float) -> float:
+    return x + 1.0
 
-    def add_one(x: float) -> float:
-        return x + 1.0
 
-    kernel = compiler.locked(numba.njit(add_one))
-    twin = numba.njit(add_one)
+def test_a_compilation_waits_for_the_lock_that_another_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's lock is another open file on the cache directory's lock: while it is
+    held, a locked kernel's first call waits, and an unlocked twin compiles meanwhile."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    kernel = compiler.jit()(_add_one)
+    path = compiler.lock_path(kernel)
+    assert path is not None and path.parent.is_relative_to(tmp_path)
+    twin = numba.njit(_add_one)
+    assert compiler.lock_path(twin) is None  # nothing on disk to guard
     results: dict[str, float] = {}
     callers = {
         name: threading.Thread(target=lambda n=name, k=k: results.update({n: k(1.0)}))
         for name, k in (("locked", kernel), ("twin", twin))
     }
-    other = os.open(compiler.LOCK_PATH, os.O_RDONLY | os.O_CREAT, 0o666)
+    other = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
     try:
         fcntl.flock(other, fcntl.LOCK_EX)
         for caller in callers.values():
@@ -79,6 +85,11 @@ def test_a_compilation_waits_for_the_lock_that_another_holds() -> None:
         os.close(other)
     callers["locked"].join(timeout=120)
     assert results == {"twin": 2.0, "locked": 2.0}
+
+
+def test_kernels_of_one_cache_share_a_lock_file_in_it() -> None:
+    paths = {compiler.lock_path(k) for k in (cpu.rnea_batch, cpu_derivatives.rnea_derivatives)}
+    assert paths == {Path(cpu.rnea_batch._cache._cache_path) / compiler.LOCK_NAME}
 
 
 def _triple(x: float) -> float:
@@ -110,20 +121,23 @@ def test_the_cache_saves_the_machine_code_before_the_index_entry_that_points_at_
     assert again(2.0) == 6.0 and again.stats.cache_hits[again.signatures[0]] == 1
 
 
-def test_waiting_for_the_lock_is_said() -> None:
-    other = os.open(compiler.LOCK_PATH, os.O_RDONLY | os.O_CREAT, 0o666)
+def test_waiting_for_the_lock_is_said(tmp_path: Path) -> None:
+    path = tmp_path / compiler.LOCK_NAME
+    other = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
     fcntl.flock(other, fcntl.LOCK_EX)
     threading.Timer(0.5, os.close, (other,)).start()
-    with pytest.warns(UserWarning, match="waiting for another process that compiles invdyn's"):
-        with compiler.compile_lock():
+    message = f"waiting for another process that compiles invdyn's kernels into {tmp_path}"
+    with pytest.warns(UserWarning, match=re.escape(message)):
+        with compiler.compile_lock(path):
             pass
 
 
-def test_the_lock_is_reentrant_in_a_thread() -> None:
-    with compiler.compile_lock(), compiler.compile_lock():
+def test_the_lock_is_reentrant_in_a_thread(tmp_path: Path) -> None:
+    path = tmp_path / compiler.LOCK_NAME
+    with compiler.compile_lock(path), compiler.compile_lock(path):
         pass
     # and released: another open file takes it at once
-    other = os.open(compiler.LOCK_PATH, os.O_RDONLY)
+    other = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:

@@ -12,11 +12,12 @@ before: a process stopped in between (a Ctrl-C during a first call) would leave 
 points at whatever that file held before (a version compiled from an older source, say), which
 every later process then loads and crashes on.
 
-`jit` takes an exclusive lock on one file, `LOCK_PATH`, around each compilation that a call
-from Python starts: the load from the cache or the compilation and its saving, and the
-compilations of the kernels it calls. A process that waits for the lock then finds the version
-that the other saved, and loads it rather than compiling it again. Where the file cannot be
-made, or the platform has no ``fcntl`` (Windows), kernels compile without it.
+`jit` takes an exclusive lock on a file of the cache's directory, `LOCK_NAME`, around each
+compilation that a call from Python starts: the load from the cache or the compilation and its
+saving, and the compilations of the kernels it calls. A process that waits for the lock then
+finds the version that the other saved, and loads it rather than compiling it again; processes
+of other installs, with caches of their own, do not wait. Where the file cannot be made, or
+the platform has no ``fcntl`` (Windows), kernels compile without it.
 
 numba's threads, on Linux those of GNU OpenMP, do not survive a fork: numba terminates a
 forked process at its first parallel launch once the parent has started them (a fork-based
@@ -30,7 +31,6 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,7 +48,8 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-LOCK_PATH = Path(tempfile.gettempdir()) / "invdyn-numba-cache.lock"
+#: the lock file in a kernel's cache directory
+LOCK_NAME = "invdyn-compile.lock"
 
 #: below this many states a batch kernel runs on the calling thread: waking the thread pool
 #: costs more than it saves (microseconds), and on a busy machine waits for a descheduled
@@ -110,14 +111,22 @@ class DataFirstCacheFile(IndexDataCacheFile):
             self._save_index({**overloads, key: name})
 
 
+def lock_path(kernel: Any) -> Path | None:
+    """The lock file of the numba dispatcher `kernel`'s cache directory; None for a kernel
+    without an on-disk cache, which has nothing to guard."""
+    directory = getattr(kernel._cache, "_cache_path", None)
+    return None if directory is None else Path(directory) / LOCK_NAME
+
+
 def locked(kernel: Any) -> Any:
     """The numba dispatcher `kernel`, each of whose compilations for a call from Python (its
     ``_compile_for_args``, which numba calls when no compiled version fits the arguments)
-    holds `compile_lock`."""
+    holds `compile_lock` on its `lock_path`."""
     compile_for_args = kernel._compile_for_args
+    path = lock_path(kernel)
 
     def compile_holding_the_lock(*args: Any, **kwargs: Any) -> Any:
-        with compile_lock():
+        with compile_lock(path):
             return compile_for_args(*args, **kwargs)
 
     kernel._compile_for_args = compile_holding_the_lock
@@ -125,15 +134,15 @@ def locked(kernel: Any) -> Any:
 
 
 @contextmanager
-def compile_lock() -> Iterator[None]:
-    """Hold the exclusive lock on `LOCK_PATH`, waiting, with a warning, for another process or
-    thread that holds it; a thread that holds it already goes on, and so does one that cannot
-    open the file."""
-    if fcntl is None or getattr(_held, "depth", 0) > 0:
+def compile_lock(path: Path | None) -> Iterator[None]:
+    """Hold the exclusive lock on the file `path`, waiting, with a warning, for another process
+    or thread that holds it; a thread that holds a lock already goes on, and so does one that
+    cannot open the file (or is given None)."""
+    if fcntl is None or path is None or getattr(_held, "depth", 0) > 0:
         yield
         return
     try:
-        descriptor = os.open(LOCK_PATH, os.O_RDONLY | os.O_CREAT, 0o666)
+        descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
     except OSError:
         yield
         return
@@ -142,8 +151,8 @@ def compile_lock() -> Iterator[None]:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             warn(
-                f"waiting for another process that compiles invdyn's kernels (it holds "
-                f"{LOCK_PATH}); this one then loads them from numba's cache"
+                f"waiting for another process that compiles invdyn's kernels into "
+                f"{path.parent}; this one then loads them from there"
             )
             fcntl.flock(descriptor, fcntl.LOCK_EX)
         _held.depth = 1

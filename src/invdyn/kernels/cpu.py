@@ -42,7 +42,7 @@ import numpy as np
 from numba import prange
 from numba.core import errors, sigutils, types
 
-from invdyn.kernels.compiler import compile_lock, jit
+from invdyn.kernels.compiler import compile_lock, jit, lock_path
 from invdyn.model import Model
 
 # joint type codes, as in invdyn.model.JointType
@@ -1908,7 +1908,7 @@ def single_call(signature: str) -> Callable[[Callable[..., Any]], Any]:
             if kwargs or not fits:
                 raise TypeError(f"{function.__name__} takes {signature}, got {given}")
             try:
-                with compile_lock():
+                with compile_lock(lock_path(kernel)):
                     return kernel.compile(given)
             except errors.TypingError as exc:  # a read-only array that it writes to
                 raise TypeError(f"{function.__name__}: {exc}") from None
