@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -111,9 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        json_path = getattr(args, "json", None)
-        if json_path is not None and Path(json_path).is_dir():
-            raise InputError(f"--json {json_path}: is a directory; give a file path")
+        _check_json_path(getattr(args, "json", None))
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return command(args)
@@ -658,7 +657,8 @@ def _parser() -> argparse.ArgumentParser:
         "its joint positions, velocities and torques (such as 'invdyn collect ROBOT' writes): "
         "accelerations by zero-phase filtering, base parameters by least squares or a "
         "physically consistent fit, scored on held-out episodes against the robot as "
-        "described. Writes report.json, nmse.png, held_out.png and identified.urdf.",
+        "described. Writes report.json, identification.npz, nmse.png, held_out.png and, "
+        "with the consistent method on a URDF robot, identified.urdf.",
     )
     ident.add_argument(
         "dataset",
@@ -1013,6 +1013,24 @@ def _pose(spec: str) -> str | tuple[float, ...]:
         raise InputError(f"--pose {spec!r}: expected a name or comma-separated numbers") from None
 
 
+def _check_json_path(path: Path | None) -> None:
+    """`InputError`, before any work, when --json names a directory or a file that cannot be
+    written (in a directory that cannot be made or written)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"--json {path}: is a directory; give a file path")
+    problem = unmakeable(path.parent)
+    if problem is None and path.parent.exists():
+        try:  # the file is written next to it and renamed over it
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as error:
+            problem = f"cannot be written in {path.parent} ({error.strerror})"
+    if problem is not None:
+        raise InputError(f"--json {path}: {problem}")
+
+
 def _path(text: str) -> Path:
     """A path option's value; an empty one (which would be the working directory) refused."""
     if not text:
@@ -1097,8 +1115,9 @@ def _collect(args: argparse.Namespace) -> int:
     gym = _is_gym_id(args.source)
     what = "a Gymnasium environment" if gym else "an invdyn robot"
     _refuse_options(args, _ROBOT_OPTIONS if gym else _GYM_OPTIONS, what)
-    if args.size is not None and not args.camera:
-        raise InputError("--size is the size of rendered frames: pass --camera too")
+    for option, given in (("--size", args.size is not None), ("--meshes", args.meshes)):
+        if given and not args.camera:
+            raise InputError(f"{option} applies to rendered frames: pass --camera too")
     for name, value in COLLECT_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -1106,8 +1125,8 @@ def _collect(args: argparse.Namespace) -> int:
     size = _frame_size(args.size)
     robot = None if gym else _load(args.source, floating_base=False)
     if robot is not None and _load(args.source).floating_base:
-        print(f"{robot.name}: its floating base is fixed to the world (collect drives fixed-base "
-              "robots); the state is the joints' alone")  # fmt: skip
+        warn(f"{robot.name}: its floating base is fixed to the world (collect drives fixed-base "
+             "robots); the state is the joints' alone")  # fmt: skip
     scene = None
     # rendered shards are kept here until the dataset is written: a killed run that is
     # started again renders only the rest

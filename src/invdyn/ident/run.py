@@ -508,8 +508,8 @@ def _samples(
         parts["tau"].append(filtering.apply(action[:, columns.tau], fps)[kept])
         starts.append(starts[-1] + len(parts["q"][-1]))
     too_short = (
-        f"too short for a filter of {filtering.cutoff} Hz at {fps:g} fps (at most "
-        f"{2 * edge + 2} frames)"
+        f"too short for a filter of {filtering.cutoff} Hz at {fps:g} fps, which needs more "
+        f"than {2 * edge + 2} frames"
     )
     if not kept_episodes:
         raise DataError(f"{dataset.path}: {_span('episode', episodes)} {too_short}")

@@ -21,6 +21,9 @@ from invdyn.errors import InputError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+#: the widest figure, in inches: a page's width, readable when shown whole
+MAX_WIDTH = 16.0
+
 
 def plot_joint_series(
     times: ArrayLike,
@@ -279,7 +282,9 @@ def plot_error_bars(
     for name, x in values.items():
         if x.shape != (len(labels),):
             raise InputError(f"errors[{name!r}] has shape {x.shape}, expected ({len(labels)},)")
-    figure = Figure(figsize=(max(6.0, 0.6 * len(labels) * len(values) + 2.0), 4.0))
+    # wider with more bars, up to a page's width: the bars narrow beyond it
+    bars = len(labels) * len(values)
+    figure = Figure(figsize=(min(MAX_WIDTH, max(6.0, 0.25 * bars + 2.0)), 4.5))
     ax = figure.subplots()
     width = 0.8 / max(len(values), 1)
     positions = np.arange(len(labels))
