@@ -419,6 +419,11 @@ def test_named_feet_soles_and_poses_are_checked(load_robot):
         standing(solo, contacts, 0.02, tuple(raised))
     with pytest.raises(invdyn.InputError, match="centre of mass is not above its feet"):
         standing(solo, foot_contacts(solo, Scenario(feet=("base_link",))), 0.02, "standing")
+    # on its front feet alone, the centre of mass lies behind their support
+    front = foot_contacts(solo, Scenario(feet=("FL_FOOT", "FR_FOOT")))
+    message = r"its centre of mass, at \(.*\) m, is not above the support of its feet FL_FOOT, "
+    with pytest.raises(invdyn.InputError, match=message + "FR_FOOT: it would fall"):
+        standing(solo, front, 0.02, "standing")
 
 
 def test_a_push_acts_in_whole_periods():

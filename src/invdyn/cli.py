@@ -1493,7 +1493,8 @@ def _wbc(args: argparse.Namespace) -> int:
         f"{', '.join(run.feet)}: "
         f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
         f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
-        f"{_margin(run.cone_margin)} N, torque margin {_margin(run.torque_margin)} N m; "
+        f"{_margin(run.cone_margin)} N, torque margin {_margin(100 * run.torque_margin)} % "
+        "of the limit; "
         f"{'fell' if run.fell else 'stood'}"
     )
     figure = plot_balance(run, f"{model.name}: {args.scenario}")

@@ -299,9 +299,14 @@ class BalanceRun:
 
     @property
     def torque_margin(self) -> float:
-        """Smallest ``limit - |tau|`` over every step and joint, N m (>= 0: within limits)."""
-        torques = np.array([step.tau[6:] for step in self.steps])
-        return float(np.min(self.torque_limit - np.abs(torques)))
+        """Smallest ``1 - |tau| / limit`` over every step and joint with a limit: the share of
+        its limit that the most loaded joint leaves (>= 0: within limits; 1 without limits).
+        A share, not N m, so that a wrist of 1 N m does not hide the legs' load."""
+        torques = np.abs(np.array([step.tau[6:] for step in self.steps]))
+        limited = np.isfinite(self.torque_limit)
+        if not limited.any():
+            return 1.0
+        return float(np.min(1.0 - torques[:, limited] / self.torque_limit[limited]))
 
     @property
     def fell(self) -> bool:
@@ -318,7 +323,7 @@ class BalanceRun:
             "com_rms_m": self.com_rms,
             "com_max_error_m": float(np.max(np.linalg.norm(self.com - self.com_reference, axis=1))),
             "cone_margin_N": self.cone_margin,
-            "torque_margin_Nm": self.torque_margin,
+            "torque_margin": self.torque_margin,
             "fell": self.fell,
             "fell_at_s": self.fell_at,
             "unsolved": self.unsolved,
@@ -463,8 +468,8 @@ def standing(
     an MJCF file, its keyframes (which win), or `NEUTRAL`; for None the first of `STANDING`
     there. Its base is turned so that its flat feet are level (`_level`), and lifted so that
     its contact spheres of `radius` stand on the ground. `InputError` when there is none, it
-    puts joints outside their limits, its soles are not parallel, or its feet do not all
-    reach the ground (`GROUND_TOLERANCE`) below its centre of mass."""
+    puts joints outside their limits, its soles are not parallel, its feet do not all reach
+    the ground (`GROUND_TOLERANCE`), or its centre of mass is not above their support."""
     if pose is not None and not isinstance(pose, str):
         q = as_float_array("Scenario.pose", pose, model.nq).copy()
         if q.ndim != 1:
@@ -519,10 +524,18 @@ def _on_the_ground(
             f"{model.name}: in the standing configuration {name} not every foot reaches the "
             f"ground: {above} above it"
         )
-    if center_of_mass(model, q)[2] <= radius:
+    center = center_of_mass(model, q)
+    if center[2] <= radius:
         raise InputError(
             f"{model.name}: in the standing configuration {name} its centre of mass is not above "
             "its feet (are they feet?)"
+        )
+    if not _supported(model, q, contacts, radius, center[:2]):
+        feet = ", ".join(dict.fromkeys(c.frame for c in contacts))
+        raise InputError(
+            f"{model.name}: in the standing configuration {name} its centre of mass, at "
+            f"({center[0]:.3f}, {center[1]:.3f}) m, is not above the support of its feet "
+            f"{feet}: it would fall"
         )
     return q
 
@@ -670,19 +683,27 @@ def _lost(
     """Whether the robot has lost balance on `contacts`: its centre of mass sank more than
     `FALL` below the (3,) `com_reference`, or its capture point ``c + c_dot sqrt(c_z / g)``
     (Pratt et al. 2006: where it must step to stop) left the support polygon of the contact
-    points, each widened to a disc of the feet's `radius` (two point feet have an area too)."""
-    from scipy.spatial import ConvexHull
-
+    points (`_supported`)."""
     center = center_of_mass(model, q)
     if center[2] < com_reference[2] - FALL or center[2] <= 0.0:
         return True
     velocity = center_of_mass_jacobian(model, q) @ v
     capture = center[:2] + velocity[:2] * math.sqrt(center[2] / -model.gravity[2])
+    return not _supported(model, q, contacts, radius, capture)
+
+
+def _supported(
+    model: Model, q: Float, contacts: Sequence[PointContact], radius: float, point: Float
+) -> bool:
+    """Whether the (2,) ground `point` lies in the support polygon of the contact points at
+    q, each widened to a disc of the feet's `radius` (two point feet have an area too)."""
+    from scipy.spatial import ConvexHull
+
     angles = np.linspace(0.0, 2.0 * math.pi, 8, endpoint=False)
     disc = radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
     points = np.array([_point(model, q, c)[:2] for c in contacts])
     hull = ConvexHull((points[:, None, :] + disc).reshape(-1, 2))
-    return bool(np.any(hull.equations[:, :2] @ capture + hull.equations[:, 2] > 0.0))
+    return not bool(np.any(hull.equations[:, :2] @ point + hull.equations[:, 2] > 0.0))
 
 
 def _lifting(controller: WholeBodyController, foot: str, q0: Float, scenario: Scenario) -> Any:
