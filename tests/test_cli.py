@@ -1022,6 +1022,31 @@ def test_track_into_the_same_directory_leaves_only_this_runs_logs(
     assert [p.name for p in tmp_path.glob("*.csv")] == ["pd.csv"]
 
 
+def test_an_interrupted_track_leaves_the_earlier_runs_outputs_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped while it writes its logs, a rerun leaves the earlier run's set of outputs as it
+    was, not partly replaced, and nothing of its own."""
+    import invdyn.sim
+
+    command = ["track", "pendulum", "--duration", "0.2", "--out", str(tmp_path), "--no-progress"]
+    status, _, err = run(capsys, *command, "--controller", "all")
+    assert status == 0, err
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert {"tracking.png", "metrics.json", "pd.csv"} <= set(before)
+    written = []
+
+    def interrupted(*args: object) -> None:
+        written.append(args)
+        if len(written) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(invdyn.sim, "save_csv", interrupted)
+    status, _, _ = run(capsys, *command, "--controller", "pd,computed_torque", "--payload", "1")
+    assert status == 130 and len(written) == 2
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 @requires_erd
 def test_collect_says_it_fixes_a_floating_base(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -117,6 +117,23 @@ def staging_directory(target: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=owner, suffix=".tmp", dir=target.parent))
 
 
+@contextlib.contextmanager
+def output_set(directory: Path) -> Iterator[Path]:
+    """A private directory to write a set of outputs in, each of whose files is renamed into
+    `directory` (made if missing; an earlier run's files of those names replaced) when the
+    block ends without an error: an interrupted run leaves the earlier set whole rather than
+    mixed with part of its own. The private directory is removed either way (or, after a
+    killed process, by the next run: `staging_directory`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = staging_directory(directory / ".outputs")
+    try:
+        yield staging
+        for path in sorted(staging.iterdir()):
+            os.replace(path, directory / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _host() -> str:
     """This machine's name, in letters, digits and '-' alone (a file name's part)."""
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"

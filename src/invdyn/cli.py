@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
-from invdyn._files import unmakeable, write_json
+from invdyn._files import output_set, unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -790,27 +790,31 @@ def _demo(args: argparse.Namespace) -> int:
         f"{model.name}: a {args.duration:g} s minimum-jerk move across the workspace, 1 kHz "
         f"control, every controller at {DEFAULT_BANDWIDTH:g} rad/s bandwidth"
     )
-    metrics = {}
-    for key, (run_plant, controllers) in runs.items():
-        print()
-        if key == "exact":
-            print("exact model (the plant is the controller's model):")
-        else:
-            print(
-                f"model error: a {DEMO_PAYLOAD:g} kg payload at {plant.payload_frame} and "
-                f"{100 * DEMO_MASS_ERROR:g} % heavier links than the controller's model:"
+    metrics, written, out = {}, [], Path(args.out)
+    with output_set(out) as staged:
+        for key, (run_plant, controllers) in runs.items():
+            print()
+            if key == "exact":
+                print("exact model (the plant is the controller's model):")
+            else:
+                print(
+                    f"model error: a {DEMO_PAYLOAD:g} kg payload at {plant.payload_frame} and "
+                    f"{100 * DEMO_MASS_ERROR:g} % heavier links than the controller's model:"
+                )
+            results = _run_tracking(
+                model,
+                trajectory,
+                controllers,
+                plant=run_plant,
+                mj_model=scene,
+                progress=not args.no_progress,
             )
-        results = _run_tracking(
-            model,
-            trajectory,
-            controllers,
-            plant=run_plant,
-            mj_model=scene,
-            progress=not args.no_progress,
-        )
-        _write_tracking(model, results, Path(args.out), suffix="" if key == "exact" else "-payload")
-        metrics[key] = _metrics(model, results, _setup(args, run_plant, trajectory))
-    write_json(Path(args.out) / "metrics.json", metrics)
+            suffix = "" if key == "exact" else "-payload"
+            written += _write_tracking(model, results, staged, suffix=suffix)
+            _remove_stale_logs(out, results, suffix)
+            metrics[key] = _metrics(model, results, _setup(args, run_plant, trajectory))
+        write_json(staged / "metrics.json", metrics)
+    print(f"wrote {', '.join([*written, 'metrics.json'])} in {out.absolute()}")
     return 0
 
 
@@ -852,11 +856,14 @@ def _track(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     out = Path(args.out)
-    _write_tracking(model, results, out)
     metrics = _metrics(model, results, _setup(args, plant, trajectory))
-    for path in (out / "metrics.json", args.json):
-        if path is not None:
-            print(f"wrote {write_json(Path(path), metrics)}")
+    with output_set(out) as staged:
+        written = _write_tracking(model, results, staged)
+        write_json(staged / "metrics.json", metrics)
+        _remove_stale_logs(out, results)
+    print(f"wrote {', '.join([*written, 'metrics.json'])} in {out.absolute()}")
+    if args.json is not None:
+        print(f"wrote {write_json(args.json, metrics)}")
     return 0
 
 
@@ -922,23 +929,29 @@ def _run_tracking(
     return results
 
 
-def _write_tracking(model: Model, results: dict[str, Any], out: Path, suffix: str = "") -> None:
-    """The figure and a CSV log per controller, into `out`; the logs of controllers that this
-    run left out, which an earlier run there wrote, are removed (they would pass for its)."""
+def _write_tracking(
+    model: Model, results: dict[str, Any], out: Path, suffix: str = ""
+) -> list[str]:
+    """The figure and a CSV log per controller, into `out`: the names of the files written."""
     from invdyn.sim import save_csv
     from invdyn.viz.plots import plot_tracking, save_figure
 
-    for name in set(CONTROLLERS) - set(results):
-        (out / f"{name}{suffix}.csv").unlink(missing_ok=True)
     figure = plot_tracking(
         results,
         labels=list(model.dof_names),
         title=f"{model.name}: tracking in MuJoCo{' with model error' if suffix else ''}",
     )
-    print(f"wrote {save_figure(figure, out / f'tracking{suffix}.png')}")
+    save_figure(figure, out / f"tracking{suffix}.png")
     for name, result in results.items():
         save_csv(result.rollout, model, out / f"{name}{suffix}.csv")
-    print(f"wrote {', '.join(f'{name}{suffix}.csv' for name in results)} in {out.absolute()}")
+    return [f"tracking{suffix}.png", *(f"{name}{suffix}.csv" for name in results)]
+
+
+def _remove_stale_logs(out: Path, results: dict[str, Any], suffix: str = "") -> None:
+    """The logs in `out` of the controllers that this run left out, which an earlier run
+    wrote (they would pass for its)."""
+    for name in set(CONTROLLERS) - set(results):
+        (out / f"{name}{suffix}.csv").unlink(missing_ok=True)
 
 
 def _metrics(model: Model, results: dict[str, Any], setup: dict[str, Any]) -> dict[str, Any]:
