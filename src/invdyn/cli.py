@@ -242,9 +242,11 @@ def _parser() -> argparse.ArgumentParser:
         "--trajectory",
         metavar="SPEC",
         default="minimum_jerk",
-        help="'minimum_jerk' (a move across the workspace, from 20%% to 80%% of each joint's "
-        "range) or a CSV file with columns time,<joint names>, in rad or m, a continuous "
-        "joint's angle followed as written (default: minimum_jerk)",
+        help="'minimum_jerk' (a rest-to-rest move across the workspace, from 20%% to 80%% of "
+        "each joint's range, shortened to turn at most pi rad and to keep within 80%% of the "
+        "velocity limit) or a CSV file with columns time,<joint names>, in rad or m, a "
+        "continuous joint's angle followed as written, through a cubic spline that starts and "
+        "ends at rest (default: minimum_jerk)",
     )
     track.add_argument(
         "--controller",
