@@ -165,6 +165,13 @@ def test_wbc_command(tmp_path, capsys):
     ):
         assert cli.main(["wbc", "solo12", *arguments, *options]) == 2
         assert re.search(message, capsys.readouterr().err)
+    for arguments, message in (
+        (["--duration", "0"], "--duration must be a positive number"),
+        (["--scenario", "sway", "--amplitude", "-1"], "--amplitude must be a positive number"),
+        (["--scenario", "push", "--push", "inf"], "--push must be a finite force"),
+    ):
+        assert cli.main(["wbc", "solo12", *options, *arguments]) == 2
+        assert message in capsys.readouterr().err
     # a margin within the QP's round-off of zero prints as zero
     assert (cli._margin(-1.6e-10), cli._margin(2e-5), cli._margin(25.1)) == ("0", "2e-05", "25.1")
     # an option of another scenario is refused

@@ -1485,6 +1485,11 @@ def _wbc(args: argparse.Namespace) -> int:
                 f"--{name} sets {' and '.join(options[name])}, not {args.scenario}: "
                 f"pass --scenario {options[name][0]}"
             )
+    _positive_option("--duration", args.duration)
+    if args.amplitude is not None:
+        _positive_option("--amplitude", args.amplitude)
+    if args.push is not None and not math.isfinite(args.push):
+        raise InputError(f"--push must be a finite force, got {args.push}")
     if args.sole is not None:
         given["sole"] = _numbers("--sole", args.sole, 5)
     model = _legged_robot(args.robot)
