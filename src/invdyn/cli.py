@@ -2003,7 +2003,9 @@ def _info(args: argparse.Namespace) -> int:
                 else "passive",
             ]
         )
-    _print_table(["joint", "type", "position", "velocity", "effort"], rows)
+    _print_table(
+        ["joint", "type", "position", "velocity [rad/s or m/s]", "effort [N m or N]"], rows
+    )
 
     print("\nmasses")
     rows = [[n, f"{m:.4f}"] for n, m in zip(model.body_name, model.body_mass, strict=True)]
@@ -2013,8 +2015,9 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _limits(values: Array) -> str:
-    """One limit, or one per coordinate, '-' where unknown."""
-    shown = ["-" if not np.isfinite(x) else f"{x:g}" for x in values]
+    """One limit, or one per coordinate, '-' where unknown: infinite, or zero or below as a
+    URDF leaves an unset limit (and as the controllers read it)."""
+    shown = ["-" if not (np.isfinite(x) and x > 0) else f"{x:g}" for x in values]
     return shown[0] if len(set(shown)) == 1 else ", ".join(shown)
 
 
