@@ -143,9 +143,9 @@ def _single(kernel: Any, ints: Any, reals: Any, *arrays: object, out: Array) -> 
 
 def _states(model: Model, **named: Array) -> tuple[list[Array], tuple[int, ...]]:
     """The (..., nq) q and (..., nv) velocity-like arrays `named` as float64 (B, nq) and (B, nv)
-    arrays over their common batch shape (...), and that shape; `InputError` for a tensor,
-    another shape or batches that do not broadcast, `ModelError` for a robot without mass (no
-    centre of mass then)."""
+    arrays over their common batch shape (...), and that shape; `InputError` for another shape
+    or batches that do not broadcast, `ModelError` for a robot without mass (no centre of mass
+    then)."""
     arrays = {
         name: as_float_array(name, x, model.nq if name == "q" else model.nv)
         for name, x in named.items()
