@@ -291,11 +291,20 @@ class BalanceRun:
 
     @property
     def cone_margin(self) -> float:
-        """Smallest ``mu f_z - |f_t|`` over every step and contact held, N (>= 0: in the
-        cones)."""
+        """Smallest ``mu f_z - |f_t|`` over every step and foot held, N (>= 0: in the cones),
+        of each foot's whole force: a flat foot's corners summed, as it slides only as a whole
+        (a corner that bears nothing leaves it far from sliding)."""
         forces = self.forces
-        tangential = np.hypot(forces[..., 0], forces[..., 1])
-        return float(np.nanmin(self.scenario.friction * forces[..., 2] - tangential))
+        frames = [contact.frame for contact in self.contacts]
+        feet = np.stack(
+            [
+                forces[:, [k for k, f in enumerate(frames) if f == foot]].sum(1)
+                for foot in self.feet
+            ],
+            axis=1,
+        )  # NaN where a foot is lifted
+        tangential = np.hypot(feet[..., 0], feet[..., 1])
+        return float(np.nanmin(self.scenario.friction * feet[..., 2] - tangential))
 
     @property
     def torque_margin(self) -> float:
