@@ -90,6 +90,14 @@ def prepare(
     return Prepared(t, flat, params_used, lead, given_params=given is not None)
 
 
+def prepare_states(model: Model, **named: Any) -> tuple[Prepared, list[Tensor]]:
+    """`prepare` of the joint positions ``q`` (..., nq) and velocity-like arguments (..., nv)
+    `named`, and their flattened tensors in that order."""
+    sizes = {name: (x, (model.nq if name == "q" else model.nv,)) for name, x in named.items()}
+    prepared = prepare(model, sizes)
+    return prepared, [prepared.tensor(name) for name in named]
+
+
 def finish(
     out: Tensor,
     prepared: Prepared,

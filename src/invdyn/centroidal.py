@@ -161,10 +161,8 @@ def _on_tensors(model: Model, kernel: str, core: tuple[int, ...], *extra: int, *
     from invdyn import _tensors
     from invdyn.kernels import torch as kernels
 
-    shapes = {name: (x, (model.nq if name == "q" else model.nv,)) for name, x in named.items()}
-    prepared = _tensors.prepare(model, shapes)
+    prepared, flat = _tensors.prepare_states(model, **named)
     _check_mass(model, prepared.tree.mass)  # the tree's: torch.compile traces the model's arrays
-    flat = [prepared.tensor(name) for name in named]
     return _tensors.finish(getattr(kernels, kernel)(prepared.tree, *flat, *extra), prepared, core)
 
 

@@ -152,7 +152,8 @@ def frame_jacobian(
     _check_reference(reference)
     index, body, frame_data = _frame_target(model, frame)
     if any_tensor(q):
-        return _tensor_frame_jacobian(model, q, index, body, reference)
+        core = (6, model.nv)
+        return _tensor_frame_function(model, "frame_jacobian", core, index, body, reference, q=q)
     ints, reals = model.kernel_data
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
@@ -237,7 +238,9 @@ def _frame_motion(
     if a is _AT_REST:
         a = np.zeros(model.nv)
     if any_tensor(q, v, a):
-        return _tensor_frame_motion(model, q, v, a, index, body, reference)
+        return _tensor_frame_function(
+            model, "frame_motion", (12,), index, body, reference, q=q, v=v, a=a
+        )
     ints, reals = model.kernel_data
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
@@ -399,41 +402,30 @@ def _tensor_frame_placement(
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
-def _tensor_frame_jacobian(
-    model: Model, q: Any, index: int, body: int, reference: Reference
+def _tensor_frame_function(
+    model: Model,
+    kernel: str,
+    core: tuple[int, ...],
+    index: int,
+    body: int,
+    reference: Reference,
+    **named: Any,
 ) -> Any:
-    """`frame_jacobian` of frame `index`, carried by `body`, for a tensor q."""
+    """The `invdyn.kernels.torch` frame function `kernel` (``frame_jacobian`` or
+    ``frame_motion``) of frame `index`, carried by `body`, on the tensors `named` (q, then
+    velocity-like arguments): a (..., *core) tensor, zero for a frame fixed to the world."""
     from invdyn import _tensors
     from invdyn.kernels import torch as kernels
 
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    t, flat_q = prepared.tree, prepared.tensor("q")
+    prepared, flat = _tensors.prepare_states(model, **named)
     if body < 0:
         _tensors.check_finite(prepared)
-        return flat_q.new_zeros((*prepared.lead, 6, model.nv))
+        return flat[0].new_zeros((*prepared.lead, *core))
+    t = prepared.tree
     rot = _tensors.constant_like(t.params, model.frame_rot[index])
     pos = _tensors.constant_like(t.params, model.frame_pos[index])
-    jacobian = kernels.frame_jacobian(t, flat_q, body, rot, pos, reference)
-    return _tensors.finish(jacobian, prepared, (6, model.nv))
-
-
-def _tensor_frame_motion(
-    model: Model, q: Any, v: Any, a: Any, index: int, body: int, reference: Reference
-) -> Any:
-    """`_frame_motion` of frame `index`, carried by `body`, for tensors."""
-    from invdyn import _tensors
-    from invdyn.kernels import torch as kernels
-
-    named = {"q": (q, (model.nq,)), "v": (v, (model.nv,)), "a": (a, (model.nv,))}
-    prepared = _tensors.prepare(model, named)
-    t, (flat_q, flat_v, flat_a) = prepared.tree, map(prepared.tensor, named)
-    if body < 0:
-        _tensors.check_finite(prepared)
-        return flat_q.new_zeros((*prepared.lead, 12))
-    rot = _tensors.constant_like(t.params, model.frame_rot[index])
-    pos = _tensors.constant_like(t.params, model.frame_pos[index])
-    motion = kernels.frame_motion(t, flat_q, flat_v, flat_a, body, rot, pos, reference)
-    return _tensors.finish(motion, prepared, (12,))
+    out = getattr(kernels, kernel)(t, *flat, body, rot, pos, reference)
+    return _tensors.finish(out, prepared, core)
 
 
 def motion_subspace(model: Model) -> Array:

@@ -135,7 +135,6 @@ def _tensor_regressor(model: Model, q: Any, v: Any, a: Any) -> Any:
     from invdyn import _tensors
     from invdyn.kernels import torch as kernels
 
-    sizes = {"q": (q, (model.nq,)), "v": (v, (model.nv,)), "a": (a, (model.nv,))}
-    prepared = _tensors.prepare(model, sizes)
-    out = kernels.regressor(prepared.tree, *(prepared.tensor(name) for name in sizes))
+    prepared, flat = _tensors.prepare_states(model, q=q, v=v, a=a)
+    out = kernels.regressor(prepared.tree, *flat)
     return _tensors.finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))
