@@ -388,3 +388,5 @@ def test_invdyn_import_takes_videos_and_image_folders(
         capsys, "import", str(source), "--out", str(tmp_path / "x"), "--obs-keys", "q"
     )
     assert status == 2 and "--obs-keys: not an option of videos and images" in err, err
+    status, _, err = run(capsys, "import", str(source), "--out", str(tmp_path / "x"), "--fps", "-5")
+    assert status == 2 and "--fps must be a positive number, got -5" in err, err

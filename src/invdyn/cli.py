@@ -1275,6 +1275,8 @@ def _import(args: argparse.Namespace) -> int:
     options = {name for names in IMPORT_OPTIONS.values() for name in names}
     what = "videos and images" if kind == "video" else f"a {kind} file"
     _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), what)
+    if args.fps is not None:
+        _positive_option("--fps", args.fps)
     if kind == "video":
         return _import_videos(args)
     (episodes, state_names, action_names), fps = _imported_episodes(kind, args)
@@ -1299,8 +1301,6 @@ def _import_videos(args: argparse.Namespace) -> int:
     """`invdyn import` of a video file or a folder of them and of folders of images."""
     from invdyn.learn.data import import_videos, read_dataset
 
-    if args.fps is not None:
-        _positive_option("--fps", args.fps)
     path = import_videos(
         args.source,
         args.out,
@@ -1339,8 +1339,6 @@ def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, f
     and their frame rate."""
     from invdyn.learn.data import read_minari, read_robomimic
 
-    if args.fps is not None:
-        _positive_option("--fps", args.fps)
     if kind == "robomimic":
         fps = ROBOMIMIC_FPS if args.fps is None else args.fps
         obs_keys = None if args.obs_keys is None else _names("--obs-keys", args.obs_keys)
