@@ -491,12 +491,13 @@ def _samples(
     edge = 0 if filtering.cutoff is None else math.ceil(fps / filtering.cutoff)
     parts: dict[str, list[Float]] = {"q": [], "v": [], "a": [], "tau": []}
     starts = [0]
-    kept_episodes = []
+    kept_episodes, left_out = [], []
     for i in episodes:
         episode = dataset.episode(i)
         state = np.asarray(episode.state, dtype=np.float64)
         action = np.asarray(episode.action, dtype=np.float64)
         if len(state) <= 2 * edge + 2:
+            left_out.append(i)
             continue
         kept_episodes.append(i)
         v, a = velocity_and_acceleration(state[:, columns.v], fps, filtering, share)
@@ -513,9 +514,8 @@ def _samples(
     )
     if not kept_episodes:
         raise DataError(f"{dataset.path}: {_span('episode', episodes)} {too_short}")
-    left_out = tuple(i for i in episodes if i not in kept_episodes)
     if left_out:
-        warn(f"{dataset.path}: {_span('episode', left_out)} {too_short}: left out")
+        warn(f"{dataset.path}: {_span('episode', tuple(left_out))} {too_short}: left out")
     samples = Samples(
         **{name: np.concatenate(values) for name, values in parts.items()},
         starts=np.array(starts),
