@@ -466,6 +466,82 @@ def test_joint_damping_left_out_without_friction_is_named() -> None:
     assert model.dof_damping.tolist() == [0.0, 0.4]
 
 
+FLAGGED = """
+<mujoco>
+  <option density="{density}"><flag {flags}/></option>
+  <worldbody>
+    <body name="a" gravcomp="{gravcomp}">
+      <joint name="h" axis="0 1 0" stiffness="{stiffness}" damping="0.5" frictionloss="0.2"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _flagged(flags: str, *, density: float = 0, gravcomp: float = 0, stiffness: str = "0") -> Any:
+    xml = FLAGGED.format(flags=flags, density=density, gravcomp=gravcomp, stiffness=stiffness)
+    return mujoco.MjModel.from_xml_string(xml)
+
+
+@pytest.mark.parametrize(
+    ("flags", "damping", "friction"),
+    [
+        ('gravity="enable"', 0.5, 0.2),
+        ('damper="disable"', 0.0, 0.2),
+        ('frictionloss="disable"', 0.5, 0.0),
+        ('constraint="disable"', 0.5, 0.0),
+    ],
+)
+def test_damping_and_friction_follow_mujocos_flags(
+    flags: str, damping: float, friction: float
+) -> None:
+    """What a disable flag turns off in MuJoCo is zero in the model, without a warning; with
+    the damping read, rnea is MuJoCo's inverse dynamics."""
+    mj_model = _flagged(flags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = from_mujoco(mj_model, friction=True)
+    assert (model.dof_damping.tolist(), model.dof_friction.tolist()) == ([damping], [friction])
+    data = mujoco.MjData(mj_model)
+    data.qpos[:], data.qvel[:], data.qacc[:] = 0.7, 2.0, -1.5
+    mj_model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    mujoco.mj_inverse(mj_model, data)
+    # MuJoCo's frictionloss is a constraint force (off here), the model's a Coulomb term
+    coulomb = friction * np.sign(data.qvel)
+    assert_close(invdyn.rnea(model, data.qpos, data.qvel, data.qacc), data.qfrc_inverse + coulomb)
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"density": 1000.0}, "fluid forces"),
+        ({"stiffness": "2"}, "joint springs"),
+        ({"gravcomp": 1.0}, "gravity compensation"),
+        # polynomial springs came with MuJoCo 4; before, the second value is not read
+        (
+            {"stiffness": "0 3"},
+            "joint springs" if hasattr(mujoco.MjModel, "jnt_stiffnesspoly") else None,
+        ),
+    ],
+)
+def test_passive_forces_are_named_unless_their_flags_turn_them_off(
+    changes: dict[str, Any], named: str | None
+) -> None:
+    """Springs go with the spring flag; gravity compensation and fluid forces with both the
+    spring and the damper flags, as MuJoCo's passive forces do."""
+    caught = _left_out_warnings(_flagged('gravity="enable"', **changes))
+    assert (named is None and not caught) or (named is not None and named in caught[0]), caught
+    assert not _left_out_warnings(_flagged('spring="disable" damper="disable"', **changes))
+
+
+def _left_out_warnings(mj_model: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from_mujoco(mj_model, friction=True)
+    return [str(w.message) for w in caught if issubclass(w.category, invdyn.ModelWarning)]
+
+
 def test_load_warnings_point_at_the_callers_line(tmp_path: Path) -> None:
     """A warning at load names the line that called invdyn.load, not the library's."""
     path = tmp_path / "left_out.xml"

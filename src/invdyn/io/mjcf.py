@@ -39,9 +39,11 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   hopper's root slides). Adhesion actuators and those of disabled groups reach none; a file
   without any other actuator leaves every coordinate actuated.
 
-Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``. Tendons, equality
-constraints, contacts, springs, gravity compensation and actuator dynamics are not part of a
-`Model` and are dropped; mocap bodies have no joint and so are welded.
+Gravity is ``opt.gravity``, zero under ``<flag gravity="disable"/>``; damping and friction
+are zero under the ``damper`` and ``frictionloss`` (or ``constraint``) flags, as in MuJoCo.
+Tendons, equality constraints, contacts, springs, gravity compensation, fluid forces and
+actuator dynamics are not part of a `Model` and are dropped (loading names, in a warning, those
+that the file's flags leave on); mocap bodies have no joint and so are welded.
 """
 
 from __future__ import annotations
@@ -274,9 +276,11 @@ def from_mujoco(
         dof_effort_limit=_effort_limits(mj_model)[dofs],
         dof_armature=(mj_model.dof_armature + _actuator_dof_sum(mj_model, "armature"))[dofs],
         dof_damping=(mj_model.dof_damping + _actuator_dof_sum(mj_model, "damping"))[dofs]
-        if friction
+        if friction and _applies(mj_model, "damper")
         else zeros,
-        dof_friction=np.asarray(mj_model.dof_frictionloss, float)[dofs] if friction else zeros,
+        dof_friction=np.asarray(mj_model.dof_frictionloss, float)[dofs]
+        if friction and _applies(mj_model, "frictionloss")
+        else zeros,
         frame_name=tuple(frame_names),
         frame_body=np.array(frame_body, dtype=np.int64),
         frame_pos=np.array(frame_pos).reshape(-1, 3),
@@ -290,11 +294,36 @@ def from_mujoco(
 def _gravity(mj_model: Any) -> Float:
     """(3,) the gravity the model's dynamics feel: ``opt.gravity``, or zero when its
     ``<flag gravity="disable"/>`` is set."""
-    import mujoco
-
-    if mj_model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+    if not _applies(mj_model, "gravity"):
         return np.zeros(3)
     return np.array(mj_model.opt.gravity, dtype=np.float64)
+
+
+# MuJoCo's disable flags (mjtDisableBit, without "mjDSBL_") that turn each force off: the
+# passive forces other than springs and dampers (gravity compensation, fluid forces) go with
+# both of them, the constraint forces with their own flag or that of every constraint
+_TURNED_OFF_BY = {
+    "gravity": [("GRAVITY",)],
+    "spring": [("SPRING",)],
+    "damper": [("DAMPER",)],
+    "passive": [("SPRING", "DAMPER")],
+    "gravcomp": [("SPRING", "DAMPER"), ("GRAVITY",)],
+    "frictionloss": [("FRICTIONLOSS",), ("CONSTRAINT",)],
+    "equality": [("EQUALITY",), ("CONSTRAINT",)],
+    "limit": [("LIMIT",), ("CONSTRAINT",)],
+}
+
+
+def _applies(mj_model: Any, force: str) -> bool:
+    """Whether MuJoCo applies `force` (a key of `_TURNED_OFF_BY`) under the model's
+    ``<flag>`` settings: none of its sets of disable flags is wholly set."""
+    import mujoco
+
+    flags, bits = int(mj_model.opt.disableflags), mujoco.mjtDisableBit
+    return not any(
+        all(flags & int(getattr(bits, f"mjDSBL_{name}")) for name in names)
+        for names in _TURNED_OFF_BY[force]
+    )
 
 
 def check_mj_model(mj_model: Any) -> None:
@@ -588,41 +617,53 @@ def _check_reversed_ranges(mj_model: Any, joints: tuple[str, ...], where: str) -
 def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
     """Warn, in one message, of what MuJoCo adds to the joints' dynamics and a `Model` leaves
     out (contacts and actuator dynamics aside, which most files have and the module docstring
-    states), so that a user comparing with MuJoCo knows where the two differ."""
+    states), under the file's ``<flag>`` settings, so that a user comparing with MuJoCo knows
+    where the two differ."""
     joint_actuators = [a for a, _, _ in _joint_actuators(mj_model)]
     other_actuators = np.setdiff1d(np.arange(mj_model.nu), joint_actuators)
     armature = getattr(mj_model, "actuator_armature", np.zeros(mj_model.nu))
-    left_out = {
-        "equality constraints": [mj_model.eq_active0],
-        "joint springs (stiffness)": [mj_model.jnt_stiffness],
-        "gravity compensation (gravcomp)": [mj_model.body_gravcomp],
-        "tendon armature, springs or damping": [
-            mj_model.tendon_armature,
-            mj_model.tendon_stiffness,
-            mj_model.tendon_damping,
-        ],
-        "tendon limits": [mj_model.tendon_limited],
-        "armature of actuators not on a hinge or slide": [armature[other_actuators]],
-    }
-    if not friction:
-        left_out["joint damping and friction (read with friction=True)"] = [
-            mj_model.dof_damping,
-            mj_model.dof_frictionloss,
-            _actuator_dof_sum(mj_model, "damping"),
+    m = mj_model
+    # what MuJoCo applies: its name, the force it belongs to (None: any flags) and its values
+    left_out = [
+        ("equality constraints", "equality", [m.eq_active0]),
+        ("joint springs (stiffness)", "spring", [m.jnt_stiffness, _v4(m, "jnt_stiffnesspoly")]),
+        ("gravity compensation (gravcomp)", "gravcomp", [m.body_gravcomp]),
+        ("fluid forces (density, viscosity)", "passive", [m.opt.density, m.opt.viscosity]),
+        ("tendon armature", None, [m.tendon_armature]),
+        ("tendon springs", "spring", [m.tendon_stiffness, _v4(m, "tendon_stiffnesspoly")]),
+        ("tendon damping", "damper", [m.tendon_damping]),
+        ("tendon limits", "limit", [m.tendon_limited]),
+        ("armature of actuators not on a hinge or slide", None, [armature[other_actuators]]),
+    ]
+    polynomial = [_v4(m, f"{k}_dampingpoly") for k in ("dof", "actuator", "tendon")]
+    if friction:
+        left_out += [
+            ("damping of higher order (dampingpoly)", "damper", polynomial),
+            ("tendon friction (frictionloss)", "frictionloss", [m.tendon_frictionloss]),
         ]
     else:
-        left_out["damping of higher order (dampingpoly)"] = [
-            getattr(mj_model, f"{k}_dampingpoly", np.zeros(0))
-            for k in ("dof", "actuator", "tendon")
-        ]
-        left_out["tendon friction (frictionloss)"] = [mj_model.tendon_frictionloss]
-    found = [name for name, arrays in left_out.items() if any(np.any(a) for a in arrays)]
+        # one entry for both, which friction=True reads together
+        unread = [m.dof_damping, _actuator_dof_sum(m, "damping"), *polynomial]
+        unread = (unread if _applies(m, "damper") else []) + (
+            [m.dof_frictionloss] if _applies(m, "frictionloss") else []
+        )
+        left_out.append(("joint damping and friction (read with friction=True)", None, unread))
+    found = [
+        name
+        for name, force, values in left_out
+        if (force is None or _applies(m, force)) and any(np.any(x) for x in values)
+    ]
     if found:
         warn(
             f"{where}: MuJoCo applies {', '.join(found)}, which the model leaves out: its "
             "dynamics differ from MuJoCo's by them",
             ModelWarning,
         )
+
+
+def _v4(mj_model: Any, field: str) -> Any:
+    """A field that came with MuJoCo 4 (polynomial springs and dampers), empty before."""
+    return getattr(mj_model, field, np.zeros(0))
 
 
 def _model_name(mj_model: Any) -> str:
