@@ -59,6 +59,8 @@ def _frame_acceleration(model, q, v, a):
 FUNCTIONS: dict[str, tuple[Callable, tuple[str, ...]]] = {
     "rnea": (invdyn.rnea, ("q", "v", "a")),
     "aba": (invdyn.aba, ("q", "v", "tau")),
+    "rnea_derivatives": (invdyn.rnea_derivatives, ("q", "v", "a")),
+    "aba_derivatives": (invdyn.aba_derivatives, ("q", "v", "tau")),
     "mass_matrix": (invdyn.mass_matrix, ("q",)),
     "gravity": (invdyn.gravity, ("q",)),
     "bias": (invdyn.bias, ("q", "v")),
@@ -114,6 +116,18 @@ def test_valid_arguments_work(pendulum2, continuous):
             result = _call(function, model)
             for array in result if isinstance(result, tuple) else (result,):
                 assert np.all(np.isfinite(array))
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_array_subclasses_are_read_as_arrays(function, pendulum2):
+    """A masked array (an ndarray subclass) gives the plain array's result."""
+    _, names = FUNCTIONS[function]
+    plain = _good(pendulum2, names)
+    masked = {name: np.ma.masked_array(x) for name, x in plain.items()}
+    # masked first: numba types a subclass as an ndarray only once it has compiled for one
+    result, expected = _call(function, pendulum2, **masked), _call(function, pendulum2)
+    for want, got in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, result))):
+        np.testing.assert_array_equal(np.asarray(got), want)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -291,7 +291,8 @@ def rnea_derivatives(
         # one plain float64 state takes the compiled path directly, as in `rnea`
         single = _empty((3, nv, nv))
         try:
-            status = _rnea_derivatives_vector(ints, reals, q, v, a, single) if q.ndim == 1 else -1
+            plain = type(q) is _ndarray and q.ndim == 1
+            status = _rnea_derivatives_vector(ints, reals, q, v, a, single) if plain else -1
         except (TypeError, AttributeError):
             status = -1
         if status == 0:
