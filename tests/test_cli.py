@@ -815,6 +815,22 @@ def test_paths_of_the_wrong_kind_are_named(
     (dataset / "meta" / "info.json").write_text("{}")
     status, _, err = run(capsys, "train", str(tmp_path / "data"), "--out", str(dataset))
     assert status == 2 and f"--out {dataset}: holds a dataset" in err, err
+    # nor does anything else go into a dataset or a checkpoint, whose files the commands read
+    checkpoint = tmp_path / "run" / "checkpoint"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "model.safetensors").write_text("weights")
+    outputs = {
+        ("train", str(tmp_path / "data"), "--out", str(dataset / "runs")): "inside the dataset",
+        ("track", "double_pendulum", "--json", str(dataset / "meta/info.json")): "inside the",
+        ("evaluate", str(checkpoint), str(dataset), "--out", str(checkpoint)): "the checkpoint",
+        ("track", "double_pendulum", "--json", str(checkpoint / "config.json")): "checkpoint",
+        ("label", str(checkpoint), str(dataset), "--out", str(dataset / "labelled")): "inside",
+    }
+    for argv, message in outputs.items():
+        status, _, err = run(capsys, *argv)
+        assert status == 2 and message in err, (argv, err)
+    assert (dataset / "meta" / "info.json").read_text() == "{}"
+    assert sorted(p.name for p in checkpoint.iterdir()) == ["model.safetensors"]
 
 
 def test_collect_refuses_an_occupied_out_before_simulating(

@@ -304,7 +304,7 @@ def test_find_sources_orders_by_name(tmp_path: Path) -> None:
 def test_find_sources_settles_ties_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
     """Names of one number keep the order of their text on every machine; webp images are
     images; a link to nothing is skipped with a warning; a LeRobot dataset is not a folder of
-    videos (its files hold several episodes each)."""
+    videos (its files hold several episodes each), nor is anything inside it."""
     (tmp_path / "frames").mkdir()
     for name in ("1.webp", "001.webp", "01.webp"):
         Image.fromarray(pattern(1)[0]).save(tmp_path / "frames" / name)
@@ -315,6 +315,10 @@ def test_find_sources_settles_ties_and_skips_what_it_cannot_read(tmp_path: Path)
     dataset = import_videos(tmp_path / "frames", tmp_path / "parent" / "ds", fps=FPS)
     for sources in (dataset, tmp_path / "parent"):
         with pytest.raises(InputError, match=r"ds is a LeRobot dataset, whose video files hold"):
+            find_sources(sources)
+    (video,) = dataset.glob("videos/**/*.mp4")
+    for sources in (dataset / "videos", video):
+        with pytest.raises(InputError, match=r"inside the LeRobot dataset .*ds, whose video"):
             find_sources(sources)
 
 

@@ -304,8 +304,9 @@ def test_refuses_recorded_actions_unless_replace(ensemble, held_out, tmp_path):
 
 @pytest.mark.parametrize("replace", [[], ["--replace"]])
 def test_label_command_checks_data_first(ensemble, held_out, tmp_path, capsys, replace):
-    """DATA that is missing, or neither a dataset nor videos, is named as such, before the
-    model (of states, not of plain videos) or --replace are checked against it."""
+    """DATA that is missing, neither a dataset nor videos, or inside a dataset, is named as
+    such, before the model (of states, not of plain videos) or --replace are checked against
+    it."""
     from invdyn.cli import main
 
     notes = tmp_path / "notes"
@@ -315,7 +316,7 @@ def test_label_command_checks_data_first(ensemble, held_out, tmp_path, capsys, r
     expected = {
         tmp_path / "absent": "absent: no such file or directory",
         notes: "notes is neither a dataset (the folder of meta/info.json), a video file",
-        meta: "meta is neither a dataset (the folder of meta/info.json), a video file",
+        meta: f"meta lies inside the LeRobot dataset {meta.parent}, whose video files",
     }
     for data, message in expected.items():
         args = ["label", str(ensemble), str(data), "--out", str(tmp_path / "out"), *replace]
@@ -326,7 +327,8 @@ def test_label_command_checks_data_first(ensemble, held_out, tmp_path, capsys, r
 
 def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_path):
     """Every feature but the recorded actions and those about them stays: other per-frame
-    features with their names, and the videos of a dataset labelled by a model of its state."""
+    features with their names, and the videos of a dataset labelled by a model of its state;
+    and so do the user's other files and the entries of info.json that invdyn does not write."""
     pytest.importorskip("av")
     lengths = [len(e) for e in held_out]
     rng = np.random.default_rng(0)
@@ -352,7 +354,16 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
 
     info = json.loads((path / "meta/info.json").read_text())
     info["features"]["observation.images.wrist"] = {"dtype": "image", "shape": [8, 8, 3]}
+    info["license"] = "apache-2.0"
     (path / "meta/info.json").write_text(json.dumps(info))
+    # files of the user's own: a dataset card, git attributes, notes beside the metadata
+    others = {
+        "README.md": "# a dataset card",
+        ".gitattributes": "*.mp4 lfs",
+        "meta/notes.json": "{}",
+    }
+    for name, text in others.items():
+        (path / name).write_text(text)
     for file in (path / "data").rglob("*.parquet"):
         table = pq.read_table(file)
         images = pa.array([b"png"] * table.num_rows, type=pa.binary())
@@ -368,6 +379,14 @@ def test_labelling_in_place_keeps_all_but_the_actions(chunked, held_out, tmp_pat
     assert kept["observation.mujoco_state"].names == ["qpos", "qvel", "act"]
     assert sorted(path.rglob("*.mp4"))[0].read_bytes() == video
     np.testing.assert_array_equal(read_dataset(path).frames("cam", 3), decoded)
+    assert {name: (path / name).read_text() for name in others} == others
+    assert json.loads((path / "meta/info.json").read_text())["license"] == "apache-2.0"
+
+
+def test_training_on_a_dataset_without_actions_says_to_label_it(unlabelled, tmp_path):
+    with pytest.raises(InputError, match=r"unlabelled has no actions to train on; .*invdyn label"):
+        train(read_dataset(unlabelled), preset("small"), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
 
 
 def test_labels_used_as_recorded_actions_are_flagged(chunked, unlabelled, tmp_path):

@@ -204,6 +204,27 @@ def test_norm_stats_come_from_the_training_split_only(tmp_path):
         assert not np.allclose(getattr(result.model.stats, name), getattr(all_stats, name))
 
 
+def test_states_far_from_zero_keep_their_changes(episodes):
+    """A model reads states offset by 1e6 (GPS coordinates, long odometry) as it reads them
+    at zero, its statistics offset alike: the offset is taken away in float64, where float32
+    would round steps of 1e-3 to multiples of 0.06."""
+    config = small(delta=True)
+    windows = make_windows(episode_arrays(episodes), config.model)
+    stats = compute_norm_stats(windows)
+    torch.manual_seed(0)
+    model = InverseDynamicsModel(config.model, stats).eval()
+    offset = 1e6
+    shifted = InverseDynamicsModel(
+        config.model, dataclasses.replace(stats, state_mean=stats.state_mean + offset)
+    ).eval()
+    shifted.load_state_dict(model.state_dict())
+    batch = windows.batch(np.arange(64))
+    far = {OBS_STATE: batch[OBS_STATE] + offset}
+    np.testing.assert_allclose(
+        shifted.predict(far).numpy(), model.predict(batch).numpy(), rtol=1e-5, atol=1e-5
+    )
+
+
 def test_split_is_seeded_and_by_episode():
     train_idx, val_idx = split_episodes(10, 0.3, seed=0)
     assert sorted(train_idx + val_idx) == list(range(10)) and len(val_idx) == 3
@@ -459,6 +480,15 @@ def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
     )
     with pytest.raises(DataError, match=r"model\.safetensors"):
         load_checkpoint(broken)
+    # weights of a run that diverged
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(result.checkpoint / "model.safetensors")
+    first = next(iter(weights))
+    weights[first] = torch.full_like(weights[first], float("nan"))
+    save_file(weights, broken / "model.safetensors")
+    with pytest.raises(DataError, match=rf"holds weights that are not finite \({first}\)"):
+        load_checkpoint(broken)
 
 
 def test_norm_stats_name_the_lists_that_disagree():
@@ -520,6 +550,8 @@ def test_config_json_round_trip_and_overrides():
         lambda: TrainConfig(lr=float("inf")),
         lambda: TrainConfig(grad_clip=float("inf")),
         lambda: TrainConfig(weight_decay=float("nan")),
+        lambda: Config().with_overrides(["model.bin_range=inf"]),
+        lambda: Config().with_overrides(["model.jitter=nan"]),
         lambda: preset("huge"),
         lambda: Config().with_overrides(["model.horizon=two"]),
         lambda: Config().with_overrides(["model.nothing=1"]),
@@ -530,6 +562,12 @@ def test_config_json_round_trip_and_overrides():
 def test_bad_config_raises_input_error(make):
     with pytest.raises(InputError):
         make()
+
+
+def test_every_number_of_a_config_must_be_finite():
+    """A non-finite number would train to NaN or be written as null in config.json."""
+    with pytest.raises(InputError, match=r"model.bin_range must be a finite number, got inf"):
+        Config().with_overrides(["model.bin_range=inf"])
 
 
 def test_episodes_too_short_for_a_window_are_never_held_out(episodes, tmp_path):

@@ -995,10 +995,14 @@ def _controller_names(spec: str) -> tuple[str, ...]:
 
 
 def _names(option: str, spec: str) -> tuple[str, ...]:
-    """A comma-separated list of names, or `InputError` naming `option` when it has none."""
+    """A comma-separated list of distinct names, or `InputError` naming `option` when it has
+    none or repeats one."""
     names = tuple(name.strip() for name in spec.split(",") if name.strip())
     if not names:
         raise InputError(f"{option} {spec!r}: expected comma-separated names")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InputError(f"{option} {spec!r}: names {', '.join(repeated)} more than once")
     return names
 
 
@@ -1035,6 +1039,7 @@ def _check_json_path(path: Path | None) -> None:
         return
     if path.is_dir():
         raise InputError(f"--json {path}: is a directory; give a file path")
+    _check_apart_from_inputs("--json", path, path.parent)
     problem = unmakeable(path.parent)
     if problem is None and path.parent.exists():
         try:  # the file is written next to it and renamed over it
@@ -1065,11 +1070,27 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
         raise InputError(f"--out {path}: exists and is not a directory")
     if (Path(path) / INFO_PATH).is_file():
         raise InputError(f"--out {path}: holds a dataset; give a directory of its own")
+    _check_apart_from_inputs("--out", Path(path), Path(path))
     if Path(path).is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise InputError(f"--out {path}: is not writable")
     reason = unmakeable(path)
     if reason is not None:
         raise InputError(f"--out {path}: {reason}")
+
+
+def _check_apart_from_inputs(option: str, path: Path, folder: Path) -> None:
+    """`InputError` when an output `path`, written into `folder`, would land inside a
+    dataset or in a trained model's checkpoint directory, whose files the commands read."""
+    from invdyn.learn.keys import MODEL_FILE
+    from invdyn.learn.video import enclosing_dataset
+
+    dataset = enclosing_dataset(path)
+    if dataset is not None:
+        raise InputError(f"{option} {path}: lies inside the dataset {dataset}; write beside it")
+    if (folder / MODEL_FILE).is_file():
+        raise InputError(
+            f"{option} {path}: would write into the checkpoint {folder}; write beside it"
+        )
 
 
 def _check_trackable(model: Model, fixed_base: str) -> None:

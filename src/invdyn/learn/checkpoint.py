@@ -39,10 +39,9 @@ from safetensors.torch import load_file, save_file
 from invdyn._files import output_mode, sync_directory, sync_tree, write_json
 from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
-from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
+from invdyn.learn.keys import ACTION, MODEL_FILE, OBS_IMAGE_PREFIX, OBS_STATE
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
-MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 NORM_STATS_FILE = "norm_stats.json"
 METRICS_FILE = "metrics.json"
@@ -313,6 +312,12 @@ def load_checkpoint(
             "window at once (an earlier version), which this version cannot load: train it again"
         )
     _parse(path / MODEL_FILE, lambda: model.load_state_dict(weights, strict=True))
+    diverged = [k for k, w in weights.items() if w.is_floating_point() and not w.isfinite().all()]
+    if diverged:
+        raise DataError(
+            f"{path / MODEL_FILE} holds weights that are not finite ({', '.join(diverged[:3])}"
+            f"{' ...' if len(diverged) > 3 else ''}): a model that predicts nothing; train it again"
+        )
     model.to(device).eval()
     checkpoint = Checkpoint(model=model, config=config, metrics=metrics)
     if (path / SPEC_FILE).exists():

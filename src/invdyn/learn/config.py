@@ -149,12 +149,7 @@ class ModelConfig:
         _check(self.keypoints >= 1, "model.keypoints", "must be >= 1", self.keypoints)
         _check(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
         _check(0 <= self.jitter < 1, "model.jitter", "must be in [0, 1)", self.jitter)
-        _check(
-            math.isfinite(self.state_weight) and self.state_weight >= 0,
-            "model.state_weight",
-            "must be finite and >= 0",
-            self.state_weight,
-        )
+        _check(self.state_weight >= 0, "model.state_weight", "must be >= 0", self.state_weight)
         _check(
             bool(names) or self.state_weight == 0,
             "model.state_weight",
@@ -230,14 +225,10 @@ class TrainConfig:
         _check_types(self)
         _check(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
         _check(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
-        _check(math.isfinite(self.lr) and self.lr > 0, "train.lr", "must be finite, > 0", self.lr)
-        decay = self.weight_decay
-        _check(
-            math.isfinite(decay) and decay >= 0, "train.weight_decay", "must be finite, >= 0", decay
-        )
+        _check(self.lr > 0, "train.lr", "must be > 0", self.lr)
+        _check(self.weight_decay >= 0, "train.weight_decay", "must be >= 0", self.weight_decay)
         _check_choice("train.schedule", self.schedule, SCHEDULES)
-        clip = self.grad_clip
-        _check(math.isfinite(clip) and clip >= 0, "train.grad_clip", "must be finite, >= 0", clip)
+        _check(self.grad_clip >= 0, "train.grad_clip", "must be >= 0", self.grad_clip)
         _check(self.seed >= 0, "train.seed", "must be >= 0", self.seed)
         _check(
             0 <= self.val_fraction < 1, "train.val_fraction", "must be in [0, 1)", self.val_fraction
@@ -381,9 +372,9 @@ def _coerce(value: Any, default: Any, name: str) -> Any:
             return value
         kind = "an int"
     elif isinstance(default, float):
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             return float(value)
-        kind = "a number"
+        kind = "a finite number"
     elif isinstance(default, str):
         if isinstance(value, str):
             return value

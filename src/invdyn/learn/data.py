@@ -93,6 +93,7 @@ from invdyn.learn.video import (
     VideoFrames,
     VideoSegment,
     check_frames,
+    enclosing_dataset,
     find_sources,
     frame_histogram,
     histogram_statistics,
@@ -532,6 +533,7 @@ def write_dataset(
     extra_features: dict[str, FrameFeature] | None = None,
     videos: Mapping[str, Sequence[ArrayLike]] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    keep_from: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write episodes as a LeRobot v3 dataset directory, atomically.
 
@@ -564,6 +566,11 @@ def write_dataset(
         files they had there (`layout` then does not apply to them).
       metadata: how the data came about (seed, policy, sources), plain JSON data, written into
         ``meta/info.json`` under `METADATA_KEY` (`read_metadata`); None for none.
+      keep_from: a dataset that the new one derives from (or replaces: it may be `path`),
+        whose other contents it keeps: the files that a written dataset does not hold (a
+        dataset card, ``.gitattributes``, files of its own under ``meta/``; not the
+        ``data/``, ``videos/`` and ``meta/episodes/`` trees) and the keys of its
+        ``meta/info.json`` that this module does not write (a license, say).
 
     Returns:
       The dataset directory.
@@ -624,6 +631,9 @@ def write_dataset(
         )
         if described:
             tables[INFO_PATH][METADATA_KEY] = described
+        if keep_from is not None:
+            kept = _read_info(Path(keep_from))
+            tables[INFO_PATH] = kept | tables[INFO_PATH]
         for relative, content in tables.items():
             file = staging / relative
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -631,6 +641,8 @@ def write_dataset(
                 file.write_text(json_text(content, indent=4), encoding="utf-8")
             else:
                 pq.write_table(content, file)
+        if keep_from is not None:
+            _copy_other_files(Path(keep_from), staging)
         sync_tree(staging)
         _swap(staging, target)
     except BaseException:
@@ -1022,13 +1034,21 @@ def check_target(target: Path, *, overwrite: bool) -> None:
     """`FileExistsError` unless `target` is absent, an empty directory, or (with `overwrite`)
     a dataset to replace, and `NotADirectoryError` when, absent, it cannot be made (below a
     file, or where nothing can be written): what the writers here check first, for a caller
-    to check before long work that ends in a write."""
+    to check before long work that ends in a write; `InputError` when it lies inside a
+    dataset."""
+    enclosing = enclosing_dataset(target)
+    if enclosing is not None:
+        raise InputError(
+            f"{target} lies inside the dataset {enclosing}: write a dataset beside it, not in it"
+        )
     if not target.exists() and not target.is_symlink():
         reason = unmakeable(target)
         if reason is not None:
             raise NotADirectoryError(f"{target}: {reason}")
         return
-    if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
+    if target.is_symlink():
+        raise FileExistsError(f"{target} is a symbolic link; give the path it points to")
+    if target.is_dir() and not any(target.iterdir()):
         return
     if not target.is_dir():
         raise FileExistsError(f"{target} is a file, not a dataset directory")
@@ -1037,7 +1057,7 @@ def check_target(target: Path, *, overwrite: bool) -> None:
             f"{target} exists and is not empty; pass overwrite=True (--overwrite on the command "
             "line) to replace a dataset"
         )
-    if target.is_symlink() or not (target / INFO_PATH).is_file():
+    if not (target / INFO_PATH).is_file():
         raise FileExistsError(f"{target} is not a dataset (no {INFO_PATH}); refusing to replace it")
 
 
@@ -1248,6 +1268,22 @@ def _statistics(array: np.ndarray) -> dict[str, list[float] | list[int]]:
     for name, row in zip(QUANTILES, quantiles):
         stats[name] = row.tolist()
     return stats
+
+
+# the trees that a written dataset holds whole: another dataset's files there are not kept
+_WRITTEN_TREES = (DATA_DIR, "videos", EPISODES_DIR)
+
+
+def _copy_other_files(source: Path, staging: Path) -> None:
+    """Copy the files of the dataset `source` that the dataset written into `staging` does
+    not hold, outside `_WRITTEN_TREES`, keeping their places."""
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        written = any(relative.is_relative_to(tree) for tree in _WRITTEN_TREES)
+        if written or path.is_dir() or (staging / relative).exists():
+            continue
+        (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, staging / relative)
 
 
 def _swap(staging: Path, target: Path) -> None:

@@ -22,10 +22,11 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 ``action.1``, ...). A dataset that already has actions is refused unless ``replace=True``,
 which drops the recorded actions (and the features about them, ``action.*``) for the
 predictions. The labelled copy keeps everything else: the states, the other per-frame
-features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...), the videos
-(their mp4 files copied as they are, with their statistics, decoding nothing) and the
-dataset's metadata (`invdyn.learn.data.read_metadata`, with the checkpoint as
-``labelled_by``).
+features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...; images in the
+data files and text are left out with a warning), the videos (their mp4 files copied as they
+are, with their statistics, decoding nothing), the dataset's metadata
+(`invdyn.learn.data.read_metadata`, with the checkpoint as ``labelled_by``), the other keys of
+its ``info.json`` and its other files (`invdyn.learn.data.write_dataset`'s ``keep_from``).
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
@@ -260,6 +261,7 @@ def label_dataset(
         extra_features=extras,
         videos={key.removeprefix(OBS_IMAGE_PREFIX): dataset.video(key) for key in info.videos},
         metadata=read_metadata(dataset.path) | {"labelled_by": str(Path(checkpoint_dir).resolve())},
+        keep_from=dataset.path,
     )
     shutil.rmtree(work, ignore_errors=True)
     return out
@@ -559,7 +561,7 @@ def _predict(
         batch_size = min(batch_size, IMAGE_EVAL_BATCH)
     t, _ = window_starts(inputs.lengths, context=config.context, ahead=config.offsets[-1])
     index = t[:, None] + np.array(config.offsets)
-    states = None if inputs.states is None else np.concatenate(inputs.states).astype(np.float32)
+    states = None if inputs.states is None else np.concatenate(inputs.states)
     means, stds = [], []
     for start in range(0, len(t), batch_size):
         batch = window_inputs(index[start : start + batch_size], states, inputs.images)

@@ -573,9 +573,11 @@ class InverseDynamicsModel(nn.Module):
             for _ in range(config.ensemble if config.state_weight > 0 else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
-        # saved as norm_stats.json, not in the weights
+        # saved as norm_stats.json, not in the weights. The states' mean stays in float64,
+        # in which `_centred` subtracts it: states far from zero keep their small changes
         for f in dataclasses.fields(stats):
-            value = torch.as_tensor(getattr(stats, f.name), dtype=torch.float32)
+            dtype = torch.float64 if f.name == "state_mean" else torch.float32
+            value = torch.as_tensor(getattr(stats, f.name), dtype=dtype)
             self.register_buffer(f.name, value, persistent=False)
         half = config.bin_range
         width = 2 * half / config.n_bins
@@ -593,11 +595,13 @@ class InverseDynamicsModel(nn.Module):
 
     def _state_windows(self, batch: Mapping[str, Any]) -> Tensor:
         """The (B, W, n_state) state windows of a batch, checked (and finite, outside
-        training, whose data `read_dataset` checked)."""
+        training, whose data `read_dataset` checked), in float64 when given so, else float32."""
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
-        obs = torch.as_tensor(obs, dtype=torch.float32, device=self._buffer("state_mean").device)
+        obs = torch.as_tensor(obs, device=self._buffer("state_mean").device)
+        if obs.dtype != torch.float64:
+            obs = obs.float()
         expected = (self.config.window, self.n_state)
         if obs.ndim != 3 or tuple(obs.shape[1:]) != expected:
             raise InputError(
@@ -678,14 +682,23 @@ class InverseDynamicsModel(nn.Module):
         return *self(obs, images, window_frames), counts.pop()
 
     def features(self, obs: Tensor) -> Tensor:
-        """(B, n) normalised state input of (B, W, n_state) observation windows."""
-        x = (obs - self._buffer("state_mean")) / self._buffer("state_std")
-        parts = [x.flatten(1)]
+        """(B, n) float32 normalised state input of (B, W, n_state) observation windows."""
+        centred = self._centred(obs)
+        parts = [self._scaled(centred).flatten(1)]
         if self.config.delta:
             now = self.config.context
-            delta = obs[:, now + 1] - obs[:, now]
+            delta = (centred[:, now + 1] - centred[:, now]).float()
             parts.append((delta - self._buffer("delta_mean")) / self._buffer("delta_std"))
         return torch.cat(parts, dim=1)
+
+    def _centred(self, obs: Tensor) -> Tensor:
+        """(..., n_state) states less the training states' mean, in float64: a state of 1e6
+        that moves by 1e-3 keeps its motion, which float32 (7 digits) would round away."""
+        return obs.double() - self._buffer("state_mean")
+
+    def _scaled(self, centred: Tensor) -> Tensor:
+        """(..., n_state) float32 normalised states of `_centred` states."""
+        return centred.float() / self._buffer("state_std")
 
     def forward(
         self,
@@ -798,7 +811,7 @@ class InverseDynamicsModel(nn.Module):
         metrics = {}
         if estimates is not None:
             obs = self._state_windows(batch)
-            states = (obs[:, 1:] - self._buffer("state_mean")) / self._buffer("state_std")
+            states = self._scaled(self._centred(obs[:, 1:]))
             state_mse = (estimates - states).square().mean()
             loss = loss + config.state_weight * state_mse
             metrics["state_mse"] = float(state_mse.detach())

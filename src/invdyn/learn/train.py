@@ -165,7 +165,7 @@ def train(
         raise InputError(f"config must be a Config, got {type(config).__name__}")
     tc = config.train
     spec = _spec(episodes)
-    _warn_if_labelled(episodes)
+    _check_dataset_actions(episodes)
     arrays = episode_arrays(episodes)
     span = config.model.context + config.model.offsets[-1]
     usable = [i for i, (state, _) in enumerate(arrays) if state.shape[0] > span]
@@ -459,7 +459,8 @@ class _DeviceWindows:
     """Windows with their arrays on the training device; batches gathered there."""
 
     def __init__(self, windows: Windows, device: torch.device) -> None:
-        self.states = torch.as_tensor(windows.states, dtype=torch.float32, device=device)
+        # float64: the model centres states in it (`InverseDynamicsModel.features`)
+        self.states = torch.as_tensor(windows.states, dtype=torch.float64, device=device)
         self.actions = torch.as_tensor(windows.actions, dtype=torch.float32, device=device)
         self.obs_index = torch.as_tensor(windows.obs_index, device=device)
         self.action_index = torch.as_tensor(windows.action_index, device=device)
@@ -520,12 +521,18 @@ def _spec(episodes: Iterable[Any]) -> DataSpec | None:
     return None
 
 
-def _warn_if_labelled(episodes: Iterable[Any]) -> None:
-    """Warn when the episodes are a dataset whose actions a model predicted (`invdyn label`)."""
+def _check_dataset_actions(episodes: Iterable[Any]) -> None:
+    """When the episodes are a dataset: `InputError` when it has no actions, and a warning
+    when a model predicted them (`invdyn label`)."""
     from invdyn.learn.data import Dataset, read_metadata
 
     if not isinstance(episodes, Dataset):
         return
+    if episodes.info.action_names is None:
+        raise InputError(
+            f"dataset {episodes.path} has no actions to train on; a dataset without them is "
+            "labelled by a model trained on one with them (invdyn label RUN DATA --out ...)"
+        )
     labeller = read_metadata(episodes.path).get("labelled_by")
     if labeller:
         warn(

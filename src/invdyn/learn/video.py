@@ -568,6 +568,10 @@ def _pil() -> tuple[ModuleType, ModuleType]:
     return Image, ImageOps
 
 
+# the advice for frames of several sizes, or of a size no video takes
+_RESIZE = "pass size=(width, height) (--size WIDTHxHEIGHT on the command line) to resize them"
+
+
 def check_size(size: Any) -> tuple[int, int]:
     """`size` as a (width, height) pair of even integers >= 2 (a video frame's), or
     `InputError`."""
@@ -602,7 +606,8 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
     Raises:
       InputError: no sources, a path that does not exist or is neither of these, a folder
         with nothing to import beneath it, one holding both images and video files, or a
-        LeRobot dataset (whose video files hold several episodes); the message names it.
+        LeRobot dataset or a path inside one (whose video files hold several episodes); the
+        message names it.
     """
     paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if not paths:
@@ -610,6 +615,7 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
     found: list[Path] = []
     for entry in paths:
         path = Path(entry)
+        _check_outside_datasets(path)
         if _is_video_file(path):
             found.append(path)
         elif path.is_dir():
@@ -637,7 +643,29 @@ def holds_sources(path: Path) -> bool:
     """Whether `path` is a video file or a folder with episodes for `find_sources` beneath
     it (video files, folders of images); `InputError` as `find_sources` for a folder that
     holds a LeRobot dataset, or both images and video files."""
+    _check_outside_datasets(path)
     return _is_video_file(path) or bool(_episodes_beneath(path, [], set()))
+
+
+def _check_outside_datasets(path: Path) -> None:
+    """`InputError` when `path` lies inside a LeRobot dataset, whose video files hold
+    several episodes each."""
+    folder = enclosing_dataset(path)
+    if folder is not None:
+        raise InputError(
+            f"{path} lies inside the LeRobot dataset {folder}, whose video files hold "
+            f"several episodes each: label the dataset (invdyn label RUN {folder}) or "
+            "copy the videos out of it"
+        )
+
+
+def enclosing_dataset(path: str | os.PathLike[str]) -> Path | None:
+    """The LeRobot dataset that `path` lies inside (the nearest folder above it holding
+    ``meta/info.json``), or None."""
+    for folder in Path(path).resolve().parents:
+        if (folder / "meta" / "info.json").is_file():
+            return folder
+    return None
 
 
 def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> list[Path]:
@@ -800,12 +828,12 @@ def iter_sources(
         if first is not None and images.shape[1:] != first.shape:
             raise InputError(
                 f"{path} has frames of {_size_text(images[0])}, but {files[0]} of "
-                f"{_size_text(first)}: pass size=(width, height) to resize them"
+                f"{_size_text(first)}: {_RESIZE}"
             )
         try:
             checked = check_frames(str(path), images)
         except InputError as error:
-            raise InputError(f"{error}; pass size=(width, height) to resize them") from None
+            raise InputError(f"{error}; {_RESIZE}") from None
         first = checked[0].copy() if first is None else first
         yield checked
 
@@ -896,7 +924,7 @@ def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -
         if frames and frame.shape != frames[0].shape:
             raise InputError(
                 f"{file} is {_size_text(frame)}, but {files[0]} is {_size_text(frames[0])}: "
-                f"pass size=(width, height) to resize them"
+                f"{_RESIZE}"
             )
         frames.append(frame)
     return np.stack(frames)
