@@ -302,7 +302,7 @@ def _gravity(mj_model: Any) -> Float:
 # MuJoCo's disable flags (mjtDisableBit, without "mjDSBL_") that turn each force off: the
 # passive forces other than springs and dampers (gravity compensation, fluid forces) go with
 # both of them, the constraint forces with their own flag or that of every constraint
-_TURNED_OFF_BY = {
+_TURNED_OFF_BY: dict[str, list[tuple[str, ...]]] = {
     "gravity": [("GRAVITY",)],
     "spring": [("SPRING",)],
     "damper": [("DAMPER",)],
