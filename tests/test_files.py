@@ -81,3 +81,19 @@ def test_a_staging_directory_removes_those_that_killed_writers_left(tmp_path: Pa
     assert staging.is_dir() and staging.name.startswith(f".ds.{host}-{os.getpid()}.")
     assert not left["killed"].exists()
     assert all(left[name].is_dir() for name in ("running", "elsewhere", "other target"))
+
+
+def test_a_link_has_its_target_written_and_a_pipe_is_written_into(tmp_path: Path) -> None:
+    """A link to a file stays a link, its target replaced; a pipe (or /dev/stdout) is not
+    replaced by a file but receives the text."""
+    (tmp_path / "real.json").write_text("old")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    write_json(tmp_path / "link.json", {"a": 1})
+    assert (tmp_path / "link.json").is_symlink()
+    assert json.loads((tmp_path / "real.json").read_text()) == {"a": 1}
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE, text=True)
+    write_json(pipe, {"b": 2})
+    out, _ = reader.communicate(timeout=30)
+    assert json.loads(out) == {"b": 2} and pipe.is_fifo()

@@ -76,6 +76,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
 
     It writes a temporary file in the same directory (created if missing), synced to disk and
     then renamed over `path`; an error in the block removes it and leaves `path` as it was.
+    A symbolic link has its target replaced (the link stays), and what is neither a file nor
+    a directory (a pipe, a terminal, ``/dev/stdout``) is written into as it is.
 
     Args:
       path: the file to write.
@@ -84,15 +86,19 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     path = Path(path).absolute()
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "a directory, not a file to write", str(path))
+    text = "b" not in mode
+    encoding, newline = ("utf-8", "") if text else (None, None)
+    if path.exists() and not path.is_file():
+        with open(path, mode, encoding=encoding, newline=newline) as stream:
+            yield stream
+        return
+    path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file private; give it those of a file that open() creates
         os.chmod(temporary, output_mode(directory=False))
-        text = "b" not in mode
-        with os.fdopen(
-            handle, mode, encoding="utf-8" if text else None, newline="" if text else None
-        ) as out:
+        with os.fdopen(handle, mode, encoding=encoding, newline=newline) as out:
             yield out
             out.flush()
             os.fsync(out.fileno())
