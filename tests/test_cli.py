@@ -795,6 +795,20 @@ def test_collect_and_train_bad_input(
     assert err.startswith("invdyn: error:") and message in err, err
 
 
+def test_a_reader_that_leaves_early_costs_no_output(tmp_path: Path) -> None:
+    """invdyn track ... | head: the table goes nowhere once the pipe is closed, and the
+    command still writes its files and succeeds."""
+    out = tmp_path / "tracked"
+    argv = ["track", "planar_2r", "--duration", "0.2", "--controller", "pd", "--out", str(out)]
+    command = [sys.executable, "-m", "invdyn.cli", *argv]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    process.stdout.close()
+    _, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err.decode()
+    assert (out / "metrics.json").is_file() and b"Error" not in err, err.decode()
+
+
 def test_paths_of_the_wrong_kind_are_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -111,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: Callable[[argparse.Namespace], int] = args.command
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)
     try:
         _check_json_path(getattr(args, "json", None))
         with warnings.catch_warnings():
@@ -123,10 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stop.code != signal.SIGTERM:
             raise
         return _stopped(terminated=True)
-    except BrokenPipeError:
-        # the reader went away (invdyn robots | head): stop quietly, as other tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
     except (InvdynError, OSError, ImportError) as error:
         # a stop that came while a module loaded may reach here as that import's failure
         interruption = _interruption(error)
@@ -145,8 +142,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _stopped(terminated=False)
     finally:
+        sys.stdout = stdout
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+class _ReaderMayLeave:
+    """Standard output that, once its reader has gone (``invdyn track ... | head``), sends
+    what is printed to nowhere, so that the command still finishes and writes its files."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._quietly(lambda: self._stream.write(text)) or len(text)
+
+    def flush(self) -> None:
+        self._quietly(self._stream.flush)
+
+    def _quietly(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _stopped(*, terminated: bool) -> int:
