@@ -561,6 +561,28 @@ def test_mjcf_model_as_plant():
     assert prepared.body_mass[1] == pytest.approx(1.2 * masses[1])
 
 
+@pytest.mark.parametrize(
+    ("flag", "option"),
+    [("damper", "damping"), ("frictionloss", "friction"), ("constraint", "friction")],
+)
+def test_damping_or_friction_that_the_file_turns_off_is_refused(flag: str, option: str) -> None:
+    """A plant cannot add what the MJCF file's flags keep MuJoCo from applying."""
+    xml = f"""
+    <mujoco><option><flag {flag}="disable"/></option>
+      <worldbody><body name="arm"><joint name="j" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/></body></worldbody>
+    </mujoco>"""
+    mj_model = mujoco.MjModel.from_xml_string(xml)
+    model = from_mujoco(mj_model)
+    with pytest.raises(
+        invdyn.InputError, match=rf"Plant.{option} \(--{option}\): the MJCF file turns"
+    ):
+        prepare_mujoco(model, mj_model, plant=Plant(**{option: 0.5}))
+    prepare_mujoco(
+        model, mj_model, plant=Plant(**{"damping" if option == "friction" else "friction": 0.5})
+    )
+
+
 def test_progress_bar(capsys):
     model = _load("pendulum")
     rollout(model, _zero(model), q0=[0.0], duration=0.01, progress=True)

@@ -276,10 +276,10 @@ def from_mujoco(
         dof_effort_limit=_effort_limits(mj_model)[dofs],
         dof_armature=(mj_model.dof_armature + _actuator_dof_sum(mj_model, "armature"))[dofs],
         dof_damping=(mj_model.dof_damping + _actuator_dof_sum(mj_model, "damping"))[dofs]
-        if friction and _applies(mj_model, "damper")
+        if friction and applies_force(mj_model, "damper")
         else zeros,
         dof_friction=np.asarray(mj_model.dof_frictionloss, float)[dofs]
-        if friction and _applies(mj_model, "frictionloss")
+        if friction and applies_force(mj_model, "frictionloss")
         else zeros,
         frame_name=tuple(frame_names),
         frame_body=np.array(frame_body, dtype=np.int64),
@@ -294,7 +294,7 @@ def from_mujoco(
 def _gravity(mj_model: Any) -> Float:
     """(3,) the gravity the model's dynamics feel: ``opt.gravity``, or zero when its
     ``<flag gravity="disable"/>`` is set."""
-    if not _applies(mj_model, "gravity"):
+    if not applies_force(mj_model, "gravity"):
         return np.zeros(3)
     return np.array(mj_model.opt.gravity, dtype=np.float64)
 
@@ -314,7 +314,7 @@ _TURNED_OFF_BY: dict[str, list[tuple[str, ...]]] = {
 }
 
 
-def _applies(mj_model: Any, force: str) -> bool:
+def applies_force(mj_model: Any, force: str) -> bool:
     """Whether MuJoCo applies `force` (a key of `_TURNED_OFF_BY`) under the model's
     ``<flag>`` settings: none of its sets of disable flags is wholly set."""
     import mujoco
@@ -644,14 +644,14 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
     else:
         # one entry for both, which friction=True reads together
         unread = [m.dof_damping, _actuator_dof_sum(m, "damping"), *polynomial]
-        unread = (unread if _applies(m, "damper") else []) + (
-            [m.dof_frictionloss] if _applies(m, "frictionloss") else []
+        unread = (unread if applies_force(m, "damper") else []) + (
+            [m.dof_frictionloss] if applies_force(m, "frictionloss") else []
         )
         left_out.append(("joint damping and friction (read with friction=True)", None, unread))
     found = [
         name
         for name, force, values in left_out
-        if (force is None or _applies(m, force)) and any(np.any(x) for x in values)
+        if (force is None or applies_force(m, force)) and any(np.any(x) for x in values)
     ]
     if found:
         warn(
