@@ -1534,6 +1534,11 @@ def _wbc(args: argparse.Namespace) -> int:
     if args.sole is not None:
         given["sole"] = _numbers("--sole", args.sole, 5)
     model = _legged_robot(args.robot)
+    if names_a_file(args.robot) and Path(args.robot).suffix.lower() == ".xml":
+        print(
+            f"the plant is MuJoCo built from the model of {args.robot}, with spheres for feet "
+            "on a ground: what the model leaves out of the file is not simulated"
+        )
     scenario = Scenario(
         name=args.scenario,
         duration=args.duration,
@@ -1544,19 +1549,22 @@ def _wbc(args: argparse.Namespace) -> int:
     )
     run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
-    ended = ""
+    ended, outcome = "", "fell" if run.fell else "stood"
     if run.fell_at is not None:
         ended = f" (lost its balance at {run.fell_at:.3f} s)"
     elif run.unsolved is not None:
-        ended = f" (stopped after {run.time[-1]:.3f} s: its QP had no solution)"
+        ended, outcome = " (stopped early: its QP had no solution)", "stopped"
+    torque = (
+        "no torque limits"
+        if math.isnan(run.torque_margin)
+        else f"torque margin {_margin(100 * run.torque_margin)} % of the limit"
+    )
     print(
         f"{model.name}, {args.scenario} for {args.duration:g} s{ended} on "
         f"{', '.join(run.feet)}: "
         f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
         f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
-        f"{_margin(run.cone_margin)} N, torque margin {_margin(100 * run.torque_margin)} % "
-        "of the limit; "
-        f"{'fell' if run.fell else 'stood'}"
+        f"{_margin(run.cone_margin)} N, {torque}; {outcome}"
     )
     figure = plot_balance(run, f"{model.name}: {args.scenario}")
     for path in (

@@ -309,12 +309,13 @@ class BalanceRun:
     @property
     def torque_margin(self) -> float:
         """Smallest ``1 - |tau| / limit`` over every step and joint with a limit: the share of
-        its limit that the most loaded joint leaves (>= 0: within limits; 1 without limits).
-        A share, not N m, so that a wrist of 1 N m does not hide the legs' load."""
+        its limit that the most loaded joint leaves (>= 0: within limits; NaN for a robot
+        without limits). A share, not N m, so that a wrist of 1 N m does not hide the legs'
+        load."""
         torques = np.abs(np.array([step.tau[6:] for step in self.steps]))
         limited = np.isfinite(self.torque_limit)
         if not limited.any():
-            return 1.0
+            return math.nan
         return float(np.min(1.0 - torques[:, limited] / self.torque_limit[limited]))
 
     @property

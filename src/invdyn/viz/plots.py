@@ -307,8 +307,8 @@ def plot_error_bars(
 
 def plot_balance(run: Any, title: str) -> Figure:
     """A balance run (`invdyn.control.balance.BalanceRun`): the centre of mass against its
-    reference on each axis, the feet's normal forces, and each joint's torque as a share of its
-    limit."""
+    reference on each axis, the feet's normal forces, and each limited joint's torque as a
+    share of its limit (each joint's torque for a robot without limits)."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(10.0, 9.0), layout="constrained")
@@ -317,6 +317,10 @@ def plot_balance(run: Any, title: str) -> Figure:
         axes[k].plot(run.time, 100.0 * run.com_reference[:, k], "k--", label="reference")
         axes[k].plot(run.time, 100.0 * run.com[:, k], label="centre of mass")
         axes[k].set_ylabel(f"{axis} (cm)")
+        # a still axis spans a millimetre, not the rounding noise of its values
+        low, high = axes[k].get_ylim()
+        if high - low < 0.1:
+            axes[k].set_ylim((low + high) / 2 - 0.05, (low + high) / 2 + 0.05)
     axes[0].legend(loc="upper right")
     forces = run.forces
     for j, label in enumerate(run.labels):
@@ -324,9 +328,14 @@ def plot_balance(run: Any, title: str) -> Figure:
     axes[3].set_ylabel("normal force (N)")
     # beside the axes: a legend inside them hides the forces of feet with many corners
     axes[3].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-    share = np.array([np.abs(step.tau[6:]) for step in run.steps]) / run.torque_limit
-    axes[4].plot(run.time, share, linewidth=0.8)
-    axes[4].set_ylabel("|torque| / limit")
+    torques = np.array([np.abs(step.tau[6:]) for step in run.steps])
+    limited = np.isfinite(run.torque_limit)
+    if limited.any():
+        axes[4].plot(run.time, torques[:, limited] / run.torque_limit[limited], linewidth=0.8)
+        axes[4].set_ylabel("|torque| / limit")
+    else:
+        axes[4].plot(run.time, torques, linewidth=0.8)
+        axes[4].set_ylabel("|torque| (N m), no limits")
     axes[4].set_xlabel("time (s)")
     figure.suptitle(title)
     return figure
