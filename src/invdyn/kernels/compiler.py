@@ -32,6 +32,7 @@ import itertools
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +51,10 @@ except ImportError:  # Windows
 
 #: the lock file in a kernel's cache directory
 LOCK_NAME = "invdyn-compile.lock"
+
+#: seconds a process waits for the lock before it says why it waits: processes started
+#: together (workers) each hold it briefly to load the cached kernels
+QUIET_WAIT_S = 5.0
 
 #: below this many states a batch kernel runs on the calling thread: waking the thread pool
 #: costs more than it saves (microseconds), and on a busy machine waits for a descheduled
@@ -133,11 +138,25 @@ def locked(kernel: Any) -> Any:
     return kernel
 
 
+def _lock_within(descriptor: int, seconds: float) -> bool:
+    """Whether the exclusive lock on the open file `descriptor` was taken within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
+
 @contextmanager
 def compile_lock(path: Path | None) -> Iterator[None]:
-    """Hold the exclusive lock on the file `path`, waiting, with a warning, for another process
-    or thread that holds it; a thread that holds a lock already goes on, and so does one that
-    cannot open the file (or is given None)."""
+    """Hold the exclusive lock on the file `path`, waiting for another process or thread that
+    holds it (with a warning after `QUIET_WAIT_S`, which loading cached kernels takes less
+    than); a thread that holds a lock already goes on, and so does one that cannot open the
+    file (or is given None)."""
     if fcntl is None or path is None or getattr(_held, "depth", 0) > 0:
         yield
         return
@@ -147,9 +166,7 @@ def compile_lock(path: Path | None) -> Iterator[None]:
         yield
         return
     try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _lock_within(descriptor, QUIET_WAIT_S):
             warn(
                 f"waiting for another process that compiles invdyn's kernels into "
                 f"{path.parent}; this one then loads them from there"
