@@ -396,6 +396,23 @@ def test_fixed_base_welds_the_free_bodies_where_the_file_places_them(tmp_path: P
         invdyn.io.load(anchors, floating_base=True)
 
 
+def test_unnamed_joints_keep_their_names_when_the_base_is_welded(tmp_path: Path) -> None:
+    """Generated names count every joint of the file, so welding its free joint (or naming
+    one joint as another's generated name) changes no other joint's name."""
+    xml = """<mujoco><worldbody><body name="base" pos="0 0 1"><freejoint/>
+      <geom size="0.1" mass="2"/>
+      <body name="a"><joint axis="0 1 0"/><geom size="0.05" mass="1"/>
+        <body name="b" pos="0.3 0 0"><joint name="joint1" axis="0 1 0"/><geom size="0.05" mass="1"/>
+          <body name="c" pos="0.3 0 0"><joint axis="0 1 0"/><geom size="0.05" mass="1"/></body>
+        </body></body></body></worldbody></mujoco>"""
+    path = tmp_path / "unnamed.xml"
+    path.write_text(xml)
+    floating = invdyn.io.load(path)
+    fixed = invdyn.io.load(path, floating_base=False)
+    assert floating.jnt_name == ("root_joint", "joint1_1", "joint1", "joint3")
+    assert fixed.jnt_name == floating.jnt_name[1:]
+
+
 def test_armature_on_a_free_joint_warns() -> None:
     xml = FLOATING.replace(
         '<freejoint name="root"/>', '<joint name="root" type="free" armature="0.1"/>'

@@ -138,6 +138,7 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
     try:
         spec = mujoco.MjSpec.from_file(str(path))
         if floating_base is False:
+            _name_unnamed_joints(spec)
             for joint in [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]:
                 spec.delete(joint)
             # keyframes give qpos of the joints as written: of another size without them
@@ -346,6 +347,17 @@ def body_names(mj_model: Any) -> tuple[str, ...]:
     """
     check_mj_model(mj_model)
     return _names(mj_model, "body", mj_model.nbody)
+
+
+def _name_unnamed_joints(spec: Any) -> None:
+    """Name the unnamed joints of an ``MjSpec`` as `joint_names` names them in its compiled
+    model, so that they keep their names when its free joints are then deleted."""
+    joints = list(spec.joints)
+    taken = {joint.name for joint in joints if joint.name}
+    root = bool(joints) and int(joints[0].type) == MJ_FREE
+    for i, joint in enumerate(joints):
+        if not joint.name:
+            joint.name = _unique("root_joint" if i == 0 and root else f"joint{i}", taken)
 
 
 def joint_names(mj_model: Any) -> tuple[str, ...]:
