@@ -783,6 +783,10 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
         (["collect", "Reacher-v5", "--size", "32x32", "--out", "x"], "pass --camera too"),
         (["collect", "panda", "--meshes", "--out", "x"], "--meshes applies to rendered frames"),
         (["collect", "Reacher-v5", "--steps", "1", "--out", "x"], "--steps must be an integer"),
+        (["collect", "planar_2r", "--episodes", "0", "--out", "x"], "--episodes must be an integer"),
+        (["collect", "planar_2r", "--rate", "-1", "--out", "x"], "--rate must be a positive number"),
+        (["collect", "planar_2r", "--duration", "0", "--out", "x"], "--duration must be a positive"),
+        (["track", "planar_2r", "--bandwidth", "0", "--out", "x"], "--bandwidth must be a positive"),
     ],
 )  # fmt: skip
 def test_collect_and_train_bad_input(

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
+from invdyn._arrays import check_count
 from invdyn._files import output_set, unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
@@ -852,6 +853,7 @@ def _track(args: argparse.Namespace) -> int:
     if scene is not None:
         print(f"the plant is {args.robot} itself, as MuJoCo compiles it")
     _positive_option("--rate", args.rate)
+    _positive_option("--bandwidth", args.bandwidth)
     if args.trajectory == "minimum_jerk":
         if args.no_limit_check:
             raise InputError("--no-limit-check applies to a --trajectory CSV file")
@@ -1179,6 +1181,9 @@ def _collect(args: argparse.Namespace) -> int:
     for name, value in COLLECT_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    check_count("--episodes", args.episodes)
+    for option in ("--duration", "--rate"):
+        _positive_option(option, getattr(args, option[2:]))
     progress = not args.no_progress
     size = _frame_size(args.size)
     robot = None if gym else _load(args.source, floating_base=False)
