@@ -852,6 +852,7 @@ def _track(args: argparse.Namespace) -> int:
     _check_trackable(model, "pass --fixed-base to weld what free joints move to the world")
     if scene is not None:
         print(f"the plant is {args.robot} itself, as MuJoCo compiles it")
+        _warn_of_servos(scene, args.robot)
     _positive_option("--rate", args.rate)
     _positive_option("--bandwidth", args.bandwidth)
     if args.trajectory == "minimum_jerk":
@@ -1100,6 +1101,19 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
     reason = unmakeable(path)
     if reason is not None:
         raise InputError(f"--out {path}: {reason}")
+
+
+def _warn_of_servos(mj_model: Any, robot: str) -> None:
+    """Warn when the file drives joints with servos, which tracking replaces by torques."""
+    from invdyn.io.mjcf import servo_joints
+
+    servos = servo_joints(mj_model)
+    if servos:
+        warn(
+            f"{robot} drives {', '.join(servos)} with position or velocity servos; the "
+            "controllers' torques act on the joints directly instead, as ideal motors bounded "
+            "by the actuators' forcerange where it is set"
+        )
 
 
 def _check_apart_from_inputs(option: str, path: Path, folder: Path) -> None:

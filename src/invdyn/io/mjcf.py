@@ -501,6 +501,22 @@ def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
     return driven
 
 
+def servo_joints(mj_model: Any) -> list[str]:
+    """The joints that an actuator with a bias drives directly (a position or velocity servo,
+    a damper): MuJoCo computes its force from the joint's state, not a commanded torque."""
+    import mujoco
+
+    names = joint_names(mj_model)
+    none = int(mujoco.mjtBias.mjBIAS_NONE)
+    return sorted(
+        {
+            names[int(mj_model.actuator_trnid[a, 0])]
+            for a, _, _ in _joint_actuators(mj_model)
+            if int(mj_model.actuator_biastype[a]) != none
+        }
+    )
+
+
 def _actuated_dofs(mj_model: Any) -> NDArray[np.bool_]:
     """(mujoco nv,) whether the transmission of some enabled actuator reaches each dof (a
     joint's own dofs, a tendon's joints, a site's kinematic chain); every dof when the model
