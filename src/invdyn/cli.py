@@ -1917,7 +1917,12 @@ def _ident_robot(name: str | None, dataset: Any) -> Model:
             raise InputError(
                 f"{dataset.path}: its source is {source!r}, not an invdyn robot; pass --robot"
             )
-        return load_robot_source(source)
+        try:
+            return load_robot_source(source)
+        except InputError as error:
+            raise InputError(
+                f"{error}; pass --robot to name the robot it was recorded on"
+            ) from None
     model = _load(name, floating_base=False)
     _warn_if_recorded_on_another(dataset, model, "identified as {} (--robot)")
     return model
