@@ -111,14 +111,14 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
       (..., 3, 3) rotation and (..., 3) origin of the frame in the world frame.
     """
     index, body, frame_data = _frame_target(model, frame)
-    if any_tensor(q):
-        local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
-        return _tensor_frame_placement(model, q, body, local_rot, local_pos)
     ints, reals = model.kernel_data
     if type(q) is _ndarray and q.ndim == 1:
         placed = _empty(12)
         if _single(cpu.frame_placement_vector, ints, reals, q, body, frame_data, placed):
             return placed[:9].reshape(3, 3), placed[9:]
+    if any_tensor(q):
+        local_rot, local_pos = model.frame_rot[index], model.frame_pos[index]
+        return _tensor_frame_placement(model, q, body, local_rot, local_pos)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     flat = flatten(q, lead, 1)
@@ -151,15 +151,15 @@ def frame_jacobian(
     """
     _check_reference(reference)
     index, body, frame_data = _frame_target(model, frame)
-    if any_tensor(q):
-        core = (6, model.nv)
-        return _tensor_frame_function(model, "frame_jacobian", core, index, body, reference, q=q)
     ints, reals = model.kernel_data
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
         jacobian = _empty((6, model.nv))
         if _single(cpu.frame_jacobian_vector, ints, reals, q, body, frame_data, ref, jacobian):
             return jacobian
+    if any_tensor(q):
+        core = (6, model.nv)
+        return _tensor_frame_function(model, "frame_jacobian", core, index, body, reference, q=q)
     q = as_float_array("q", q, model.nq)
     lead = q.shape[:-1]
     flat = flatten(q, lead, 1)
@@ -237,10 +237,6 @@ def _frame_motion(
     index, body, frame_data = _frame_target(model, frame)
     if a is _AT_REST:
         a = np.zeros(model.nv)
-    if any_tensor(q, v, a):
-        return _tensor_frame_function(
-            model, "frame_motion", (12,), index, body, reference, q=q, v=v, a=a
-        )
     ints, reals = model.kernel_data
     ref = _JACOBIAN_REFERENCES[reference]
     if type(q) is _ndarray and q.ndim == 1:
@@ -248,6 +244,10 @@ def _frame_motion(
         kernel = cpu.frame_motion_vector
         if _single(kernel, ints, reals, q, v, a, body, frame_data, ref, motion, names=_MOTION):
             return motion
+    if any_tensor(q, v, a):
+        return _tensor_frame_function(
+            model, "frame_motion", (12,), index, body, reference, q=q, v=v, a=a
+        )
     q, v, a = _broadcast(model, q=q, v=v, a=a)
     lead = q.shape[:-1]
     qs, vs, accs = (flatten(x, lead, 1) for x in (q, v, a))
