@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -311,7 +312,7 @@ def test_servos_of_an_mjcf_file_are_said_to_become_torques(
             "--out", str(tmp_path / actuator), "--no-progress",
         )  # fmt: skip
         assert status == 0, err
-        said = "drives elbow, shoulder with position or velocity servos; the controllers'"
+        said = "drives elbow, shoulder with actuators whose force depends on the joints' state"
         assert (said in err) == warns, err
 
 
@@ -826,12 +827,30 @@ def test_a_reader_that_leaves_early_costs_no_output(tmp_path: Path) -> None:
     out = tmp_path / "tracked"
     argv = ["track", "planar_2r", "--duration", "0.2", "--controller", "pd", "--out", str(out)]
     command = [sys.executable, "-m", "invdyn.cli", *argv]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # block-buffered, as a pipe's output is unless PYTHONUNBUFFERED says otherwise
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
+    )
     assert process.stdout is not None
     process.stdout.close()
     _, err = process.communicate(timeout=600)
     assert process.returncode == 0, err.decode()
     assert (out / "metrics.json").is_file() and b"Error" not in err, err.decode()
+
+
+def test_json_into_standard_output_joins_what_is_printed(tmp_path: Path) -> None:
+    """--json /dev/stdout with the output going to a file: the table, the JSON and the last
+    line in turn, none written over another (nor the file replaced)."""
+    log = tmp_path / "log.txt"
+    argv = ["track", "planar_2r", "--duration", "0.2", "--controller", "pd"]
+    command = [sys.executable, "-m", "invdyn.cli", *argv, "--out", str(tmp_path / "out")]
+    with log.open("w") as out:
+        subprocess.run([*command, "--json", "/dev/stdout"], stdout=out, check=True, timeout=600)
+    text = log.read_text()
+    table, rest = text.split("{", 1)
+    assert table.lstrip().startswith("controller") and '"controllers"' in rest
+    assert text.rstrip().endswith("wrote /dev/stdout")
 
 
 def test_paths_of_the_wrong_kind_are_named(

@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,8 +77,9 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
 
     It writes a temporary file in the same directory (created if missing), synced to disk and
     then renamed over `path`; an error in the block removes it and leaves `path` as it was.
-    A symbolic link has its target replaced (the link stays), and what is neither a file nor
-    a directory (a pipe, a terminal, ``/dev/stdout``) is written into as it is.
+    A symbolic link has its target replaced (the link stays); a stream (`is_stream`: a pipe,
+    a terminal, ``/dev/fd/N``) is written into as it is, and this process's standard output or
+    error (``/dev/stdout``, or the file it goes to) through ``sys.stdout`` or ``sys.stderr``.
 
     Args:
       path: the file to write.
@@ -88,7 +90,13 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         raise IsADirectoryError(errno.EISDIR, "a directory, not a file to write", str(path))
     text = "b" not in mode
     encoding, newline = ("utf-8", "") if text else (None, None)
-    if path.exists() and not path.is_file():
+    own = _own_stream(path)
+    if own is not None:
+        # this process's output (--json /dev/stdout, or the file it goes to): written in turn
+        yield own if text else own.buffer
+        own.flush()
+        return
+    if is_stream(path):
         with open(path, mode, encoding=encoding, newline=newline) as stream:
             yield stream
         return
@@ -202,6 +210,32 @@ def _sync(path: Path) -> None:
         pass
     finally:
         os.close(handle)
+
+
+def _own_stream(path: Path) -> Any:
+    """``sys.stdout`` or ``sys.stderr`` where `path` is the file or stream it writes to, else
+    None."""
+    try:
+        target = os.stat(path)
+    except OSError:
+        return None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            own = os.fstat(stream.fileno())
+        except (AttributeError, OSError, ValueError):
+            continue
+        if (own.st_dev, own.st_ino) == (target.st_dev, target.st_ino):
+            return stream
+    return None
+
+
+def is_stream(path: Path) -> bool:
+    """Whether `path` names something to write into rather than a file to replace: a pipe,
+    a terminal, or a name of the system's for a stream (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), even where it leads to a file (``> log``)."""
+    absolute = Path(path).absolute()
+    system = absolute.parts[1:2] in (("dev",), ("proc",))
+    return absolute.exists() and (system or not absolute.is_file())
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:

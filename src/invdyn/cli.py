@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._arrays import check_count
-from invdyn._files import output_set, unmakeable, write_json
+from invdyn._files import is_stream, output_set, unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -105,6 +105,20 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``invdyn`` command line and return its exit status."""
+    stdout = sys.stdout
+    if stdout is not None:
+        sys.stdout = _ReaderMayLeave(stdout)
+    try:
+        return _run(argv)
+    finally:
+        # what is still buffered, through the wrapper: a reader gone by now costs nothing
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        sys.stdout = stdout
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """`main`, its standard output wrapped."""
     args = _parser().parse_args(argv)
     if getattr(args, "no_progress", True) is False and not sys.stderr.isatty():
         # into a log file, bars that redraw their line are noise; train prints epoch lines
@@ -112,7 +126,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: Callable[[argparse.Namespace], int] = args.command
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
-    stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)
     try:
         _check_json_path(getattr(args, "json", None))
         with warnings.catch_warnings():
@@ -143,7 +156,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _stopped(terminated=False)
     finally:
-        sys.stdout = stdout
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
@@ -165,7 +177,9 @@ class _ReaderMayLeave:
         try:
             return call()
         except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            nowhere = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(nowhere, self._stream.fileno())
+            os.close(nowhere)
             return None
 
     def __getattr__(self, name: str) -> Any:
@@ -1058,12 +1072,17 @@ def _pose(spec: str) -> str | tuple[float, ...]:
 
 
 def _check_json_path(path: Path | None) -> None:
-    """`InputError`, before any work, when --json names a directory or a file that cannot be
-    written (in a directory that cannot be made or written)."""
+    """`InputError`, before any work, when --json names a directory, a file inside a dataset
+    or a checkpoint, a stream that cannot be written, or a file that cannot be written (in a
+    directory that cannot be made or written)."""
     if path is None:
         return
     if path.is_dir():
         raise InputError(f"--json {path}: is a directory; give a file path")
+    if is_stream(path):
+        if not os.access(path, os.W_OK):
+            raise InputError(f"--json {path}: cannot be written")
+        return
     _check_apart_from_inputs("--json", path, path.parent)
     problem = unmakeable(path.parent)
     if problem is None and path.parent.exists():
@@ -1085,8 +1104,9 @@ def _path(text: str) -> Path:
 
 def _output_directory(path: str | os.PathLike[str] | None) -> None:
     """`InputError`, before any work, when --out names something other than a directory, a
-    dataset's (the results go into one of their own), or one that cannot be written or made
-    (its nearest existing ancestor a file, or not writable)."""
+    dataset's (the results go into one of their own) or one inside a dataset, a checkpoint's,
+    or one that cannot be written or made (its nearest existing ancestor a file, or not
+    writable)."""
     from invdyn.learn.data import INFO_PATH
 
     if path is None:
@@ -1110,9 +1130,10 @@ def _warn_of_servos(mj_model: Any, robot: str) -> None:
     servos = servo_joints(mj_model)
     if servos:
         warn(
-            f"{robot} drives {', '.join(servos)} with position or velocity servos; the "
-            "controllers' torques act on the joints directly instead, as ideal motors bounded "
-            "by the actuators' forcerange where it is set"
+            f"{robot} drives {', '.join(servos)} with actuators whose force depends on the "
+            "joints' state (position or velocity servos, dampers, muscles); the controllers' "
+            "torques act on the joints directly instead, as ideal motors bounded by the "
+            "actuators' forcerange where it is set"
         )
 
 

@@ -318,11 +318,27 @@ _TURNED_OFF_BY: dict[str, list[tuple[str, ...]]] = {
 def applies_force(mj_model: Any, force: str) -> bool:
     """Whether MuJoCo applies `force` (a key of `_TURNED_OFF_BY`) under the model's
     ``<flag>`` settings: none of its sets of disable flags is wholly set."""
+    flags = int(mj_model.opt.disableflags)
+    return not any(
+        all(flags & _disable_bit(name) for name in names) for names in _TURNED_OFF_BY[force]
+    )
+
+
+def _disable_bit(name: str) -> int:
+    """MuJoCo's disable flag ``mjDSBL_<name>``: before MuJoCo 3.3.6, which split it into
+    SPRING and DAMPER, one PASSIVE flag turned both off; a flag a version lacks is never set."""
     import mujoco
 
-    flags, bits = int(mj_model.opt.disableflags), mujoco.mjtDisableBit
-    return not any(
-        all(flags & int(getattr(bits, f"mjDSBL_{name}")) for name in names)
+    bits = mujoco.mjtDisableBit
+    if not hasattr(bits, f"mjDSBL_{name}") and name in ("SPRING", "DAMPER"):
+        name = "PASSIVE"
+    return int(getattr(bits, f"mjDSBL_{name}", 0))
+
+
+def turned_off_by(force: str) -> str:
+    """The ``<flag>`` settings that turn MuJoCo's `force` off, in words."""
+    return " or ".join(
+        " with ".join(f'<flag {name.lower()}="disable"/>' for name in names)
         for names in _TURNED_OFF_BY[force]
     )
 
@@ -502,17 +518,18 @@ def _joint_actuators(mj_model: Any) -> list[tuple[int, int, float]]:
 
 
 def servo_joints(mj_model: Any) -> list[str]:
-    """The joints that an actuator with a bias drives directly (a position or velocity servo,
-    a damper): MuJoCo computes its force from the joint's state, not a commanded torque."""
+    """The joints driven directly by an actuator whose force depends on the joint's state
+    (a bias or a gain of its own: position and velocity servos, dampers, muscles), not on its
+    command alone as a motor's does."""
     import mujoco
 
     names = joint_names(mj_model)
-    none = int(mujoco.mjtBias.mjBIAS_NONE)
+    plain = (int(mujoco.mjtGain.mjGAIN_FIXED), int(mujoco.mjtBias.mjBIAS_NONE))
     return sorted(
         {
             names[int(mj_model.actuator_trnid[a, 0])]
             for a, _, _ in _joint_actuators(mj_model)
-            if int(mj_model.actuator_biastype[a]) != none
+            if (int(mj_model.actuator_gaintype[a]), int(mj_model.actuator_biastype[a])) != plain
         }
     )
 
@@ -664,14 +681,12 @@ def _check_left_out(mj_model: Any, where: str, friction: bool) -> None:
         ("armature of actuators not on a hinge or slide", None, [armature[other_actuators]]),
     ]
     polynomial = [_v4(m, f"{k}_dampingpoly") for k in ("dof", "actuator", "tendon")]
+    left_out.append(("damping of higher order (dampingpoly)", "damper", polynomial))
     if friction:
-        left_out += [
-            ("damping of higher order (dampingpoly)", "damper", polynomial),
-            ("tendon friction (frictionloss)", "frictionloss", [m.tendon_frictionloss]),
-        ]
+        left_out.append(("tendon friction (frictionloss)", "frictionloss", [m.tendon_frictionloss]))
     else:
         # one entry for both, which friction=True reads together
-        unread = [m.dof_damping, _actuator_dof_sum(m, "damping"), *polynomial]
+        unread = [m.dof_damping, _actuator_dof_sum(m, "damping")]
         unread = (unread if applies_force(m, "damper") else []) + (
             [m.dof_frictionloss] if applies_force(m, "frictionloss") else []
         )

@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from invdyn.configuration import from_mujoco_state, mujoco_index
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
-from invdyn.io.mjcf import applies_force, combine_inertias
+from invdyn.io.mjcf import applies_force, combine_inertias, turned_off_by
 from invdyn.kinematics import forward_kinematics, frame_point
 from invdyn.model import JointType, Model
 from invdyn.sim.plant import Plant, dof_values, payload_point, plant_model
@@ -203,10 +203,6 @@ def prepare_mujoco(
 
     # extra friction at the model's dofs, which the file's flags must let MuJoCo apply
     dofs = dof_addresses(model, mj)
-    turned_off = {
-        "damper": '<flag damper="disable"/>',
-        "frictionloss": '<flag frictionloss="disable"/> or <flag constraint="disable"/>',
-    }
     for name, field, force in (
         ("damping", "dof_damping", "damper"),
         ("friction", "dof_frictionloss", "frictionloss"),
@@ -214,7 +210,7 @@ def prepare_mujoco(
         extra = dof_values(model, name, getattr(plant, name))
         if np.any(extra) and not applies_force(mj, force):
             raise InputError(
-                f"Plant.{name} (--{name}): the MJCF file turns it off ({turned_off[force]}), "
+                f"Plant.{name} (--{name}): the MJCF file turns it off ({turned_off_by(force)}), "
                 f"so the plant would have no {name}; remove the flag to add it"
             )
         getattr(mj, field)[dofs] += extra
