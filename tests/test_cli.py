@@ -874,6 +874,7 @@ def test_paths_of_the_wrong_kind_are_named(
     status, _, err = run(capsys, "train", str(tmp_path / "data"), "--out", str(dataset))
     assert status == 2 and f"--out {dataset}: holds a dataset" in err, err
     # nor does anything else go into a dataset or a checkpoint, whose files the commands read
+    (dataset / "data").mkdir()
     checkpoint = tmp_path / "run" / "checkpoint"
     checkpoint.mkdir(parents=True)
     (checkpoint / "model.safetensors").write_text("weights")

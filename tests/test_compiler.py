@@ -126,9 +126,9 @@ def test_a_long_wait_for_the_lock_is_said(tmp_path: Path, monkeypatch: pytest.Mo
     """Waiting longer than QUIET_WAIT_S is said; a short wait (workers loading the cached
     kernels one after another) is not."""
     path = tmp_path / compiler.LOCK_NAME
-    monkeypatch.setattr(compiler, "QUIET_WAIT_S", 0.2)
+    monkeypatch.setattr(compiler, "QUIET_WAIT_S", 1.0)
     message = f"waiting for another process that compiles invdyn's kernels into {tmp_path}"
-    for held, warns in ((1.0, True), (0.05, False)):
+    for held, warns in ((2.0, True), (0.05, False)):
         other = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
         fcntl.flock(other, fcntl.LOCK_EX)
         threading.Timer(held, os.close, (other,)).start()

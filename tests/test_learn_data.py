@@ -1054,3 +1054,30 @@ def test_write_collection_of_a_gym_environment(tmp_path: Path) -> None:
     assert info["features"][data.MUJOCO_STATE]["names"] == list(collection.full_state_names)
     metadata = data.read_metadata(path)
     assert metadata["env_id"] == "Reacher-v5" and metadata["seed"] == 0
+
+
+def test_a_dataset_written_from_another_keeps_its_other_files(tmp_path: Path) -> None:
+    """keep_from: a copy takes the source's other files (links as links, a dangling one too)
+    and info.json keys, not its repository; a dataset replaced in place keeps its repository
+    and files, hard-linked; what the writer writes, and the source's own metadata, are new."""
+    source = write(tmp_path / "source", metadata={"seed": 1})
+    info = json.loads((source / "meta/info.json").read_text())
+    (source / "meta/info.json").write_text(json.dumps(info | {"license": "mit"}))
+    (source / "README.md").write_text("card")
+    (source / ".git").mkdir()
+    (source / ".git" / "config").write_text("[remote]")
+    (source / "card.md").symlink_to("README.md")
+    (source / "gone.md").symlink_to("nowhere.md")
+    os.mkfifo(source / "meta" / "pipe")
+    copy = write(tmp_path / "copy", keep_from=source, metadata={"seed": 2})
+    assert (copy / "README.md").read_text() == "card" and not (copy / ".git").exists()
+    assert os.readlink(copy / "card.md") == "README.md" and (copy / "gone.md").is_symlink()
+    assert not (copy / "meta" / "pipe").exists()
+    written = json.loads((copy / "meta/info.json").read_text())
+    assert written["license"] == "mit" and written["invdyn"] == {"seed": 2}
+    assert not (copy / "README.md").samefile(source / "README.md")
+    card = (source / "README.md").stat().st_ino
+    write(source, keep_from=source, overwrite=True)
+    assert (source / ".git" / "config").read_text() == "[remote]"
+    assert (source / "README.md").stat().st_ino == card
+    assert "invdyn" not in json.loads((source / "meta/info.json").read_text())

@@ -550,7 +550,6 @@ def test_config_json_round_trip_and_overrides():
         lambda: TrainConfig(lr=float("inf")),
         lambda: TrainConfig(grad_clip=float("inf")),
         lambda: TrainConfig(weight_decay=float("nan")),
-        lambda: Config().with_overrides(["model.bin_range=inf"]),
         lambda: Config().with_overrides(["model.jitter=nan"]),
         lambda: preset("huge"),
         lambda: Config().with_overrides(["model.horizon=two"]),

@@ -20,8 +20,9 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
   ``[linear, angular]`` in the body frame: see `invdyn.configuration.to_mujoco_state`.
 * **Frames.** Every MuJoCo body (the world included) and every site becomes a frame. A site whose
   name is already a body's is renamed ``f"{site}_site"``. Unnamed objects get generated names:
-  ``f"body{i}"``, ``f"joint{j}"``, ``f"site{k}"`` with MuJoCo's index, except an unnamed free
-  joint of MuJoCo joint 0, which is ``"root_joint"`` as in Pinocchio.
+  ``f"body{i}"``, ``f"joint{j}"``, ``f"site{k}"`` with MuJoCo's index (a joint's counted with
+  every joint of the file, the free joints that ``floating_base=False`` welds included), except
+  an unnamed free joint of MuJoCo joint 0, which is ``"root_joint"`` as in Pinocchio.
 * **Limits and friction.** Limited hinge and slide joints give ``q_lower``/``q_upper``; other
   coordinates are unbounded. ``dof_armature`` is MuJoCo's plus, for each actuator
   driving a hinge or slide directly, its ``armature`` times its gear squared (as MuJoCo adds it

@@ -569,8 +569,9 @@ def write_dataset(
       keep_from: a dataset that the new one derives from (or replaces: it may be `path`),
         whose other contents it keeps: the files that a written dataset does not hold (a
         dataset card, ``.gitattributes``, files of its own under ``meta/``; not the
-        ``data/``, ``videos/`` and ``meta/episodes/`` trees) and the keys of its
-        ``meta/info.json`` that this module does not write (a license, say).
+        ``data/``, ``videos/`` and ``meta/episodes/`` trees, nor, unless it is `path`, its
+        ``.git`` and ``.cache``), links as links, and the keys of its ``meta/info.json`` that
+        this module does not write (a license, say; `METADATA_KEY` comes from `metadata`).
 
     Returns:
       The dataset directory.
@@ -579,9 +580,10 @@ def write_dataset(
       InputError: bad arguments: no episodes, frames other than 1 / fps apart, names that do
         not match the arrays, episodes with and without a state (or actions) mixed, neither
         state, actions nor videos, an extra feature with a reserved key or of the wrong
-        length, video frames of the wrong shape, length or size.
+        length, video frames of the wrong shape, length or size; a `path` inside a dataset.
       FileExistsError: `path` exists, is not empty, and `overwrite` is False or it is not a
         dataset.
+      DataError: `keep_from` is not a readable dataset.
     """
     pa, pq = _pyarrow()
     target = Path(path)
@@ -608,6 +610,9 @@ def write_dataset(
         )
     _check_rate(episodes, rate)
     check_target(target, overwrite=overwrite)
+    # the other keys of the dataset kept from, but its own account of how it was made
+    kept_info = {} if keep_from is None else _read_info(Path(keep_from))
+    kept_info.pop(METADATA_KEY, None)
 
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_directory(target)
@@ -631,9 +636,7 @@ def write_dataset(
         )
         if described:
             tables[INFO_PATH][METADATA_KEY] = described
-        if keep_from is not None:
-            kept = _read_info(Path(keep_from))
-            tables[INFO_PATH] = kept | tables[INFO_PATH]
+        tables[INFO_PATH] = kept_info | tables[INFO_PATH]
         for relative, content in tables.items():
             file = staging / relative
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -642,7 +645,8 @@ def write_dataset(
             else:
                 pq.write_table(content, file)
         if keep_from is not None:
-            _copy_other_files(Path(keep_from), staging)
+            in_place = target.exists() and Path(keep_from).resolve() == target.resolve()
+            _copy_other_files(Path(keep_from), staging, in_place=in_place)
         sync_tree(staging)
         _swap(staging, target)
     except BaseException:
@@ -1272,18 +1276,41 @@ def _statistics(array: np.ndarray) -> dict[str, list[float] | list[int]]:
 
 # the trees that a written dataset holds whole: another dataset's files there are not kept
 _WRITTEN_TREES = (DATA_DIR, "videos", EPISODES_DIR)
+# a dataset's own version control and caches (a Hugging Face clone's), which a copy does not
+# take (it would push to the source's repository), and a dataset replaced in place keeps
+_REPOSITORY_TREES = (".git", ".cache")
 
 
-def _copy_other_files(source: Path, staging: Path) -> None:
-    """Copy the files of the dataset `source` that the dataset written into `staging` does
-    not hold, outside `_WRITTEN_TREES`, keeping their places."""
+def _copy_other_files(source: Path, staging: Path, *, in_place: bool) -> None:
+    """Keep in `staging` the files of the dataset `source` that the dataset written there does
+    not hold, outside `_WRITTEN_TREES` (and `_REPOSITORY_TREES` unless `in_place`), at their
+    places: links as links, regular files hard-linked where the dataset replaces `source`
+    (`in_place`: its old copy is then deleted) and copied otherwise; nothing else (pipes,
+    sockets)."""
+    skipped = _WRITTEN_TREES if in_place else _WRITTEN_TREES + _REPOSITORY_TREES
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
-        written = any(relative.is_relative_to(tree) for tree in _WRITTEN_TREES)
-        if written or path.is_dir() or (staging / relative).exists():
+        destination = staging / relative
+        if any(relative.is_relative_to(tree) for tree in skipped) or destination.exists():
             continue
-        (staging / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, staging / relative)
+        if path.is_symlink():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.symlink_to(os.readlink(path))
+        elif path.is_file():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            _link_or_copy(path, destination, link=in_place)
+
+
+def _link_or_copy(source: Path, destination: Path, *, link: bool) -> None:
+    """`destination` as a hard link to `source` when `link` and the file system allows it,
+    else as a copy."""
+    if link:
+        try:
+            os.link(source, destination)
+            return
+        except OSError:
+            pass
+    shutil.copy2(source, destination)
 
 
 def _swap(staging: Path, target: Path) -> None:
@@ -2214,6 +2241,7 @@ def file_format(path: str | os.PathLike[str]) -> str:
 
     Raises:
       DataError: no such file, or a file that is none of these; the message names it.
+      InputError: a folder that holds a LeRobot dataset or lies inside one (`holds_sources`).
     """
     file = Path(path)
     if file.is_dir():

@@ -500,8 +500,9 @@ class Inference(NamedTuple):
       actions: (B, n_action), or (B, H, n_action) when chunked: the members' mean prediction.
       uncertainty: the members' standard deviation, shaped as ``actions`` (zero for one model).
       states: (B, W - 1, n_state) the states of each window's observations after the first as
-        estimated from its frames (`ModelConfig.state_weight`), the members' mean; None for a
-        model that does not estimate states.
+        estimated from its frames (`ModelConfig.state_weight`), the members' mean, in float64
+        (the training states' mean added in it); None for a model that does not estimate
+        states.
     """
 
     actions: Tensor
@@ -599,6 +600,8 @@ class InverseDynamicsModel(nn.Module):
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
+        if not isinstance(obs, Tensor):
+            obs = np.asarray(obs)  # a list of floats stays float64, as an array of them
         obs = torch.as_tensor(obs, device=self._buffer("state_mean").device)
         if obs.dtype != torch.float64:
             obs = obs.float()

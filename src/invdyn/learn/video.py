@@ -641,8 +641,8 @@ def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
 
 def holds_sources(path: Path) -> bool:
     """Whether `path` is a video file or a folder with episodes for `find_sources` beneath
-    it (video files, folders of images); `InputError` as `find_sources` for a folder that
-    holds a LeRobot dataset, or both images and video files."""
+    it (video files, folders of images); `InputError` as `find_sources` for a path inside a
+    LeRobot dataset, or a folder that holds one, or both images and video files."""
     _check_outside_datasets(path)
     return _is_video_file(path) or bool(_episodes_beneath(path, [], set()))
 
@@ -661,9 +661,9 @@ def _check_outside_datasets(path: Path) -> None:
 
 def enclosing_dataset(path: str | os.PathLike[str]) -> Path | None:
     """The LeRobot dataset that `path` lies inside (the nearest folder above it holding
-    ``meta/info.json``), or None."""
+    ``meta/info.json`` and a ``data`` folder), or None."""
     for folder in Path(path).resolve().parents:
-        if (folder / "meta" / "info.json").is_file():
+        if (folder / "meta" / "info.json").is_file() and (folder / "data").is_dir():
             return folder
     return None
 
