@@ -319,7 +319,9 @@ def _parser() -> argparse.ArgumentParser:
         help="directory for tracking.png, <controller>.csv and metrics.json "
         "(default: ./invdyn-track)",
     )
-    track.add_argument("--json", metavar="PATH", type=_path, help="also write the metrics here")
+    track.add_argument(
+        "--json", metavar="PATH", type=_json_path, help="also write the metrics here (- for stdout)"
+    )
     track.add_argument("--no-progress", action="store_true", help="no progress bars")
     track.set_defaults(command=_track)
 
@@ -584,7 +586,9 @@ def _parser() -> argparse.ArgumentParser:
         help="directory for the metrics and plots (default: <run>/evaluation, beside the "
         "run's checkpoint)",
     )
-    evaluate.add_argument("--json", metavar="PATH", type=_path, help="also write the metrics here")
+    evaluate.add_argument(
+        "--json", metavar="PATH", type=_json_path, help="also write the metrics here (- for stdout)"
+    )
     evaluate.set_defaults(command=_evaluate)
 
     label = commands.add_parser(
@@ -686,7 +690,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="models of frames: the goal frames are the episode's own, not replanned",
     )
-    follow.add_argument("--json", metavar="PATH", type=_path, help="write the results here")
+    follow.add_argument(
+        "--json", metavar="PATH", type=_json_path, help="write the results here (- for stdout)"
+    )
     follow.set_defaults(command=_follow)
 
     ident = commands.add_parser(
@@ -1093,6 +1099,11 @@ def _check_json_path(path: Path | None) -> None:
             problem = f"cannot be written in {path.parent} ({error.strerror})"
     if problem is not None:
         raise InputError(f"--json {path}: {problem}")
+
+
+def _json_path(text: str) -> Path:
+    """A --json value: a path, or ``-`` for standard output (``/dev/stdout``)."""
+    return Path("/dev/stdout") if text == "-" else _path(text)
 
 
 def _path(text: str) -> Path:
