@@ -280,6 +280,11 @@ class BalanceRun:
         return forces
 
     @property
+    def joint_torques(self) -> Float:
+        """(T, nv - 6) the controller's joint torques at every step, N m or N."""
+        return np.array([step.tau[6:] for step in self.steps])
+
+    @property
     def feet(self) -> tuple[str, ...]:
         """The frames of the feet, in order."""
         return tuple(dict.fromkeys(contact.frame for contact in self.contacts))
@@ -312,7 +317,7 @@ class BalanceRun:
         its limit that the most loaded joint leaves (>= 0: within limits; NaN for a robot
         without limits). A share, not N m, so that a wrist of 1 N m does not hide the legs'
         load."""
-        torques = np.abs(np.array([step.tau[6:] for step in self.steps]))
+        torques = np.abs(self.joint_torques)
         limited = np.isfinite(self.torque_limit)
         if not limited.any():
             return math.nan

@@ -328,7 +328,7 @@ def plot_balance(run: Any, title: str) -> Figure:
     axes[3].set_ylabel("normal force (N)")
     # beside the axes: a legend inside them hides the forces of feet with many corners
     axes[3].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-    torques = np.array([np.abs(step.tau[6:]) for step in run.steps])
+    torques = np.abs(run.joint_torques)
     limited = np.isfinite(run.torque_limit)
     if limited.any():
         axes[4].plot(run.time, torques[:, limited] / run.torque_limit[limited], linewidth=0.8)
