@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -140,6 +141,12 @@ def check_real(name: str, x: object, *, minimum: float | None = None) -> float:
     if minimum is not None and value < minimum:
         raise InputError(f"{name} must be >= {minimum:g}, got {value}")
     return value
+
+
+def repeated(names: Sequence[Any]) -> list[Any]:
+    """The entries that `names` holds more than once, each once, in the order they first
+    appear."""
+    return [name for name, count in Counter(names).items() if count > 1]
 
 
 def check_count(name: str, x: object, *, minimum: int = 1) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import invdyn
-from invdyn._arrays import check_count
+from invdyn._arrays import check_count, repeated
 from invdyn._files import is_stream, output_set, unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
@@ -1045,9 +1045,9 @@ def _names(option: str, spec: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in spec.split(",") if name.strip())
     if not names:
         raise InputError(f"{option} {spec!r}: expected comma-separated names")
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise InputError(f"{option} {spec!r}: names {', '.join(repeated)} more than once")
+    twice = sorted(repeated(names))
+    if twice:
+        raise InputError(f"{option} {spec!r}: names {', '.join(twice)} more than once")
     return names
 
 

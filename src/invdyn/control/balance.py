@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, check_positive, check_real
+from invdyn._arrays import as_float_array, check_positive, check_real, repeated
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
 from invdyn.configuration import neutral, quat_exp, quat_multiply
 from invdyn.control.wbc import (
@@ -182,7 +182,7 @@ class Scenario:
         for name, value in fields.items():
             object.__setattr__(self, name, value)
         named = (*(self.feet or ()), *(self.soles or ()))
-        twice = sorted({n for n in named if named.count(n) > 1})
+        twice = sorted(repeated(named))
         if twice:
             raise InputError(f"Scenario: feet named twice: {', '.join(twice)}")
         # the push, and the foot's lift, must come before the end

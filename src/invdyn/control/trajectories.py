@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_positive, check_real, not_a_model
+from invdyn._arrays import check_positive, check_real, not_a_model, repeated
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.errors import DataError, InputError
 from invdyn.model import JointType, Model
@@ -499,9 +499,9 @@ def _csv_columns(model: Model, source: str, header: list[str]) -> list[int]:
     if header[0] != "time":
         raise DataError(f"{source}: the first column must be 'time', got {header[0]!r}")
     names = header[1:]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise DataError(f"{source}: repeated columns {', '.join(map(repr, repeated))}")
+    twice = sorted(repeated(names))
+    if twice:
+        raise DataError(f"{source}: repeated columns {', '.join(map(repr, twice))}")
     unknown = [name for name in names if name not in model.joint_names]
     if unknown:
         raise DataError(

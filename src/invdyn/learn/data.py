@@ -62,7 +62,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_positive, plain_number
+from invdyn._arrays import check_positive, plain_number, repeated
 from invdyn._files import (
     json_text,
     output_mode,
@@ -713,8 +713,7 @@ def _names(name: str, value: Sequence[str]) -> tuple[str, ...]:
         if not isinstance(entry, str) or not entry:
             raise InputError(f"{name} must hold non-empty strings, got {entry!r}")
     if len(set(names)) != len(names):
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"{name} repeats {', '.join(repeated)}")
+        raise InputError(f"{name} repeats {', '.join(sorted(repeated(names)))}")
     return names
 
 
@@ -2445,9 +2444,9 @@ def _csv_columns(file: Path) -> dict[str, _Column]:
 
 def _check_unique_columns(file: Path, names: Sequence[str]) -> None:
     """`DataError` naming the first of `names` that a table holds more than once."""
-    repeated = [name for name in names if names.count(name) > 1]
-    if repeated:
-        raise DataError(f"{file}: column {repeated[0]!r} appears {names.count(repeated[0])} times")
+    twice = repeated(names)
+    if twice:
+        raise DataError(f"{file}: column {twice[0]!r} appears {names.count(twice[0])} times")
 
 
 def _row(i: int) -> str:
