@@ -546,40 +546,6 @@ def _add_cross_force(v, h, out):
     out[5] += w0 * f1 - w1 * f0
 
 
-@jit(fastmath=_FAST, inline="always")
-def _solve_small(d, n, rhs, out):
-    """Solve the (n, n) symmetric positive definite system d x = rhs by Cholesky; 0 if singular."""
-    if n == 1:
-        if not d[0, 0] > 0.0:
-            return 0
-        out[0] = rhs[0] / d[0, 0]
-        return 1
-    chol = np.zeros((6, 6))
-    for r in range(n):
-        for c in range(r + 1):
-            acc = d[r, c]
-            for k in range(c):
-                acc -= chol[r, k] * chol[c, k]
-            if r == c:
-                if not acc > 0.0:
-                    return 0
-                chol[r, r] = np.sqrt(acc)
-            else:
-                chol[r, c] = acc / chol[c, c]
-    y = np.zeros(6)
-    for r in range(n):
-        acc = rhs[r]
-        for k in range(r):
-            acc -= chol[r, k] * y[k]
-        y[r] = acc / chol[r, r]
-    for r in range(n - 1, -1, -1):
-        acc = y[r]
-        for k in range(r + 1, n):
-            acc -= chol[k, r] * out[k]
-        out[r] = acc / chol[r, r]
-    return 1
-
-
 @jit(fastmath=_FAST)
 def crba(ints, reals, q, mass_matrix):
     """Composite rigid-body algorithm: write M(q) (nv, nv) into mass_matrix; return a status."""
@@ -729,111 +695,184 @@ def _add_inertia_to_parent(w, i, comp, parent, scratch):
             comp[parent, 4 + 3 * a + b] += value
 
 
+# columns of the ABA work array `s` (nbody, ABA_COLUMNS), one row per body: articulated inertia
+# I^A (36, row-major), articulated bias force p^A (6), U = I^A S (6 n: column k at 6 k),
+# D^-1 (n x n, row-major with row stride 6), u = tau - S^T p^A (n)
+_IA, _PA, _U, _DINV, _UV = 0, 36, 42, 78, 114
+ABA_COLUMNS = 120
+# offsets in ABA's scratch vector: I^a (36), X^T I^a (36), U D^-1 (36), a Cholesky factor
+# (36), p^a (6), the right-hand side of pass 3 (6)
+_T_IA, _T_MOVED, _T_GAIN, _T_CHOL, _T_PA, _T_RHS = 0, 36, 72, 108, 144, 150
+ABA_SCRATCH = 156
+
+
+@jit(fastmath=_FAST, inline="always")
+def _set_spatial_inertia(reals, i, s):
+    """Write body i's (6, 6) spatial inertia [[I_o, h x], [(h x)^T, m 1]] into s[i, _IA:]."""
+    mass = reals[i, 15]
+    h0, h1, h2 = reals[i, 16], reals[i, 17], reals[i, 18]
+    rows = (
+        (reals[i, 19], reals[i, 20], reals[i, 21], 0.0, -h2, h1),
+        (reals[i, 22], reals[i, 23], reals[i, 24], h2, 0.0, -h0),
+        (reals[i, 25], reals[i, 26], reals[i, 27], -h1, h0, 0.0),
+        (0.0, h2, -h1, mass, 0.0, 0.0),
+        (-h2, 0.0, h0, 0.0, mass, 0.0),
+        (h1, -h0, 0.0, 0.0, 0.0, mass),
+    )
+    for r in range(6):
+        for c in range(6):
+            s[i, _IA + 6 * r + c] = rows[r][c]
+
+
+@jit(fastmath=_FAST, inline="always")
+def _invert_spd(s, i, n, t):
+    """Replace the (n, n) symmetric positive definite matrix in s[i, _DINV:] (row stride 6)
+    by its inverse, through its Cholesky factor in t[_T_CHOL:]; False if it is not positive
+    definite."""
+    if n == 1:
+        d = s[i, _DINV]
+        if not d > 0.0:
+            return False
+        s[i, _DINV] = 1.0 / d
+        return True
+    for r in range(n):
+        for c in range(r + 1):
+            acc = s[i, _DINV + 6 * r + c]
+            for k in range(c):
+                acc -= t[_T_CHOL + 6 * r + k] * t[_T_CHOL + 6 * c + k]
+            if r == c:
+                if not acc > 0.0:
+                    return False
+                t[_T_CHOL + 6 * r + r] = np.sqrt(acc)
+            else:
+                t[_T_CHOL + 6 * r + c] = acc / t[_T_CHOL + 6 * c + c]
+    # column j of the inverse: solve L y = e_j, then L^T x = y, in place of row j of s
+    for j in range(n):
+        for r in range(n):
+            acc = 1.0 if r == j else 0.0
+            for k in range(r):
+                acc -= t[_T_CHOL + 6 * r + k] * s[i, _DINV + 6 * j + k]
+            s[i, _DINV + 6 * j + r] = acc / t[_T_CHOL + 6 * r + r]
+        for r in range(n - 1, -1, -1):
+            acc = s[i, _DINV + 6 * j + r]
+            for k in range(r + 1, n):
+                acc -= t[_T_CHOL + 6 * k + r] * s[i, _DINV + 6 * j + k]
+            s[i, _DINV + 6 * j + r] = acc / t[_T_CHOL + 6 * r + r]
+    return True
+
+
+@jit(fastmath=_FAST, inline="always")
+def _six(x, start, step):
+    """The 6 values x[start + k step], k = 0..5, of the vector x."""
+    return (
+        x[start], x[start + step], x[start + 2 * step],
+        x[start + 3 * step], x[start + 4 * step], x[start + 5 * step],
+    )  # fmt: skip
+
+
+@jit(fastmath=_FAST, inline="always")
+def _articulate(ints, reals, dofs, v, tau, i, s, t):
+    """Body i's U = I^A S, u = tau - friction - S^T p^A and D^-1 = (S^T U + armature)^-1 into
+    s[i]; False if D is singular (the joint moves no mass or inertia)."""
+    n = _joint_nv(ints, i)
+    va = ints[i, 3]
+    for k in range(n):
+        col = _column(ints, reals, i, k)
+        for r in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += s[i, _IA + 6 * r + c] * col[c]
+            s[i, _U + 6 * k + r] = acc
+    for k in range(n):
+        col = _column(ints, reals, i, k)
+        vk = v[va + k]
+        value = tau[va + k] - dofs[va + k, 1] * vk - dofs[va + k, 2] * np.sign(vk)
+        for r in range(6):
+            value -= col[r] * s[i, _PA + r]
+        s[i, _UV + k] = value
+        for kk in range(n):
+            acc = 0.0
+            for r in range(6):
+                acc += col[r] * s[i, _U + 6 * kk + r]
+            s[i, _DINV + 6 * k + kk] = acc
+        s[i, _DINV + 7 * k] += dofs[va + k, 0]
+    return _invert_spd(s, i, n, t)
+
+
+@jit(fastmath=_FAST, inline="always")
+def _fold_into_parent(w, i, parent, n, s, t):
+    """Add body i's articulated inertia I^a = I^A - U D^-1 U^T and bias force
+    p^a = p^A + I^a c + U D^-1 u, moved to the parent (X^T I^a X, X^T p^a), to the parent's."""
+    for k in range(n):
+        for r in range(6):
+            acc = 0.0
+            for kk in range(n):
+                acc += s[i, _U + 6 * kk + r] * s[i, _DINV + 6 * kk + k]
+            t[_T_GAIN + 6 * k + r] = acc
+    for r in range(6):
+        for c in range(6):
+            acc = s[i, _IA + 6 * r + c]
+            for k in range(n):
+                acc -= t[_T_GAIN + 6 * k + r] * s[i, _U + 6 * k + c]
+            t[_T_IA + 6 * r + c] = acc
+    for r in range(6):
+        acc = s[i, _PA + r]
+        for c in range(6):
+            acc += t[_T_IA + 6 * r + c] * w[i, _A + c]
+        for k in range(n):
+            acc += t[_T_GAIN + 6 * k + r] * s[i, _UV + k]
+        t[_T_PA + r] = acc
+    placement = _placement(w, i)
+    # X^T I^a X: X^T moves each column, then each row (I^a is symmetric)
+    for c in range(6):
+        moved = _force_up(placement, _six(t, _T_IA + c, 6))
+        for r in range(6):
+            t[_T_MOVED + 6 * r + c] = moved[r]
+    for r in range(6):
+        moved = _force_up(placement, _six(t, _T_MOVED + 6 * r, 1))
+        for c in range(6):
+            s[parent, _IA + 6 * r + c] += moved[c]
+    moved = _force_up(placement, _six(t, _T_PA, 1))
+    for r in range(6):
+        s[parent, _PA + r] += moved[r]
+
+
 @jit(fastmath=_FAST)
 def aba(ints, reals, q, v, tau, fext, qdd):
     """Articulated-body algorithm: write the accelerations of (q, v, tau) into qdd; return a status.
 
     Status SINGULAR means a joint's articulated inertia is singular (a massless subtree).
     """
-    dofs = reals[ints.shape[0] :]
     status = _check(q, v, tau, fext)
     if status != 0:
         return status
     nbody = ints.shape[0]
-    nv = dofs.shape[0] - 1
+    dofs = reals[nbody:]
     w = _new_work(ints, dofs)
-    # pass 1: velocities, bias accelerations c_i = v_i x S qd (in the A columns), inertias
+    s = np.empty((nbody, ABA_COLUMNS))
+    t = np.empty(ABA_SCRATCH)
+    # pass 1 (root to leaves): velocities, bias accelerations c_i = v_i x S qd (in the A
+    # columns), each body's spatial inertia and bias force p_i = v_i x* I v_i - f_ext_i
     for i in range(nbody):
         _joint_placement(ints, reals, q, i, w)
         joint_velocity = _joint_motion(ints, reals, i, v)
         vel = _plus(_to_child(_placement(w, i), _row(w, ints[i, 0], _V)), joint_velocity)
         _store(w, i, _V, vel)
         _store(w, i, _A, _cross_motion(vel, joint_velocity))
-    inertia = np.empty((nbody, 6, 6))
-    bias = np.empty((nbody, 6))
-    tmp = np.empty(6)
-    params = reals[:nbody, 15:]
-    for i in range(nbody):
-        _composite_matrix(params, i, inertia[i])
-        # p_i = v_i x* I v_i - f_ext_i
-        _put(tmp, _composite_product(params, i, _row(w, i, _V)))
+        _set_spatial_inertia(reals, i, s)
+        bias = _inertial_force(_body_inertia(reals, i), vel, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         for k in range(6):
-            bias[i, k] = 0.0
-        _add_cross_force(w[i, _V : _V + 6], tmp, bias[i])
+            s[i, _PA + k] = bias[k]
         if fext.shape[0] > 0:
             for k in range(6):
-                bias[i, k] -= fext[i, k]
-    # the joint forces that remain after friction
-    force = np.empty(nv)
-    for k in range(nv):
-        force[k] = tau[k] - dofs[k, 1] * v[k] - dofs[k, 2] * np.sign(v[k])
-    # pass 2 (leaves to root): U = I^A S, D = S^T U, u = tau - S^T p^A
-    u_mat = np.empty((nbody, 6, 6))
-    d_mat = np.empty((nbody, 6, 6))
-    u_vec = np.empty((nbody, 6))
-    col = np.empty(6)
-    ia = np.empty((6, 6))
-    pa = np.empty(6)
-    gain = np.empty(6)
-    moved = np.empty((6, 6))
+                s[i, _PA + k] -= fext[i, k]
+    # pass 2 (leaves to root): articulated inertias and bias forces
     for i in range(nbody - 1, -1, -1):
-        n = _joint_nv(ints, i)
-        va = ints[i, 3]
-        for k in range(n):
-            _put(col, _column(ints, reals, i, k))
-            for r in range(6):
-                acc = 0.0
-                for c in range(6):
-                    acc += inertia[i, r, c] * col[c]
-                u_mat[i, r, k] = acc
-        for k in range(n):
-            _put(col, _column(ints, reals, i, k))
-            value = 0.0
-            for r in range(6):
-                value += col[r] * bias[i, r]
-            u_vec[i, k] = force[va + k] - value
-            for kk in range(n):
-                acc = 0.0
-                for r in range(6):
-                    acc += col[r] * u_mat[i, r, kk]
-                d_mat[i, k, kk] = acc
-            d_mat[i, k, k] += dofs[va + k, 0]
-        parent = ints[i, 0]
-        if parent < 0:
-            continue
-        # I^a = I^A - U D^-1 U^T ;  p^a = p^A + I^a c + U D^-1 u
-        for r in range(6):
-            for c in range(6):
-                ia[r, c] = inertia[i, r, c]
-        dinv_u = np.empty(6)
-        if _solve_small(d_mat[i], n, u_vec[i], dinv_u) == 0:
+        if not _articulate(ints, reals, dofs, v, tau, i, s, t):
             return SINGULAR
-        for c in range(6):
-            for k in range(n):
-                col[k] = u_mat[i, c, k]
-            if _solve_small(d_mat[i], n, col, gain) == 0:
-                return SINGULAR
-            for r in range(6):
-                for k in range(n):
-                    ia[r, c] -= u_mat[i, r, k] * gain[k]
-        for r in range(6):
-            acc = bias[i, r]
-            for c in range(6):
-                acc += ia[r, c] * w[i, _A + c]
-            for k in range(n):
-                acc += u_mat[i, r, k] * dinv_u[k]
-            pa[r] = acc
-        # fold into the parent: I^A_parent += X^T I^a X ; p^A_parent += X^T p^a
-        for c in range(6):
-            _put(moved[:, c], _force_up(_placement(w, i), _vec(ia[:, c])))
-        for r in range(6):
-            _put(ia[r, :], _force_up(_placement(w, i), _vec(moved[r, :])))
-        for r in range(6):
-            for c in range(6):
-                inertia[parent, r, c] += ia[r, c]
-        up = _force_up(_placement(w, i), _vec(pa))
-        for r in range(6):
-            bias[parent, r] += up[r]
+        parent = ints[i, 0]
+        if parent >= 0:
+            _fold_into_parent(w, i, parent, _joint_nv(ints, i), s, t)
     # pass 3 (root to leaves): a' = X a_parent + c ; qdd = D^-1 (u - U^T a') ; a = a' + S qdd
     for i in range(nbody):
         n = _joint_nv(ints, i)
@@ -841,22 +880,21 @@ def aba(ints, reals, q, v, tau, fext, qdd):
         parent = ints[i, 0]
         # body accelerations go to the F columns; the world row holds -gravity in A
         if parent >= 0:
-            _put(tmp, _to_child(_placement(w, i), _row(w, parent, _F)))
+            moved = _to_child(_placement(w, i), _row(w, parent, _F))
         else:
-            _put(tmp, _to_child(_placement(w, i), _row(w, nbody, _A)))
-        for k in range(6):
-            w[i, _F + k] = tmp[k] + w[i, _A + k]
-        rhs = np.empty(6)
+            moved = _to_child(_placement(w, i), _row(w, nbody, _A))
+        acc = _plus(moved, _row(w, i, _A))
         for k in range(n):
-            acc = u_vec[i, k]
-            for r in range(6):
-                acc -= u_mat[i, r, k] * w[i, _F + r]
-            rhs[k] = acc
-        if _solve_small(d_mat[i], n, rhs, gain) == 0:
-            return SINGULAR
+            value = s[i, _UV + k]
+            for c in range(6):
+                value -= s[i, _U + 6 * k + c] * acc[c]
+            t[_T_RHS + k] = value
         for k in range(n):
-            qdd[va + k] = gain[k]
-        _store(w, i, _F, _plus(_row(w, i, _F), _joint_motion(ints, reals, i, qdd)))
+            value = 0.0
+            for kk in range(n):
+                value += s[i, _DINV + 6 * k + kk] * t[_T_RHS + kk]
+            qdd[va + k] = value
+        _store(w, i, _F, _plus(acc, _joint_motion(ints, reals, i, qdd)))
     return _status_of_result(qdd)
 
 
