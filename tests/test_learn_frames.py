@@ -153,6 +153,20 @@ def test_frames_and_actions_without_state(data, tmp_path):
         train(stateless, config(1, state_weight=1.0), tmp_path / "estimate", progress=False)
 
 
+def test_validation_loss_is_that_of_the_model_without_augmentation(data, tmp_path):
+    """The logged val_loss is the loss of the model as it predicts: no random shift, no
+    colour jitter (which made it differ between a run and the same run resumed)."""
+    train_data, _ = data
+    result = train(train_data, config(1, augment=4, jitter=0.3), tmp_path, progress=False)
+    model = result.model.eval()
+    windows = select_windows(
+        episode_arrays(train_data), train_data, result.val_episodes, model.config
+    )
+    with torch.no_grad():
+        _, metrics = model.loss(windows.batch())
+    assert result.history[-1]["val_loss"] == pytest.approx(metrics["loss"], rel=1e-5)
+
+
 def test_state_and_frames_together(data, tmp_path):
     train_data, _ = data
     result = train(train_data, config(1, state=True, context=1, ensemble=2), tmp_path)

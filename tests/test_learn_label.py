@@ -22,7 +22,7 @@ pytest.importorskip("pyarrow")
 
 from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn import label  # noqa: E402
-from invdyn.learn.checkpoint import load_model  # noqa: E402
+from invdyn.learn.checkpoint import load_checkpoint, load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
 from invdyn.learn.data import (  # noqa: E402
     Episode,
@@ -197,6 +197,20 @@ def test_single_model_labels_have_no_deviation(chunked, held_out, unlabelled, tm
     # small model learns poorly (measured: R^2 about 0.47, as `evaluate` says)
     truth = np.stack([e.action for e in held_out])
     assert r2(action[:, :98].reshape(-1, 2), truth[:, :98].reshape(-1, 2)) > 0.35
+
+
+def test_a_run_directory_labels_as_its_checkpoint(chunked, unlabelled, tmp_path):
+    by_checkpoint = read_labels(label_dataset(chunked, unlabelled, tmp_path / "a"))
+    by_run = read_labels(label_dataset(chunked.parent, unlabelled, tmp_path / "b"))
+    np.testing.assert_array_equal(by_run.action, by_checkpoint.action)
+
+
+def test_a_device_that_is_not_here_is_named(chunked):
+    for name in ("gpu", "cuda:0"):
+        if name == "cuda:0" and torch.cuda.is_available():
+            continue
+        with pytest.raises(InputError, match=f"'{name}'"):
+            load_checkpoint(chunked, device=name)
 
 
 def test_states_in_memory_are_labelled_as_a_dataset_of_them(

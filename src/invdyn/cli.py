@@ -9,6 +9,7 @@ robot, a malformed description, a missing file, an optional extra not installed)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import os
@@ -27,7 +28,7 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._arrays import check_count, repeated
-from invdyn._files import is_stream, output_set, unmakeable, write_json
+from invdyn._files import is_stream, json_text, output_set, unmakeable, write_json
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -41,6 +42,8 @@ from invdyn.sim.plant import Plant
 
 Array = NDArray[np.float64]
 
+STANDARD_OUTPUT = Path("/dev/stdout")
+"""--json's path for ``-``: standard output then carries the JSON alone."""
 DEMO_ROBOT = "panda"
 DEMO_FALLBACK = "double_pendulum"
 DEMO_PAYLOAD = 2.0
@@ -127,8 +130,13 @@ def _run(argv: Sequence[str] | None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        _check_json_path(getattr(args, "json", None))
-        with warnings.catch_warnings():
+        json_path = getattr(args, "json", None)
+        _check_json_path(json_path)
+        # with --json - standard output carries the JSON alone, for a program to read, and
+        # what is printed for a person goes to standard error
+        args.json_stream = sys.stdout if json_path == STANDARD_OUTPUT else None
+        printed = sys.stderr if args.json_stream is not None else sys.stdout
+        with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
             warnings.showwarning = _show_warning
             return command(args)
     except _Terminated:
@@ -320,7 +328,10 @@ def _parser() -> argparse.ArgumentParser:
         "(default: ./invdyn-track)",
     )
     track.add_argument(
-        "--json", metavar="PATH", type=_json_path, help="also write the metrics here (- for stdout)"
+        "--json",
+        metavar="PATH",
+        type=_json_path,
+        help="also write the metrics here (-: to stdout, the rest to stderr)",
     )
     track.add_argument("--no-progress", action="store_true", help="no progress bars")
     track.set_defaults(command=_track)
@@ -587,7 +598,10 @@ def _parser() -> argparse.ArgumentParser:
         "run's checkpoint)",
     )
     evaluate.add_argument(
-        "--json", metavar="PATH", type=_json_path, help="also write the metrics here (- for stdout)"
+        "--json",
+        metavar="PATH",
+        type=_json_path,
+        help="also write the metrics here (-: to stdout, the rest to stderr)",
     )
     evaluate.set_defaults(command=_evaluate)
 
@@ -691,7 +705,10 @@ def _parser() -> argparse.ArgumentParser:
         help="models of frames: the goal frames are the episode's own, not replanned",
     )
     follow.add_argument(
-        "--json", metavar="PATH", type=_json_path, help="write the results here (- for stdout)"
+        "--json",
+        metavar="PATH",
+        type=_json_path,
+        help="write the results here (-: to stdout, the rest to stderr)",
     )
     follow.set_defaults(command=_follow)
 
@@ -909,8 +926,8 @@ def _track(args: argparse.Namespace) -> int:
         write_json(staged / "metrics.json", metrics)
         _remove_stale_logs(out, results)
     print(f"wrote {', '.join([*written, 'metrics.json'])} in {out.absolute()}")
-    if args.json is not None:
-        print(f"wrote {write_json(args.json, metrics)}")
+    for path in _write_json_option(args, metrics):
+        print(f"wrote {path}")
     return 0
 
 
@@ -1102,8 +1119,20 @@ def _check_json_path(path: Path | None) -> None:
 
 
 def _json_path(text: str) -> Path:
-    """A --json value: a path, or ``-`` for standard output (``/dev/stdout``)."""
-    return Path("/dev/stdout") if text == "-" else _path(text)
+    """A --json value: a path, or ``-`` for standard output (`STANDARD_OUTPUT`)."""
+    return STANDARD_OUTPUT if text == "-" else _path(text)
+
+
+def _write_json_option(args: argparse.Namespace, data: Any) -> list[Path]:
+    """Write `data` where --json says: the files written (none for standard output, written
+    through `main`'s stream)."""
+    if args.json is None:
+        return []
+    if args.json_stream is not None:
+        args.json_stream.write(json_text(data))
+        args.json_stream.flush()
+        return []
+    return [write_json(args.json, data)]
 
 
 def _path(text: str) -> Path:
@@ -1487,8 +1516,9 @@ def _table_episodes(args: argparse.Namespace) -> Imported:
 
 def _train(args: argparse.Namespace) -> int:
     from invdyn.learn import distributed
+    from invdyn.learn.checkpoint import resolve_device
     from invdyn.learn.data import read_dataset
-    from invdyn.learn.train import resolve_device, train
+    from invdyn.learn.train import train
 
     _output_directory(args.out)
     dataset = read_dataset(args.dataset)
@@ -1656,8 +1686,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     # written before anything is printed, so that a reader that stops early loses nothing
     out = args.out if args.out is not None else _evaluation_dir(checkpoint)
     written = save_evaluation(report, out)
-    if args.json is not None:
-        written.append(write_json(args.json, report.to_dict()))
+    written += _write_json_option(args, report.to_dict())
     print(f"{report.n_windows} windows of {len(report.episodes)} episodes ({report.selection})")
     predictors = {"model": report.model, "linear": report.linear, "oracle": report.oracle}
     header = ["action"] + [f"{name} R^2" for name, m in predictors.items() if m is not None]
@@ -1756,8 +1785,8 @@ def _follow(args: argparse.Namespace) -> int:
     )
     print(f"state error: {STATE_ERROR}")
     print(f"oracle: {result.oracle_note}")
-    if args.json is not None:
-        print(f"wrote {write_json(args.json, result.to_dict())}")
+    for path in _write_json_option(args, result.to_dict()):
+        print(f"wrote {path}")
     return 0
 
 
@@ -1789,8 +1818,8 @@ def _follow_frames(
         ["run", "final body error (m)", "largest body error (m)"],
         [[run, f"{final[run]:.4g}", f"{result.errors[run].max():.4g}"] for run in final],
     )
-    if args.json is not None:
-        print(f"wrote {write_json(args.json, result.to_dict())}")
+    for path in _write_json_option(args, result.to_dict()):
+        print(f"wrote {path}")
     return 0
 
 
@@ -2019,8 +2048,7 @@ def _evaluate_identification(args: argparse.Namespace) -> int:
     )
     report, figure = (out / name for name in EVALUATION_FILES)
     written = [write_json(report, scores), save_figure(bars, figure)]
-    if args.json is not None:
-        written.append(write_json(args.json, scores))
+    written += _write_json_option(args, scores)
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -269,6 +269,21 @@ def _save_tensors(
     os.chmod(path, output_mode(directory=False))
 
 
+def resolve_device(device: str | torch.device) -> torch.device:
+    """The torch device of a name such as `TrainConfig.device`'s (``"auto"``: CUDA if
+    present), or `InputError` for a name torch does not know or a CUDA device without CUDA."""
+    name = str(device)
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(name)
+    except RuntimeError:
+        raise InputError(f"unknown device {name!r}: expected auto, cpu, cuda or cuda:N") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {name!r} requested but CUDA is not available")
+    return resolved
+
+
 def load_checkpoint(
     path: str | os.PathLike[str], *, device: str | torch.device = "cpu"
 ) -> Checkpoint:
@@ -282,7 +297,9 @@ def load_checkpoint(
     Raises:
       DataError: the directory or one of its files is missing or corrupt (the message names
         the file).
+      InputError: a `device` that torch does not know or that is not here.
     """
+    device = resolve_device(device)
     path = checkpoint_in(path)
     old = path.with_name(f".{path.name}.old")
     # a save interrupted between its two renames leaves only the previous checkpoint

@@ -74,6 +74,7 @@ from invdyn.learn.checkpoint import (
     NORM_STATS_FILE,
     Checkpoint,
     check_sizes,
+    checkpoint_in,
     load_checkpoint,
 )
 from invdyn.learn.config import ModelConfig
@@ -147,7 +148,7 @@ def label_dataset(
     See the module docstring for the frames that get labels, the extra features and resuming.
 
     Args:
-      checkpoint_dir: the model's checkpoint directory.
+      checkpoint_dir: the model's checkpoint directory, or a run directory of `train`.
       dataset_path: the dataset to label (LeRobot v3).
       out_path: the labelled dataset to write.
       batch_size: windows per forward pass, >= 1 (part of the identity of a resumed run).
@@ -173,6 +174,7 @@ def label_dataset(
     workers = check_count("workers", workers)
     out = Path(out_path)
     check_target(out, overwrite=overwrite)
+    checkpoint_dir = checkpoint_in(checkpoint_dir)
     checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
@@ -288,8 +290,8 @@ def label_videos(
     `label_dataset`'s.
 
     Args:
-      checkpoint_dir: the checkpoint of a model of frames alone (``model.state`` False) and
-        one camera.
+      checkpoint_dir: the checkpoint (or run directory) of a model of frames alone
+        (``model.state`` False) and one camera.
       sources: a folder, or a list of mp4 files and image folders (see `import_videos`).
       out_path: the labelled dataset to write.
       size: (width, height) to resize the frames to; None for the size of the model's
@@ -304,6 +306,7 @@ def label_videos(
     """
     out = Path(out_path)
     check_target(out, overwrite=overwrite)
+    checkpoint_dir = checkpoint_in(checkpoint_dir)
     checkpoint = load_checkpoint(checkpoint_dir)
     config = checkpoint.model.config
     if config.state or len(config.camera_names) != 1:

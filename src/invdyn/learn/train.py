@@ -40,6 +40,7 @@ from invdyn.learn.checkpoint import (
     DataSpec,
     checkpoint_in,
     load_checkpoint,
+    resolve_device,
     save_checkpoint,
 )
 from invdyn.learn.config import Config, TrainConfig
@@ -93,15 +94,6 @@ class TrainResult:
     train_episodes: list[int]
     val_episodes: list[int]
     resumed_from: int | None = None
-
-
-def resolve_device(name: str) -> torch.device:
-    """The torch device of a `TrainConfig.device` name (``"auto"``: CUDA if present)."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device {name!r} requested but CUDA is not available")
-    return torch.device(name)
 
 
 def split_episodes(
@@ -427,13 +419,18 @@ def _evaluate_windows(
 
 @torch.no_grad()
 def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str, float]:
-    """`_logged_metrics` on `windows`, averaged over windows."""
+    """`_logged_metrics` on `windows`, averaged over windows, with the model in evaluation mode
+    (no dropout, no augmentation: the same figures whenever they are computed)."""
     sums = dict.fromkeys(_logged_metrics(model), 0.0)
-    for batch in eval_batches(model, windows):
-        _, metrics = model.loss(batch)
-        n = len(batch[ACTION])
-        for key in sums:
-            sums[key] += metrics[key] * n
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for batch in eval_batches(model, windows):
+            _, metrics = model.loss(batch)
+            n = len(batch[ACTION])
+            for key in sums:
+                sums[key] += metrics[key] * n
+    model.train(was_training)
     return {k: v / len(windows) for k, v in sums.items()}
 
 
