@@ -32,7 +32,7 @@ from invdyn.learn.evaluate import (
     evaluate_checkpoint,
     save_evaluation,
 )
-from invdyn.learn.train import train
+from invdyn.learn.train import EPISODE_FINGERPRINTS, INHERITED, train
 from invdyn.sim.collect import CollectedEpisode, Collection, collect_gym, collect_robot
 from invdyn.viz.plots import plot_predictions
 from test_learn_models import train_killed_after
@@ -135,6 +135,35 @@ def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_pat
     train_killed_after(1, read_dataset(copy), config, tmp_path / "killed")
     with pytest.warns(UserWarning, match=r"checkpoint of epoch 1 of 3: its training has not"):
         evaluate_checkpoint(tmp_path / "killed", copy)
+
+
+def test_a_float16_copy_and_a_fine_tuned_run_know_the_training_episodes(robot, tmp_path):
+    """The training data rounded to float16 is still the training data; a run started from
+    the checkpoint (train.init) on other data counts its training episodes as trained on."""
+    dataset, checkpoint, result = robot
+    half = [
+        Episode(e.state.astype(np.float16), e.action.astype(np.float16), e.timestamp)
+        for e in dataset
+    ]
+    info = dataset.info
+    copy = write_dataset(
+        tmp_path / "float16", half, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+    report = evaluate_checkpoint(checkpoint, copy)
+    assert report.selection == "validation" and list(report.episodes) == result.val_episodes
+    other = collect_robot(
+        invdyn.load("double_pendulum"), episodes=5, duration=0.2, control_rate=1000.0, seed=9
+    )
+    config = small_config(epochs=1)
+    config = dataclasses.replace(
+        config, train=dataclasses.replace(config.train, init=str(checkpoint))
+    )
+    other_data = read_dataset(write(other, tmp_path / "other"))
+    tuned = train(other_data, config, tmp_path / "tuned", progress=False)
+    with pytest.warns(UserWarning, match="96 of the 120 episodes .* the model was trained on"):
+        report = evaluate_checkpoint(tuned.checkpoint, dataset)
+    assert report.selection == "held out" and list(report.episodes) == result.val_episodes
 
 
 def test_the_linear_baseline_is_not_fitted_on_a_few_training_episodes(robot, tmp_path):
@@ -340,7 +369,8 @@ def test_a_checkpoint_without_episode_fingerprints_recognises_its_data_first(rob
     old = shutil.copytree(checkpoint, tmp_path / "old")
     state_file = old / "train_state.json"
     state = json.loads(state_file.read_text())
-    del state["episode_fingerprints"]
+    for key in [*EPISODE_FINGERPRINTS, INHERITED]:
+        del state[key]
     state_file.write_text(json.dumps(state))
     after = _with_extra_episodes(dataset, tmp_path / "after", first=False)
     with pytest.warns(UserWarning, match="96 of the 123 episodes"):

@@ -4,15 +4,16 @@
 
 - which episodes: those of the dataset that the checkpoint was not trained on. Its
   ``train_state.json`` records the split of the training data and the fingerprint of each
-  episode's values in float32 (`invdyn.learn.train.episode_fingerprints`: a float32 copy is
-  the same data), so that its training episodes are recognised in any dataset that holds
-  them, and left out, a warning says, when there are others (the training data extended with
-  more episodes). On the training data itself these are its validation episodes; on a
-  dataset collected apart, every episode. A checkpoint of an earlier version records only
-  the fingerprint of the whole training data: its episodes are recognised when they are the
-  dataset's first ones; otherwise every episode is evaluated and assumed held out. When
-  every episode was trained on (nothing was held out), all are evaluated, with a warning; or
-  the episodes the caller names.
+  episode's values in float32 and in float16 (`invdyn.learn.train.episode_fingerprints`: a copy
+  in lower precision is the same data), and those of the episodes that the checkpoint it started
+  from (``train.init``) was trained on, so that its training episodes are recognised in any
+  dataset that holds them, and left out, a warning says, when there are others (the training
+  data extended with more episodes). On the training data itself these are its validation
+  episodes; on a dataset collected apart, every episode. A checkpoint of an earlier version
+  records only the fingerprint of the whole training data: its episodes are recognised when they
+  are the dataset's first ones; otherwise every episode is evaluated and assumed held out. When
+  every episode was trained on (nothing was held out), all are evaluated, with a warning; or the
+  episodes the caller names.
 - what: per action dimension the coefficient of determination ``R^2``, the normalised mean
   squared error (MSE over the target's variance, ``R^2 = 1 - NMSE``) and the mean absolute
   error, and their means (`Metrics`), as `invdyn.learn.train.evaluate` computes them; a chunked
@@ -97,7 +98,13 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import _fingerprint, episode_fingerprints, eval_batches
+from invdyn.learn.train import (
+    EPISODE_FINGERPRINTS,
+    _fingerprint,
+    episode_fingerprints,
+    eval_batches,
+    trained_fingerprints,
+)
 from invdyn.metrics import ONE_SAMPLE, Metrics, varies
 
 METRICS_FILE = "metrics.json"
@@ -403,8 +410,10 @@ def _run_episodes(
     and those it held out for validation; None when its `state` (``train_state.json``)
     cannot tell.
 
-    An episode is recognised by the fingerprint of its values in float32, which training
-    stores for each episode (`episode_fingerprints`), wherever it lies in the dataset. A
+    An episode is recognised by the fingerprint of its values in float32 or in float16, which
+    training stores for each episode (`episode_fingerprints`), wherever it lies in the dataset;
+    so are those that the checkpoint the run started from was trained on (`TrainConfig.init`,
+    `trained_fingerprints`). A
     checkpoint of an earlier version stores only the fingerprint of its whole training data
     (in its precision and in float32): the dataset's first episodes must be that data.
     """
@@ -415,15 +424,20 @@ def _run_episodes(
     train_run, val_run = _indices(train_stored, size), _indices(val_stored, size)
     if train_run is None or val_run is None:
         return None
-    stored = state.get("episode_fingerprints")
-    if isinstance(stored, list) and len(stored) == size:
-        trained = {stored[i] for i in train_run}
+    inherited = trained_fingerprints(state)
+    recognised, trained_here, validated_here = False, set(), set()
+    for key, dtype in EPISODE_FINGERPRINTS.items():
+        stored = state.get(key)
+        if not (isinstance(stored, list) and len(stored) == size):
+            continue
+        recognised = True
+        trained = set(inherited[key])
         validated = {stored[i] for i in val_run} - trained
-        prints = episode_fingerprints(arrays)
-        return (
-            [i for i, p in enumerate(prints) if p in trained],
-            [i for i, p in enumerate(prints) if p in validated],
-        )
+        prints = episode_fingerprints(arrays, dtype)
+        trained_here |= {i for i, p in enumerate(prints) if p in trained}
+        validated_here |= {i for i, p in enumerate(prints) if p in validated}
+    if recognised:
+        return sorted(trained_here), sorted(validated_here - trained_here)
     first = arrays[:size]
     identity = state.get("identity")
     if len(first) == size and (

@@ -24,7 +24,7 @@ import dataclasses
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -187,7 +187,9 @@ def train(
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
     single_precision = _fingerprint(arrays, single=True)
-    episode_prints = episode_fingerprints(arrays)
+    episode_prints = {
+        key: episode_fingerprints(arrays, d) for key, d in EPISODE_FINGERPRINTS.items()
+    }
 
     # a previous run in out_dir: check it is this run, return it if finished
     previous = None
@@ -214,12 +216,14 @@ def train(
 
     with _deterministic(tc.num_threads):
         # the model: from the checkpoint, or initialised from the seed with stats of the train split
+        inherited: dict[str, list[str]] = {}
         if previous is not None:
             model = previous.model
             history: list[dict[str, float]] = list(previous.metrics.get("history", []))
             start = int((previous.train_state or {})["epoch"])
+            inherited = (previous.train_state or {}).get(INHERITED, {})
         elif tc.init:
-            model = _initial_model(tc.init, config, episodes, train_w)
+            model, inherited = _initial_model(tc.init, config, episodes, train_w)
             history, start = [], 0
         else:
             with torch.random.fork_rng(devices=[]):
@@ -297,7 +301,8 @@ def train(
                             "finished": done,
                             "identity": identity,
                             "data_float32": single_precision,
-                            "episode_fingerprints": episode_prints,
+                            **episode_prints,
+                            INHERITED: inherited,
                             "train_episodes": train_idx,
                             "val_episodes": val_idx,
                         },
@@ -475,10 +480,11 @@ class _DeviceWindows:
 
 def _initial_model(
     init: str, config: Config, episodes: Iterable[Any], windows: Windows
-) -> InverseDynamicsModel:
+) -> tuple[InverseDynamicsModel, dict[str, list[str]]]:
     """The model of the checkpoint `init` (`TrainConfig.init`) that a run starts from,
     checked against the run: the same model configuration, a data spec that fits the
-    training dataset's, and the same numbers of state and action entries as its `windows`."""
+    training dataset's, and the same numbers of state and action entries as its `windows`;
+    and the fingerprints of the episodes it was trained on (`trained_fingerprints`)."""
     from invdyn.learn.data import DatasetInfo
 
     where = f"train.init {init}"
@@ -505,7 +511,7 @@ def _initial_model(
             f"{where}: its model takes {start.model.n_state} state and {start.model.n_action} "
             f"action entries, the training data has {shapes[0]} and {shapes[1]}"
         )
-    return start.model
+    return start.model, trained_fingerprints(start.train_state or {})
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:
@@ -598,21 +604,59 @@ def _run_differences(stored: Any, identity: dict[str, Any]) -> list[str]:
     return differences + (["the data"] if data != identity["data"] else [])
 
 
+EPISODE_FINGERPRINTS: dict[str, type[np.floating]] = {
+    "episode_fingerprints": np.float32,
+    "episode_fingerprints_float16": np.float16,
+}
+"""The keys of ``train_state.json`` that hold each training-data episode's fingerprint, and
+the precision each is taken in (`episode_fingerprints`)."""
+
+INHERITED = "inherited_fingerprints"
+"""The key of ``train_state.json`` that holds, by key of `EPISODE_FINGERPRINTS`, the
+fingerprints of the episodes that the checkpoint a run started from (`TrainConfig.init`), and
+the ones it started from in turn, trained on (`trained_fingerprints`)."""
+
+
 def _fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False) -> str:
     """A hash of the episodes, so that a run resumes only on the data it started with; with
     `single`, of their values in float32, whatever precision holds them (a float32 copy of a
     dataset is the same data to `invdyn.learn.evaluate`)."""
+    return _hashed(arrays, np.float32 if single else None)
+
+
+def _hashed(arrays: Sequence[tuple[Float, Float]], dtype: type[np.floating] | None) -> str:
+    """A hash of the episodes' values, in precision `dtype` (None: as they are)."""
     digest = hashlib.sha256()
     values = (a for pair in arrays for a in pair)
-    hash_arrays(digest, (a.astype(np.float32) for a in values) if single else values)
+    hash_arrays(digest, values if dtype is None else (a.astype(dtype) for a in values))
     return digest.hexdigest()
 
 
-def episode_fingerprints(arrays: Sequence[tuple[Float, Float]]) -> list[str]:
-    """The fingerprint of each episode's values in float32 (`_fingerprint`): the checkpoint
-    keeps them, so that `invdyn.learn.evaluate` recognises the training episodes in any
-    dataset that holds them."""
-    return [_fingerprint([pair], single=True) for pair in arrays]
+def episode_fingerprints(
+    arrays: Sequence[tuple[Float, Float]], dtype: type[np.floating] = np.float32
+) -> list[str]:
+    """The fingerprint of each episode's values in precision `dtype`: the checkpoint keeps
+    them in float32 and float16 (`EPISODE_FINGERPRINTS`), so that `invdyn.learn.evaluate`
+    recognises the training episodes in any dataset that holds them, in any precision."""
+    return [_hashed([pair], dtype) for pair in arrays]
+
+
+def trained_fingerprints(state: Mapping[str, Any]) -> dict[str, list[str]]:
+    """By key of `EPISODE_FINGERPRINTS`, the fingerprints of the episodes that the run of
+    ``train_state.json`` `state` trained on, its `INHERITED` ones included."""
+    inherited = state.get(INHERITED)
+    inherited = inherited if isinstance(inherited, dict) else {}
+    trained = state.get("train_episodes")
+    prints: dict[str, list[str]] = {}
+    for key in EPISODE_FINGERPRINTS:
+        stored, earlier = state.get(key), inherited.get(key)
+        own = (
+            [stored[i] for i in trained if isinstance(i, int) and 0 <= i < len(stored)]
+            if isinstance(stored, list) and isinstance(trained, list)
+            else []
+        )
+        prints[key] = sorted({*own, *(earlier if isinstance(earlier, list) else [])})
+    return prints
 
 
 @contextlib.contextmanager
