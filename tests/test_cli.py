@@ -724,6 +724,17 @@ def test_collect_with_a_payload_then_identify(
     assert sum(scores["end_to_end"][j] for j in arm) < 0.2 * learned
     runs = tmp_path / "hybrid" / "networks" / "hybrid"
     assert (runs / "0-panda_joint1" / "checkpoint").is_dir() and len(list(runs.iterdir())) == 9
+    # the networks of another configuration are refused, and --restart trains them afresh
+    again = [
+        "ident", str(dataset), "--out", str(tmp_path / "hybrid"), "--learn", "--preset", "small",
+        "--set", "train.num_threads=1", "--set", "train.epochs=1", "--no-progress",
+    ]  # fmt: skip
+    status, _, err = run(capsys, *again)
+    assert status == 2 and "train.epochs" in err and "--restart" in err, err
+    status, _, err = run(capsys, *again, "--restart")
+    assert status == 0, err
+    state = json.loads((runs / "0-panda_joint1" / "checkpoint" / "train_state.json").read_text())
+    assert state["epoch"] == 1
     # a run without networks into the same directory: the earlier run's networks stay, but
     # evaluate scores what the report does (no URDF of ols either)
     status, _, err = run(
@@ -777,7 +788,8 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     for option, refused in [
         (["--cutoff", "5"], "taken as they are: --cutoff needs a dataset of episodes"),
         (["--learn"], "taken as they are: --learn needs a dataset of episodes"),
-        (["--set", "train.epochs=2"], "--preset and --set configure the networks of --learn"),
+        (["--set", "train.epochs=2"], "--preset, --set and --restart are about the networks"),
+        (["--restart"], "--preset, --set and --restart are about the networks of --learn"),
     ]:
         status, _, err = run(capsys, "ident", str(table), "--robot", "panda", *option)
         assert status == 2 and refused in err, err

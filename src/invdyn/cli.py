@@ -767,6 +767,11 @@ def _parser() -> argparse.ArgumentParser:
         help="--learn: override a setting of the networks, e.g. --set train.epochs=50",
     )
     ident.add_argument(
+        "--restart",
+        action="store_true",
+        help="--learn: train the networks afresh, not resume those of an earlier run in --out",
+    )
+    ident.add_argument(
         "--held-out",
         metavar="FRACTION",
         type=float,
@@ -1926,8 +1931,8 @@ def _ident(args: argparse.Namespace) -> int:
             f"{args.dataset} is a table, whose accelerations are taken as they are: "
             f"{'--cutoff' if args.cutoff is not None else '--learn'} needs a dataset of episodes"
         )
-    if not args.learn and (args.preset is not None or args.set):
-        raise InputError("--preset and --set configure the networks of --learn")
+    if not args.learn and (args.preset is not None or args.set or args.restart):
+        raise InputError("--preset, --set and --restart are about the networks of --learn")
     dataset = None if table else read_dataset(args.dataset)
     model = _ident_robot(args.robot, dataset)
     options: dict[str, Any] = {
@@ -1953,6 +1958,7 @@ def _ident(args: argparse.Namespace) -> int:
             config,
             Path(args.out) / "networks",
             progress=not args.no_progress,
+            resume=not args.restart,
         )
         found = dataclasses.replace(found, learned=learned)
     print(

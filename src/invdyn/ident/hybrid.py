@@ -53,6 +53,7 @@ def compare(
     out: str | os.PathLike[str],
     *,
     progress: bool = False,
+    resume: bool = True,
 ) -> dict[str, Float]:
     """Held-out torque nMSE per joint of the nominal, identified, learned, hybrid and end-to-end
     models.
@@ -68,6 +69,8 @@ def compare(
       out: directory for the runs (each resumable): ``learned/`` and ``hybrid/<dof>/`` for
         every dof, named ``<index>-<name>``.
       progress: show training progress.
+      resume: continue the runs in `out` of the same configuration and data (refusing
+        others'); False to train them afresh.
 
     Returns:
       Predictor name (`PREDICTORS`) -> (nv,) nMSE on the held-out frames that every predictor
@@ -76,9 +79,13 @@ def compare(
     from invdyn.learn.train import train as train_network
 
     out = Path(out)
-    learned = train_network(_episodes(train), config, out / "learned", progress=progress).model
+    learned = train_network(
+        _episodes(train), config, out / "learned", progress=progress, resume=resume
+    ).model
     residuals = [
-        train_network(episodes, config, out / "hybrid" / directory, progress=progress).model
+        train_network(
+            episodes, config, out / "hybrid" / directory, progress=progress, resume=resume
+        ).model
         for directory, episodes in zip(
             _dof_directories(model), _residual_episodes(model, identification, train), strict=True
         )
