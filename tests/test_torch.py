@@ -254,6 +254,41 @@ def test_torch_func_transforms_vmap_the_functions(robot):
     assert_close(per_state.numpy(), looped.numpy(), rtol=RTOL, what="vmap(jacrev)")
 
 
+def test_forward_and_reverse_mode_agree_and_q_may_stay_unmapped(robot):
+    """jacfwd equals jacrev on aba_derivatives (whose inverse mass matrix was once taken by
+    cholesky_inverse, of a wrong forward-mode derivative), and vmap maps the regressor over
+    velocities and accelerations with one configuration."""
+    q, v, a = tensors(*states(robot, "torch-modes", n=2))
+
+    def derivatives(q):
+        return torch.stack(invdyn.aba_derivatives(robot, q, v[0], a[0]))
+
+    forward = torch.func.jacfwd(derivatives)(q[0])
+    reverse = torch.func.jacrev(derivatives)(q[0])
+    assert_close(forward.numpy(), reverse.numpy(), rtol=1e-8, what="aba_derivatives")
+    mapped = torch.func.vmap(lambda v, a: invdyn.joint_torque_regressor(robot, q[0], v, a))(v, a)
+    looped = torch.stack([invdyn.joint_torque_regressor(robot, q[0], v[k], a[k]) for k in (0, 1)])
+    assert_close(mapped.numpy(), looped.numpy(), rtol=RTOL, what="vmap of the regressor")
+
+
+@pytest.mark.parametrize("first", ["inference_mode", "hessian"])
+def test_the_first_call_leaves_the_model_usable_for_autograd(first):
+    """The model's tensors, built by its first torch call, are plain ones whatever that call
+    ran under: gradients and transforms work after a first call in inference mode or inside
+    nested torch.func transforms."""
+    fresh = invdyn.load("double_pendulum")
+    q, v, a = tensors(*states(fresh, "torch-first-call", n=1))
+    if first == "inference_mode":
+        with torch.inference_mode():
+            invdyn.rnea(fresh, q[0], v[0], a[0])
+    else:
+        torch.func.hessian(lambda q: invdyn.rnea(fresh, q, v[0], a[0]).sum())(q[0])
+    x = q[0].clone().requires_grad_()
+    invdyn.rnea(fresh, x, v[0], a[0]).sum().backward()
+    jacobian = torch.func.jacrev(lambda q: invdyn.mass_matrix(fresh, q))(q[0])
+    assert x.grad is not None and torch.isfinite(x.grad).all() and jacobian.shape == (2, 2, 2)
+
+
 def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
     """After one eager call (of rnea) has built the model's tensors, rnea, the mass matrix,
     aba, a frame's placement, Jacobian and acceleration and the centroidal momentum's rate

@@ -131,9 +131,12 @@ def _unchecked(out: Tensor) -> bool:
 
 
 def constant_like(reference: Tensor, x: Any) -> Tensor:
-    """The model's numpy array `x` as a tensor of `reference`'s dtype and device (under
-    torch.compile, where numpy arrays are traced as tensors, without copying one)."""
-    return torch.as_tensor(x, dtype=reference.dtype, device=reference.device)
+    """The model's numpy array `x` as a tensor of `reference`'s dtype and device: a copy (the
+    model's arrays are read-only, which a tensor sharing their memory would not be), but under
+    torch.compile, where numpy arrays are traced as tensors, without copying one."""
+    if torch.compiler.is_compiling():
+        return torch.as_tensor(x, dtype=reference.dtype, device=reference.device)
+    return torch.tensor(x, dtype=reference.dtype, device=reference.device)
 
 
 def check_finite(prepared: Prepared) -> None:

@@ -82,7 +82,11 @@ def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
     frame_targets(model)  # what the frame functions read of the model, built here, eagerly
 
     def tensor(x: np.ndarray) -> Tensor:
-        return torch.tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)
+        # plain tensors, whatever the first call ran under: the cache outlives an inference
+        # mode (whose tensors autograd refuses) and torch.func transforms (whose wrapped
+        # tensors fail every later transform)
+        with torch.inference_mode(False), torch._C._DisableFuncTorch():
+            return torch.tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)
 
     moves = np.zeros((model.nbody, model.nv))
     for i in range(model.nbody):
@@ -436,25 +440,32 @@ def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
     placements = joint_placements(t, q)
     velocities, accelerations = _velocities_and_accelerations(t, placements, v, a)
     units = spatial_inertia(torch.eye(10, dtype=q.dtype, device=q.device))
-    blocks = q.new_zeros((q.shape[0], t.nv, 10 * t.nbody))
+    columns = []
     for i in range(t.nbody):
         # body i's forces of each unit parameter: I_k a_i + v_i x* I_k v_i, (B, 10, 6)
         vel, acc = velocities[i], accelerations[i]
         forces = torch.einsum("kxy,by->bkx", units, acc) + _cross_force(
             vel[:, None], torch.einsum("kxy,by->bkx", units, vel)
         )
-        # carried to the root, projected on every joint on the way
+        # carried to the root, projected on every joint on the way: (B, jnv, 10) rows by joint
+        rows = {}
         j = i
         while j >= 0:
-            start = t.vadr[j]
-            rows = _joint_forces(t, j, forces).transpose(1, 2)
-            blocks[:, start : start + t.jnv[j], 10 * i : 10 * i + 10] = rows
+            rows[j] = _joint_forces(t, j, forces).transpose(1, 2)
             if t.parent[j] >= 0:
                 rot, pos = placements[j]
                 forces = _force_to_parent(rot[:, None], pos[:, None], forces)
             j = t.parent[j]
+        # joined without writing in place, which torch.func.vmap refuses where q is not mapped
+        by_dof = sorted(range(t.nbody), key=lambda k: t.vadr[k])
+        columns.append(
+            torch.cat(
+                [rows.get(k, forces.new_zeros((forces.shape[0], t.jnv[k], 10))) for k in by_dof],
+                dim=1,
+            )
+        )
     joint = [torch.diag_embed(x) for x in (a, v, torch.sign(v))]
-    return torch.cat([blocks, *joint], dim=-1)
+    return torch.cat([*columns, *joint], dim=-1)
 
 
 def aba(t: Tree, q: Tensor, v: Tensor, tau: Tensor, f_ext: Tensor | None, params: Tensor) -> Tensor:
@@ -651,8 +662,11 @@ def aba_derivatives(
     derivatives = rnea_derivatives(t, q, v, qdd, f_ext, params)
     factor, info = torch.linalg.cholesky_ex(derivatives[:, 2])
     factored = (info == 0)[:, None, None]
-    # cholesky_inverse raises on a zero pivot: a failed factor is inverted as the identity
+    # a failed factor (a zero pivot) is inverted as the identity; cholesky_solve, not
+    # cholesky_inverse, whose forward-mode derivative (torch.func.jacfwd) is wrong
     identity = torch.eye(t.nv, dtype=factor.dtype, device=factor.device)
-    inverse = torch.cholesky_inverse(torch.where(factored, factor, identity))
+    inverse = torch.cholesky_solve(
+        identity.expand_as(factor), torch.where(factored, factor, identity)
+    )
     out = torch.stack([-inverse @ derivatives[:, 0], -inverse @ derivatives[:, 1], inverse], 1)
     return torch.where(factored[:, None], out, torch.nan)
