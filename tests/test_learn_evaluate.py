@@ -57,6 +57,20 @@ def write(collection: Collection, path) -> object:
     )
 
 
+def written_like(dataset, episodes, path, dtype=None):
+    """`episodes` (in precision `dtype`; None: as they are) written to `path` as a dataset of
+    `dataset`'s frame rate, names and source."""
+    if dtype is not None:
+        episodes = [
+            Episode(e.state.astype(dtype), e.action.astype(dtype), e.timestamp) for e in episodes
+        ]
+    info = dataset.info
+    return write_dataset(
+        path, episodes, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip
+
+
 def small_config(epochs: int) -> Config:
     """The small preset, one CPU thread (tiny networks gain nothing from more), 20% held out."""
     base = preset("small")
@@ -110,15 +124,7 @@ def test_a_float32_copy_of_the_training_data_is_the_training_data(robot, tmp_pat
     """LeRobot's datasets hold float32: a copy in float32 is still scored on its validation
     episodes, not on all (the training ones among them)."""
     dataset, checkpoint, result = robot
-    single = [
-        Episode(e.state.astype(np.float32), e.action.astype(np.float32), e.timestamp)
-        for e in dataset
-    ]
-    info = dataset.info
-    copy = write_dataset(
-        tmp_path / "float32", single, fps=info.fps, state_names=info.state_names,
-        action_names=info.action_names, source=info.source,
-    )  # fmt: skip
+    copy = written_like(dataset, list(dataset), tmp_path / "float32", np.float32)
     report = evaluate_checkpoint(checkpoint, copy)
     assert report.selection == "validation" and list(report.episodes) == result.val_episodes
     # a model that held nothing out, scored on its own training data, says so
@@ -141,15 +147,7 @@ def test_a_float16_copy_and_a_fine_tuned_run_know_the_training_episodes(robot, t
     """The training data rounded to float16 is still the training data; a run started from
     the checkpoint (train.init) on other data counts its training episodes as trained on."""
     dataset, checkpoint, result = robot
-    half = [
-        Episode(e.state.astype(np.float16), e.action.astype(np.float16), e.timestamp)
-        for e in dataset
-    ]
-    info = dataset.info
-    copy = write_dataset(
-        tmp_path / "float16", half, fps=info.fps, state_names=info.state_names,
-        action_names=info.action_names, source=info.source,
-    )  # fmt: skip
+    copy = written_like(dataset, list(dataset), tmp_path / "float16", np.float16)
     report = evaluate_checkpoint(checkpoint, copy)
     assert report.selection == "validation" and list(report.episodes) == result.val_episodes
     other = collect_robot(
@@ -287,16 +285,7 @@ def _with_extra_episodes(dataset, path, *, first: bool, single: bool = False):
     )
     new = [Episode(e.state, e.action, e.timestamp) for e in extra.episodes]
     episodes = new + list(dataset) if first else list(dataset) + new
-    if single:
-        episodes = [
-            Episode(e.state.astype(np.float32), e.action.astype(np.float32), e.timestamp)
-            for e in episodes
-        ]
-    info = dataset.info
-    return write_dataset(
-        path, episodes, fps=info.fps, state_names=info.state_names,
-        action_names=info.action_names, source=info.source,
-    )  # fmt: skip
+    return written_like(dataset, episodes, path, np.float32 if single else None)
 
 
 def _titles(monkeypatch) -> list[str]:

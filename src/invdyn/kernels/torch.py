@@ -440,6 +440,7 @@ def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
     placements = joint_placements(t, q)
     velocities, accelerations = _velocities_and_accelerations(t, placements, v, a)
     units = spatial_inertia(torch.eye(10, dtype=q.dtype, device=q.device))
+    by_dof = sorted(range(t.nbody), key=lambda k: t.vadr[k])
     columns = []
     for i in range(t.nbody):
         # body i's forces of each unit parameter: I_k a_i + v_i x* I_k v_i, (B, 10, 6)
@@ -457,13 +458,11 @@ def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
                 forces = _force_to_parent(rot[:, None], pos[:, None], forces)
             j = t.parent[j]
         # joined without writing in place, which torch.func.vmap refuses where q is not mapped
-        by_dof = sorted(range(t.nbody), key=lambda k: t.vadr[k])
-        columns.append(
-            torch.cat(
-                [rows.get(k, forces.new_zeros((forces.shape[0], t.jnv[k], 10))) for k in by_dof],
-                dim=1,
-            )
-        )
+        block = [
+            rows[k] if k in rows else forces.new_zeros((forces.shape[0], t.jnv[k], 10))
+            for k in by_dof
+        ]
+        columns.append(torch.cat(block, dim=1))
     joint = [torch.diag_embed(x) for x in (a, v, torch.sign(v))]
     return torch.cat([*columns, *joint], dim=-1)
 

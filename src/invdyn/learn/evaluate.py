@@ -413,9 +413,9 @@ def _run_episodes(
     An episode is recognised by the fingerprint of its values in float32 or in float16, which
     training stores for each episode (`episode_fingerprints`), wherever it lies in the dataset;
     so are those that the checkpoint the run started from was trained on (`TrainConfig.init`,
-    `trained_fingerprints`). A
-    checkpoint of an earlier version stores only the fingerprint of its whole training data
-    (in its precision and in float32): the dataset's first episodes must be that data.
+    `trained_fingerprints`). A checkpoint of an earlier version stores only the fingerprint of
+    its whole training data (in its precision and in float32): the dataset's first episodes
+    must be that data.
     """
     train_stored, val_stored = state.get("train_episodes"), state.get("val_episodes")
     if not isinstance(train_stored, list) or not isinstance(val_stored, list):
@@ -424,14 +424,14 @@ def _run_episodes(
     train_run, val_run = _indices(train_stored, size), _indices(val_stored, size)
     if train_run is None or val_run is None:
         return None
-    inherited = trained_fingerprints(state)
+    trained_by_key = trained_fingerprints(state)
     recognised, trained_here, validated_here = False, set(), set()
     for key, dtype in EPISODE_FINGERPRINTS.items():
         stored = state.get(key)
         if not (isinstance(stored, list) and len(stored) == size):
             continue
         recognised = True
-        trained = set(inherited[key])
+        trained = set(trained_by_key[key])
         validated = {stored[i] for i in val_run} - trained
         prints = episode_fingerprints(arrays, dtype)
         trained_here |= {i for i, p in enumerate(prints) if p in trained}

@@ -429,12 +429,11 @@ def _validation_loss(model: InverseDynamicsModel, windows: Windows) -> dict[str,
     sums = dict.fromkeys(_logged_metrics(model), 0.0)
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        for batch in eval_batches(model, windows):
-            _, metrics = model.loss(batch)
-            n = len(batch[ACTION])
-            for key in sums:
-                sums[key] += metrics[key] * n
+    for batch in eval_batches(model, windows):
+        _, metrics = model.loss(batch)
+        n = len(batch[ACTION])
+        for key in sums:
+            sums[key] += metrics[key] * n
     model.train(was_training)
     return {k: v / len(windows) for k, v in sums.items()}
 
