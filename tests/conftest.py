@@ -264,3 +264,19 @@ def states(model: Model, seed: str, n: int = 3):
     v = rng.normal(size=(n, model.nv))
     a = rng.normal(size=(n, model.nv))
     return q, v, a
+
+
+def written_like(dataset, episodes, path, dtype=None):
+    """`episodes` (in precision `dtype`; None: as they are) written to `path` as a dataset of
+    `dataset`'s frame rate, names and source."""
+    from invdyn.learn.data import Episode, write_dataset
+
+    if dtype is not None:
+        episodes = [
+            Episode(e.state.astype(dtype), e.action.astype(dtype), e.timestamp) for e in episodes
+        ]
+    info = dataset.info
+    return write_dataset(
+        path, episodes, fps=info.fps, state_names=info.state_names,
+        action_names=info.action_names, source=info.source,
+    )  # fmt: skip

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import requires_erd
+from conftest import requires_erd, written_like
 from invdyn import cli
 from invdyn.cli import main
 from invdyn.configuration import random_configuration
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.io import robots
 from invdyn.learn.config import preset
+from invdyn.learn.data import read_dataset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -688,6 +689,22 @@ def test_collect_with_a_payload_then_identify(
     # that the filter takes from the accelerations alone
     assert max(report["held_out_nmse"]["identified"].values()) < 1e-3, identified
     assert (out / "nmse.png").stat().st_size > 0 and (out / "held_out.png").stat().st_size > 0
+    # scored on its own dataset, the identification leaves out the episodes it was fitted on:
+    # the held-out episode's scores are those of the report
+    status, printed, err = run(capsys, "evaluate", str(out), str(dataset))
+    assert status == 0, err
+    assert "4 of the 5 episodes" in err and "were fitted on" not in err, err
+    assert "torque nMSE on the 1 held-out episodes of 5" in printed, printed
+    evaluation = json.loads((out / "evaluation" / "report.json").read_text())
+    assert evaluation["episodes"] == [4] and evaluation["selection"] == "held out"
+    for joint in arm:
+        assert evaluation["nmse"]["identified"][joint] == pytest.approx(identified[joint])
+    # a dataset of fitted episodes alone is scored whole, with a warning
+    fitted = read_dataset(dataset)
+    written_like(fitted, [fitted.episode(i) for i in (2, 0)], tmp_path / "fitted")
+    status, printed, err = run(capsys, "evaluate", str(out), str(tmp_path / "fitted"))
+    assert status == 0 and "scores are of fitted data" in err, err
+    assert "torque nMSE on the 2 episodes of 2" in printed, printed
     # the written URDF holds the load: its gravity torques are the plant's, not the model's
     from invdyn.control.tracking import end_effector
     from invdyn.sim import Plant, plant_model

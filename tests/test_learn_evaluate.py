@@ -23,16 +23,23 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("mujoco")
 
 import invdyn
+from conftest import written_like
 from invdyn import InputError
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.config import Config, preset
-from invdyn.learn.data import Episode, read_dataset, write_collection, write_dataset
+from invdyn.learn.data import (
+    EPISODE_FINGERPRINTS,
+    Episode,
+    read_dataset,
+    write_collection,
+    write_dataset,
+)
 from invdyn.learn.evaluate import (
     EvaluationReport,
     evaluate_checkpoint,
     save_evaluation,
 )
-from invdyn.learn.train import EPISODE_FINGERPRINTS, INHERITED, train
+from invdyn.learn.train import INHERITED, train
 from invdyn.sim.collect import CollectedEpisode, Collection, collect_gym, collect_robot
 from invdyn.viz.plots import plot_predictions
 from test_learn_models import train_killed_after
@@ -55,20 +62,6 @@ def write(collection: Collection, path) -> object:
         action_names=collection.action_names,
         source=collection.source,
     )
-
-
-def written_like(dataset, episodes, path, dtype=None):
-    """`episodes` (in precision `dtype`; None: as they are) written to `path` as a dataset of
-    `dataset`'s frame rate, names and source."""
-    if dtype is not None:
-        episodes = [
-            Episode(e.state.astype(dtype), e.action.astype(dtype), e.timestamp) for e in episodes
-        ]
-    info = dataset.info
-    return write_dataset(
-        path, episodes, fps=info.fps, state_names=info.state_names,
-        action_names=info.action_names, source=info.source,
-    )  # fmt: skip
 
 
 def small_config(epochs: int) -> Config:

@@ -2036,14 +2036,21 @@ def _evaluate_identification(args: argparse.Namespace) -> int:
     model = _load(read_report(directory)["source"], floating_base=False)
     dataset = read_dataset(args.dataset)
     _warn_if_recorded_on_another(dataset, model, "scored as {}, the identified robot")
-    errors = evaluate_identification(directory, dataset, model)
-    print(f"{model.name}: torque nMSE on the {len(dataset)} episodes of {args.dataset}")
+    found = evaluate_identification(directory, dataset, model)
+    errors = found.nmse
+    held_out = "" if found.selection == "all" else " held-out"
+    print(
+        f"{model.name}: torque nMSE on the {len(found.episodes)}{held_out} episodes of "
+        f"{len(dataset)} in {args.dataset}"
+    )
     _print_errors(model, errors)
     out = args.out if args.out is not None else directory / EVALUATION
     joints = model.dof_names
     scores = {
         "identification": str(directory.absolute()),
         "dataset": str(Path(args.dataset).absolute()),
+        "episodes": list(found.episodes),
+        "selection": found.selection,
         "nmse": {
             name: dict(zip(joints, map(float, values), strict=True))
             for name, values in errors.items()

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,6 +34,7 @@ from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
+from invdyn.learn.data import episode_fingerprints, matching_episodes
 from invdyn.metrics import normalised_mse, varies
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
@@ -44,6 +46,8 @@ Float = NDArray[np.float64]
 HELD_OUT = 0.2
 # the file of the identified parameters in the output directory
 IDENTIFICATION = "identification.npz"
+# the key of report.json that holds the fingerprints of the episodes identified on
+FITTED = "fitted_fingerprints"
 # where invdyn evaluate scores an identification on other data, by default, and its files
 EVALUATION = "evaluation"
 EVALUATION_FILES = ("report.json", "nmse.png")
@@ -80,6 +84,9 @@ class DatasetIdentification:
       held_out: the held-out samples, for plots.
       learned: held-out nMSE per joint of every predictor of `invdyn.ident.hybrid.compare`
         (nominal, identified, learned, hybrid), when the networks were trained.
+      fitted_fingerprints: by key of `invdyn.learn.data.EPISODE_FINGERPRINTS`, the
+        fingerprints of the episodes identified on, so that `evaluate_identification` leaves
+        them out of a dataset that holds them; empty for a table.
     """
 
     identification: Identification
@@ -91,6 +98,7 @@ class DatasetIdentification:
     train: Samples
     held_out: Samples
     learned: dict[str, Float] | None = None
+    fitted_fingerprints: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def report(self, model: Model) -> dict[str, Any]:
         """The JSON report: settings, per-joint nMSE and the base parameters."""
@@ -103,6 +111,7 @@ class DatasetIdentification:
             "filter": dataclasses.asdict(self.filtering),
             "identified_on": self.train_part,
             "held_out": self.held_out_part,
+            FITTED: self.fitted_fingerprints,
             "held_out_nmse": {
                 "nominal": dict(zip(joints, map(_number, self.nominal_nmse), strict=True)),
                 "identified": dict(zip(joints, map(_number, self.identified_nmse), strict=True)),
@@ -167,7 +176,7 @@ def identify_dataset(
         )
     fit, train = _samples(dataset, model, tuple(range(count - tested)), columns, filtering)
     score, test = _samples(dataset, model, tuple(range(count - tested, count)), columns, filtering)
-    return _scored(
+    found = _scored(
         model,
         fit,
         score,
@@ -176,6 +185,20 @@ def identify_dataset(
         filtering=filtering,
         parts=(_span("episode", train), _span("episode", test)),
     )
+    fitted = episode_fingerprints(_episode_pairs(dataset, train))
+    return dataclasses.replace(found, fitted_fingerprints=fitted)
+
+
+def _episode_pairs(dataset: Any, episodes: Iterable[int]) -> list[tuple[Float, Float]]:
+    """The (state, action) arrays of `dataset`'s `episodes`, as they are fingerprinted
+    (`invdyn.learn.data.episode_fingerprints`)."""
+    pairs = []
+    for i in episodes:
+        episode = dataset.episode(i)
+        pairs.append(
+            (np.asarray(episode.state, np.float64), np.asarray(episode.action, np.float64))
+        )
+    return pairs
 
 
 def identify_table(
@@ -406,16 +429,36 @@ def read_report(directory: str | os.PathLike[str]) -> dict[str, Any]:
     return dict(report)
 
 
+class Scores(NamedTuple):
+    """What `evaluate_identification` measured.
+
+    Attributes:
+      nmse: predictor name -> (nv,) torque nMSE per joint.
+      episodes: the episodes of the dataset scored.
+      selection: which those are, in words: "all", or "held out" when the episodes
+        identified on were recognised in the dataset and left out.
+    """
+
+    nmse: dict[str, Float]
+    episodes: tuple[int, ...]
+    selection: str
+
+
 def evaluate_identification(
     directory: str | os.PathLike[str], dataset: Any, model: Model
-) -> dict[str, Float]:
-    """Score what `invdyn ident` wrote into `directory` on every episode of `dataset` (new
-    trajectories, say), its accelerations filtered as at identification.
+) -> Scores:
+    """Score what `invdyn ident` wrote into `directory` on `dataset` (new trajectories, say),
+    its accelerations filtered as at identification.
+
+    The episodes identified on, recognised by their values (in any precision,
+    `invdyn.learn.data.episode_fingerprints`) wherever they lie in `dataset`, are left out,
+    with a warning, unless they are all it holds: then every episode is scored, with a warning
+    that the scores are of fitted data.
 
     Returns:
-      Predictor name -> (nv,) torque nMSE per joint: nominal and identified, and learned and
-      hybrid when the run trained their networks (``--learn``: ``networks/``; then on the
-      frames with a full window of the networks).
+      the nMSE of the nominal and identified models, and of the learned and hybrid ones when
+      the run trained their networks (``--learn``: ``networks/``; then on the frames with a
+      full window of the networks), and the episodes scored.
 
     Raises:
       DataError: `directory` lacks the identification or its report, or `dataset` is not of
@@ -427,8 +470,8 @@ def evaluate_identification(
     identification = load_identification(directory / IDENTIFICATION, model)
     report = read_report(directory)
     filtering = Filter(**report["filter"])
-    episodes = tuple(range(len(dataset)))
-    samples, _ = _samples(dataset, model, episodes, _state_columns(dataset, model), filtering)
+    episodes, selection = _not_fitted(dataset, report)
+    samples, scored = _samples(dataset, model, episodes, _state_columns(dataset, model), filtering)
     # networks that the report scored (not those an earlier run left without it)
     if report.get("held_out_nmse_all") is not None:
         learned, residuals = load_networks(directory / "networks", model)
@@ -440,7 +483,32 @@ def evaluate_identification(
             "nominal": rnea(model, q, v, a),
             "identified": identification.predict(model, q, v, a),
         }
-    return {name: normalised_mse(x, samples.tau[frames]) for name, x in predictions.items()}
+    nmse = {name: normalised_mse(x, samples.tau[frames]) for name, x in predictions.items()}
+    return Scores(nmse, scored, selection)
+
+
+def _not_fitted(dataset: Any, report: dict[str, Any]) -> tuple[tuple[int, ...], str]:
+    """The episodes of `dataset` to score, and which those are in words (`Scores.selection`):
+    those the identification of `report` was not fitted on."""
+    count = len(dataset)
+    stored = report.get(FITTED)
+    wanted = stored if isinstance(stored, dict) else {}
+    fitted = matching_episodes(episode_fingerprints(_episode_pairs(dataset, range(count))), wanted)
+    if not fitted:
+        return tuple(range(count)), "all"
+    if len(fitted) == count:
+        warn(
+            f"every episode of {dataset.path} is one the identification was fitted on: these "
+            "scores are of fitted data, not held out"
+        )
+        return tuple(range(count)), "all"
+    kept = tuple(i for i in range(count) if i not in fitted)
+    warn(
+        f"{len(fitted)} of the {count} episodes of {dataset.path} are episodes the "
+        "identification was fitted on (recognised by their values): they are left out, and "
+        f"the other {len(kept)} scored"
+    )
+    return kept, "held out"
 
 
 class _Columns(NamedTuple):

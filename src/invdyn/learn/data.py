@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -62,7 +63,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from invdyn._arrays import check_positive, plain_number, repeated
+from invdyn._arrays import check_positive, hash_arrays, plain_number, repeated
 from invdyn._files import (
     json_text,
     output_mode,
@@ -501,6 +502,46 @@ class Dataset:
             action=self._frames.get(ACTION),
             episode_index=self._frames[EPISODE_INDEX],
         )
+
+
+EPISODE_FINGERPRINTS: dict[str, type[np.floating]] = {
+    "episode_fingerprints": np.float32,
+    "episode_fingerprints_float16": np.float16,
+}
+"""The names under which a run records the fingerprints of the episodes it learnt from (in
+``train_state.json``, an identification's ``report.json``), and the precision each is taken
+in: a copy of a dataset in lower precision holds the same episodes."""
+
+
+def hashed_episodes(arrays: Sequence[tuple[Float, Float]], dtype: type[np.floating] | None) -> str:
+    """A hash of the (state, action) episodes' values, in precision `dtype` (None: as they
+    are)."""
+    digest = hashlib.sha256()
+    values = (a for pair in arrays for a in pair)
+    hash_arrays(digest, values if dtype is None else (a.astype(dtype) for a in values))
+    return digest.hexdigest()
+
+
+def episode_fingerprints(arrays: Sequence[tuple[Float, Float]]) -> dict[str, list[str]]:
+    """By key of `EPISODE_FINGERPRINTS`, the fingerprint of each (state, action) episode's
+    values in that precision, so that an episode is recognised in any dataset that holds it,
+    wherever it lies there and in whatever precision (`matching_episodes`)."""
+    return {
+        key: [hashed_episodes([pair], dtype) for pair in arrays]
+        for key, dtype in EPISODE_FINGERPRINTS.items()
+    }
+
+
+def matching_episodes(
+    prints: Mapping[str, Sequence[str]], wanted: Mapping[str, Iterable[str]]
+) -> set[int]:
+    """The episodes (indices into the lists of `prints`, `episode_fingerprints`) whose
+    fingerprint in some precision is among those of `wanted` by the same key."""
+    found: set[int] = set()
+    for key, fingerprints in prints.items():
+        chosen = set(wanted.get(key, ()))
+        found |= {i for i, fingerprint in enumerate(fingerprints) if fingerprint in chosen}
+    return found
 
 
 def _file_of(segment: VideoSegment) -> tuple[int, int]:

@@ -4,7 +4,7 @@
 
 - which episodes: those of the dataset that the checkpoint was not trained on. Its
   ``train_state.json`` records the split of the training data and the fingerprint of each
-  episode's values in float32 and in float16 (`invdyn.learn.train.episode_fingerprints`: a copy
+  episode's values in float32 and in float16 (`invdyn.learn.data.episode_fingerprints`: a copy
   in lower precision is the same data), and those of the episodes that the checkpoint it started
   from (``train.init``) was trained on, so that its training episodes are recognised in any
   dataset that holds them, and left out, a warning says, when there are others (the training
@@ -84,8 +84,11 @@ from invdyn._files import atomic_open, json_text
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import check_sizes, load_checkpoint
 from invdyn.learn.data import (
+    EPISODE_FINGERPRINTS,
     MUJOCO_STATE,
     Dataset,
+    episode_fingerprints,
+    matching_episodes,
     read_dataset,
     read_frame_columns,
     read_metadata,
@@ -98,13 +101,7 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import (
-    EPISODE_FINGERPRINTS,
-    _fingerprint,
-    episode_fingerprints,
-    eval_batches,
-    trained_fingerprints,
-)
+from invdyn.learn.train import _fingerprint, eval_batches, trained_fingerprints
 from invdyn.metrics import ONE_SAMPLE, Metrics, varies
 
 METRICS_FILE = "metrics.json"
@@ -424,20 +421,19 @@ def _run_episodes(
     train_run, val_run = _indices(train_stored, size), _indices(val_stored, size)
     if train_run is None or val_run is None:
         return None
-    trained_by_key = trained_fingerprints(state)
-    recognised, trained_here, validated_here = False, set(), set()
-    for key, dtype in EPISODE_FINGERPRINTS.items():
-        stored = state.get(key)
-        if not (isinstance(stored, list) and len(stored) == size):
-            continue
-        recognised = True
-        trained = set(trained_by_key[key])
-        validated = {stored[i] for i in val_run} - trained
-        prints = episode_fingerprints(arrays, dtype)
-        trained_here |= {i for i, p in enumerate(prints) if p in trained}
-        validated_here |= {i for i, p in enumerate(prints) if p in validated}
-    if recognised:
-        return sorted(trained_here), sorted(validated_here - trained_here)
+    stored = {
+        key: state[key]
+        for key in EPISODE_FINGERPRINTS
+        if isinstance(state.get(key), list) and len(state[key]) == size
+    }
+    if stored:
+        trained = {key: trained_fingerprints(state)[key] for key in stored}
+        validated = {
+            key: {prints[i] for i in val_run} - set(trained[key]) for key, prints in stored.items()
+        }
+        prints = episode_fingerprints(arrays)
+        trained_here = matching_episodes(prints, trained)
+        return sorted(trained_here), sorted(matching_episodes(prints, validated) - trained_here)
     first = arrays[:size]
     identity = state.get("identity")
     if len(first) == size and (

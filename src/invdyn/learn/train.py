@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -32,7 +31,6 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from invdyn._arrays import hash_arrays
 from invdyn.errors import InputError, warn
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import (
@@ -44,6 +42,7 @@ from invdyn.learn.checkpoint import (
     save_checkpoint,
 )
 from invdyn.learn.config import Config, TrainConfig
+from invdyn.learn.data import EPISODE_FINGERPRINTS, episode_fingerprints, hashed_episodes
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
@@ -187,9 +186,7 @@ def train(
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
     single_precision = _fingerprint(arrays, single=True)
-    episode_prints = {
-        key: episode_fingerprints(arrays, d) for key, d in EPISODE_FINGERPRINTS.items()
-    }
+    episode_prints = episode_fingerprints(arrays)
 
     # a previous run in out_dir: check it is this run, return it if finished
     previous = None
@@ -603,13 +600,6 @@ def _run_differences(stored: Any, identity: dict[str, Any]) -> list[str]:
     return differences + (["the data"] if data != identity["data"] else [])
 
 
-EPISODE_FINGERPRINTS: dict[str, type[np.floating]] = {
-    "episode_fingerprints": np.float32,
-    "episode_fingerprints_float16": np.float16,
-}
-"""The keys of ``train_state.json`` that hold each training-data episode's fingerprint, and
-the precision each is taken in (`episode_fingerprints`)."""
-
 INHERITED = "inherited_fingerprints"
 """The key of ``train_state.json`` that holds, by key of `EPISODE_FINGERPRINTS`, the
 fingerprints of the episodes that the checkpoint a run started from (`TrainConfig.init`), and
@@ -620,24 +610,7 @@ def _fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False)
     """A hash of the episodes, so that a run resumes only on the data it started with; with
     `single`, of their values in float32, whatever precision holds them (a float32 copy of a
     dataset is the same data to `invdyn.learn.evaluate`)."""
-    return _hashed(arrays, np.float32 if single else None)
-
-
-def _hashed(arrays: Sequence[tuple[Float, Float]], dtype: type[np.floating] | None) -> str:
-    """A hash of the episodes' values, in precision `dtype` (None: as they are)."""
-    digest = hashlib.sha256()
-    values = (a for pair in arrays for a in pair)
-    hash_arrays(digest, values if dtype is None else (a.astype(dtype) for a in values))
-    return digest.hexdigest()
-
-
-def episode_fingerprints(
-    arrays: Sequence[tuple[Float, Float]], dtype: type[np.floating] = np.float32
-) -> list[str]:
-    """The fingerprint of each episode's values in precision `dtype`: the checkpoint keeps
-    them in float32 and float16 (`EPISODE_FINGERPRINTS`), so that `invdyn.learn.evaluate`
-    recognises the training episodes in any dataset that holds them, in any precision."""
-    return [_hashed([pair], dtype) for pair in arrays]
+    return hashed_episodes(arrays, np.float32 if single else None)
 
 
 def trained_fingerprints(state: Mapping[str, Any]) -> dict[str, list[str]]:
