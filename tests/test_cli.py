@@ -737,6 +737,11 @@ def test_collect_with_a_payload_then_identify(
     # that has to learn gravity from four episodes
     learned = sum(scores["learned"][j] for j in arm)
     assert sum(scores["hybrid"][j] for j in arm) < 0.2 * learned
+    # the joints where the residual made the identified model worse are named, and only they
+    worse = [j for j, error in scores["hybrid"].items() if error > scores["identified"][j]]
+    warning = [line for line in err.splitlines() if "the hybrid's held-out torque" in line]
+    named = warning[0].partition(" on ")[2].partition(" the hybrid's")[0] if warning else ""
+    assert named == ", ".join(worse), (worse, err)
     # trained from the identified parameters through the differentiable rnea
     assert sum(scores["end_to_end"][j] for j in arm) < 0.2 * learned
     runs = tmp_path / "hybrid" / "networks" / "hybrid"

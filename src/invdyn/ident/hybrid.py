@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_positive, spread
 from invdyn.dynamics import rnea
-from invdyn.errors import DataError
+from invdyn.errors import DataError, warn
 from invdyn.ident.identify import Identification
 from invdyn.metrics import normalised_mse
 from invdyn.model import Model
@@ -109,7 +109,28 @@ def compare(
         held_out.q[frames], held_out.v[frames], held_out.a[frames]
     )
     target = held_out.tau[frames]
-    return {name: normalised_mse(predictions[name], target) for name in PREDICTORS}
+    errors = {name: normalised_mse(predictions[name], target) for name in PREDICTORS}
+    _warn_of_overfitting(model, errors)
+    return errors
+
+
+def _warn_of_overfitting(model: Model, errors: dict[str, Float]) -> None:
+    """Warn of the joints whose held-out torque error the residual networks make worse than
+    the identified model's alone (by `compare`'s `errors`)."""
+    worse = [
+        joint
+        for joint, hybrid, identified in zip(
+            model.dof_names, errors["hybrid"], errors["identified"], strict=True
+        )
+        if hybrid > identified
+    ]
+    if worse:
+        warn(
+            f"on {', '.join(worse)} the hybrid's held-out torque error is above the identified "
+            "model's alone: the residual networks learnt what does not carry over to the "
+            "held-out episodes; record more episodes, or train fewer epochs (train.epochs), "
+            "smaller networks (model.hidden) or with more weight decay (train.weight_decay)"
+        )
 
 
 def joint_coordinates(model: Model) -> NDArray[np.int64]:
