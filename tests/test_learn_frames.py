@@ -131,6 +131,11 @@ def test_checkpoint_and_evaluation_of_a_frame_model(data, trained):
     assert checkpoint.model.infer(batch).states is None
     with pytest.raises(InputError, match="does not estimate states"):
         checkpoint.model.estimate_states(batch)
+    # frames scaled to [0, 1] would read as black: only uint8 pixels are taken
+    key = OBS_IMAGE_PREFIX + "cam"
+    scaled = batch | {key: np.asarray(batch[key]) / 255.0}
+    with pytest.raises(InputError, match="must hold uint8 pixels .* got torch.float64"):
+        checkpoint.model.predict(scaled)
 
 
 def test_frames_and_actions_without_state(data, tmp_path):

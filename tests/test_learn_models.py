@@ -599,6 +599,10 @@ def test_bad_batches_raise_input_error(episodes, tmp_path):
         ({}, "batch has no 'observation.state'"),
         ({OBS_STATE: window[:, :, :-1]}, r"observation.state must have shape \(B, 2, 4\)"),
         ({OBS_STATE: np.where(np.arange(4) == 2, np.nan, window)}, "non-finite values"),
+        ({OBS_STATE: window + 0j}, "must hold real numbers, got dtype complex128"),
+        ({OBS_STATE: torch.as_tensor(window) + 1j}, "must hold real numbers, got dtype torch"),
+        ({OBS_STATE: window.astype(object)}, "must hold real numbers, got dtype object"),
+        ({OBS_STATE: [[[0.0] * 4] * 2, [[0.0] * 3] * 2]}, "must be an array of numbers"),
     ]:
         with pytest.raises(InputError, match=message):
             model.predict(bad)

@@ -510,6 +510,23 @@ class Inference(NamedTuple):
     states: Tensor | None
 
 
+
+def _real_tensor(name: str, value: Any, device: torch.device) -> Tensor:
+    """`value` (a tensor, an array or nested lists) as a tensor of real numbers on `device`, or
+    `InputError` naming `name`."""
+    if not isinstance(value, Tensor):
+        try:
+            value = np.asarray(value)
+        except ValueError as exc:  # ragged lists
+            raise InputError(f"{name} must be an array of numbers: {exc}") from None
+        real = value.dtype.kind in "biuf"
+    else:
+        real = not value.is_complex()
+    if not real:
+        raise InputError(f"{name} must hold real numbers, got dtype {value.dtype}")
+    return torch.as_tensor(value, device=device)
+
+
 class InverseDynamicsModel(nn.Module):
     """An MLP inverse dynamics model, or a deep ensemble of them, with normalisation built in.
 
@@ -600,9 +617,8 @@ class InverseDynamicsModel(nn.Module):
         obs = batch.get(OBS_STATE)
         if obs is None:
             raise InputError(f"batch has no {OBS_STATE!r}")
-        if not isinstance(obs, Tensor):
-            obs = np.asarray(obs)  # a list of floats stays float64, as an array of them
-        obs = torch.as_tensor(obs, device=self._buffer("state_mean").device)
+        # a list of floats stays float64, as an array of them
+        obs = _real_tensor(OBS_STATE, obs, self._buffer("state_mean").device)
         if obs.dtype != torch.float64:
             obs = obs.float()
         expected = (self.config.window, self.n_state)
@@ -638,7 +654,9 @@ class InverseDynamicsModel(nn.Module):
             frames = batch.get(key)
             if frames is None:
                 raise InputError(f"batch has no {key!r}")
-            frames = torch.as_tensor(frames, device=device)
+            frames = _real_tensor(key, frames, device)
+            if frames.dtype != torch.uint8:
+                raise InputError(f"{key} must hold uint8 pixels (0 to 255), got {frames.dtype}")
             if shared is None:
                 # (B, W, h, w, 3): every window's own frames
                 if frames.ndim != 5 or frames.shape[1] != window or frames.shape[-1] != 3:
