@@ -587,9 +587,11 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # the same dataset again refuses to overwrite, and a finished run is returned as is
     status, _, err = run(capsys, "collect", "double_pendulum", "--out", str(dataset))
     assert status == 2 and "exists" in err, err
+    status, _, err = run(capsys, "evaluate", str(run_dir), str(dataset))
+    assert status == 0 and (run_dir / "evaluation" / "metrics.json").exists(), err
     status, out, err = run(capsys, *argv, "--set", "train.num_threads=1")
     assert status == 0 and f"the run had done its {epochs} epochs; nothing to train" in out, err
-    assert "wrote" not in out
+    assert "wrote" not in out and (run_dir / "evaluation" / "metrics.json").exists()
     # a run killed after its first epoch resumes from there, and says so first
     checkpoint = run_dir / "checkpoint"
     train_state = json.loads((checkpoint / "train_state.json").read_text())
@@ -601,6 +603,9 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert out.splitlines()[0] == "resuming from epoch 1", out
     assert f"trained epochs 2-{epochs}, resumed from epoch 1" in out
     assert not debris.exists()  # what a save killed before its swap left is removed
+    # the scores of the checkpoint it replaced are gone
+    assert "the scores of the checkpoint this run replaced" in out
+    assert not (run_dir / "evaluation").exists()
     # a run that starts from this one's model: on other episodes of the robot, not another's
     for robot, seed in (("double_pendulum", "1"), ("pendulum", "0")):
         status, _, err = run(

@@ -15,7 +15,7 @@ import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -236,6 +236,20 @@ def is_stream(path: Path) -> bool:
     absolute = Path(path).absolute()
     system = absolute.parts[1:2] in (("dev",), ("proc",))
     return absolute.exists() and (system or not absolute.is_file())
+
+
+def remove_stale(directory: Path, names: Sequence[str]) -> bool:
+    """Remove the files `names` from `directory`, results that no longer describe what is
+    beside them, and `directory` itself when that leaves it empty. Returns whether a file was
+    removed."""
+    removed = False
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+            removed = True
+    with contextlib.suppress(OSError):
+        directory.rmdir()
+    return removed
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:

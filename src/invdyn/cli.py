@@ -28,7 +28,14 @@ from numpy.typing import NDArray
 
 import invdyn
 from invdyn._arrays import check_count, repeated
-from invdyn._files import is_stream, json_text, output_set, unmakeable, write_json
+from invdyn._files import (
+    is_stream,
+    json_text,
+    output_set,
+    remove_stale,
+    unmakeable,
+    write_json,
+)
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -1560,7 +1567,18 @@ def _train(args: argparse.Namespace) -> int:
         _print_table(["metric", "value"], rows)
     if resumed != epochs:
         print(f"wrote {result.checkpoint}")
+        _remove_stale_evaluation(result.checkpoint)
     return 0
+
+
+def _remove_stale_evaluation(checkpoint: Path) -> None:
+    """Remove what `evaluate` wrote by default of a checkpoint that training has since
+    replaced, which would pass for its scores."""
+    from invdyn.learn.evaluate import METRICS_FILE, PREDICTIONS_FILE
+
+    evaluation = _evaluation_dir(checkpoint)
+    if remove_stale(evaluation, (METRICS_FILE, PREDICTIONS_FILE)):
+        print(f"removed {evaluation}: the scores of the checkpoint this run replaced")
 
 
 def _epoch_printer(epochs: int) -> Callable[[int, Mapping[str, float]], None]:

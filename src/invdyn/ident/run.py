@@ -15,7 +15,6 @@ predicted by the model as described (its URDF) and as identified.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
@@ -28,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
-from invdyn._files import write_json
+from invdyn._files import remove_stale, write_json
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
@@ -409,11 +408,7 @@ def write_results(
     written.append(write_json(out / "report.json", report))
     # an earlier identification's scores on other data (invdyn evaluate), which would pass for
     # this one's
-    stale = out / EVALUATION
-    for name in EVALUATION_FILES:
-        (stale / name).unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        stale.rmdir()
+    remove_stale(out / EVALUATION, EVALUATION_FILES)
     return written
 
 

@@ -510,7 +510,6 @@ class Inference(NamedTuple):
     states: Tensor | None
 
 
-
 def _real_tensor(name: str, value: Any, device: torch.device) -> Tensor:
     """`value` (a tensor, an array or nested lists) as a tensor of real numbers on `device`, or
     `InputError` naming `name`."""
