@@ -309,6 +309,28 @@ def test_body_velocities_match_mujoco(case: str) -> None:
 # structure, names and parameters
 
 
+@pytest.mark.parametrize("case", _cases())
+def test_force_units_follow_the_motion_mujoco_gives_each_coordinate(case: str) -> None:
+    """A unit velocity of each coordinate, in MuJoCo's qvel, moves a slide joint or a free
+    joint's translation (a force, N), or turns a joint (a torque, N·m)."""
+    mj_model, model = _load_case(case)
+    q = random_configuration(model, rng=0)
+    translations = {
+        int(d)
+        for d in range(mj_model.nv)
+        if mj_model.jnt_type[mj_model.dof_jntid[d]] == mujoco.mjtJoint.mjJNT_SLIDE
+        or (
+            mj_model.jnt_type[mj_model.dof_jntid[d]] == mujoco.mjtJoint.mjJNT_FREE
+            and d - mj_model.jnt_dofadr[mj_model.dof_jntid[d]] < 3
+        )
+    }
+    for k, unit in enumerate(model.dof_force_units):
+        _, qvel = to_mujoco_state(model, mj_model, q, np.eye(model.nv)[k])
+        moved = set(np.flatnonzero(np.abs(qvel) > 1e-12).tolist())
+        assert moved and (moved <= translations) == (unit == "N"), (model.dof_names[k], unit)
+        assert unit == "N" or not moved & translations, (model.dof_names[k], unit)
+
+
 def test_structure_and_names() -> None:
     _, model = _compile(MULTI)
     assert model.name == "multi"

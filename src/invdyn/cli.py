@@ -983,7 +983,7 @@ def _run_tracking(
             ]
         )
     _print_table(["controller", "RMS error", "max error", "max RMS effort", "saturated"], rows)
-    units = dof_units(model)
+    units = model.dof_force_units
     for name, result in results.items():
         print(f"\n  {name}, per joint (errors in rad or m, efforts in N·m or N):")
         limits = model.dof_effort_limit
@@ -1235,19 +1235,6 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
 def _positive_option(option: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"{option} must be a positive number, got {value}")
-
-
-def dof_units(model: Model) -> list[str]:
-    """(nv,) the unit of the generalised force of each velocity coordinate: N·m or N."""
-    units = []
-    for jtype in model.jnt_type:
-        if jtype == JointType.PRISMATIC:
-            units.append("N")
-        elif jtype == JointType.FREE:
-            units += ["N"] * 3 + ["N·m"] * 3
-        else:
-            units += ["N·m"] * (3 if jtype == JointType.SPHERICAL else 1)
-    return units
 
 
 # collect and train

@@ -243,6 +243,21 @@ class Model:
             names += [f"{name}.{s}" for s in suffixes] if suffixes else [name]
         return tuple(names)
 
+    @cached_property
+    def dof_force_units(self) -> tuple[str, ...]:
+        """(nv,) the unit of each velocity coordinate's generalised force: "N" for a
+        translation (a prismatic joint, a free flyer's linear coordinates), "N·m" for a
+        rotation."""
+        units: list[str] = []
+        for jtype in self.jnt_type:
+            if jtype == JointType.PRISMATIC:
+                units.append("N")
+            elif jtype == JointType.FREE:
+                units += ["N"] * 3 + ["N·m"] * 3
+            else:
+                units += ["N·m"] * (3 if jtype == JointType.SPHERICAL else 1)
+        return tuple(units)
+
     @property
     def passive_dofs(self) -> tuple[str, ...]:
         """Names (`dof_names`) of the coordinates that no actuator drives."""

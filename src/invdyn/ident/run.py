@@ -398,7 +398,9 @@ def write_results(
         np.arange(len(q)),
         samples.tau[first],
         found.identification.predict(model, q, v, a),
-        labels=joints,
+        labels=[
+            f"{joint} [{unit}]" for joint, unit in zip(joints, model.dof_force_units, strict=True)
+        ],
         title=f"{model.name}: held out ({found.held_out_part}), torques",
         baselines={"nominal": rnea(model, q, v, a)},
         x_label="sample",
