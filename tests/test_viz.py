@@ -1,0 +1,59 @@
+"""Plots: what they draw, read back from the figures, and their errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import invdyn
+from conftest import load_quietly, requires_erd
+from invdyn import InputError
+from invdyn.configuration import random_configuration
+from invdyn.viz import plot_joint_series, save_figure
+
+pytest.importorskip("matplotlib")
+
+
+@requires_erd
+def test_joint_efforts_are_drawn_on_one_axis_per_unit(tmp_path: Path) -> None:
+    """TIAGo's gravity torques along a path: its prismatic torso's force on an axis of its own,
+    in N, below the first joint's unit; every line holds its joint's values."""
+    model = load_quietly("tiago_no_hand")
+    start, end = random_configuration(model, rng=1, shape=2)
+    times = np.linspace(0.0, 2.0, 50)
+    q = start + (end - start) * (times / times[-1])[:, None]
+    efforts = invdyn.gravity(model, q)
+    units = model.dof_force_units
+    assert set(units) == {"N", "N·m"}
+    figure = plot_joint_series(times, efforts, labels=model.dof_names, units=units, title="gravity")
+    axes = figure.get_axes()
+    order = list(dict.fromkeys(units))
+    assert [ax.get_ylabel() for ax in axes] == [f"joint effort [{u}]" for u in order]
+    for ax, unit in zip(axes, order, strict=True):
+        columns = [k for k, u in enumerate(units) if u == unit]
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == [model.dof_names[k] for k in columns]
+        for line, k in zip(lines, columns, strict=True):
+            np.testing.assert_array_equal(line.get_xdata(), times)
+            np.testing.assert_array_equal(line.get_ydata(), efforts[:, k])
+    assert axes[-1].get_xlabel() == "time [s]"
+    path = save_figure(figure, tmp_path / "plots" / "gravity.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_series_and_paths_raise_input_error(tmp_path: Path) -> None:
+    times, values = np.arange(4.0), np.zeros((4, 2))
+    for kwargs, message in [
+        ({"values": values[:3]}, r"values has shape \(3, 2\) and times \(4,\)"),
+        ({"labels": ["a"]}, "2 columns, 1 labels and 2 units"),
+        ({"units": ["N"]}, "2 columns, 2 labels and 1 units"),
+    ]:
+        arguments = {"values": values, "labels": ["a", "b"], "units": ["N", "N·m"]} | kwargs
+        with pytest.raises(InputError, match=message):
+            plot_joint_series(times, **arguments)
+    figure = plot_joint_series(times, values, labels=["a", "b"], units=["N", "N"])
+    assert len(figure.get_axes()) == 1
+    with pytest.raises(InputError, match="give the image file a suffix"):
+        save_figure(figure, tmp_path / "figure")
