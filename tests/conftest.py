@@ -14,7 +14,7 @@ import pytest
 import invdyn
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
-from invdyn.model import Model
+from invdyn.model import JointType, Model
 
 ERD_INSTALLED = robots.example_robot_data_dir() is not None
 
@@ -264,6 +264,29 @@ def states(model: Model, seed: str, n: int = 3):
     v = rng.normal(size=(n, model.nv))
     a = rng.normal(size=(n, model.nv))
     return q, v, a
+
+
+def rotation_blocks(model: Model) -> list[slice]:
+    """The slices of q that hold a quaternion or a (cos θ, sin θ) pair."""
+    blocks = []
+    for jtype, k in zip(model.jnt_type, model.jnt_qadr, strict=True):
+        if jtype == JointType.CONTINUOUS:
+            blocks.append(slice(k, k + 2))
+        elif jtype == JointType.SPHERICAL:
+            blocks.append(slice(k, k + 4))
+        elif jtype == JointType.FREE:
+            blocks.append(slice(k + 3, k + 7))
+    return blocks
+
+
+def off_unit(model: Model, q: np.ndarray, seed: int = 0) -> np.ndarray:
+    """`q` (n, nq) with each quaternion and (cos θ, sin θ) pair scaled by its own factor in
+    [0.2, 5]."""
+    rng = np.random.default_rng(seed)
+    out = np.array(q, dtype=np.float64)
+    for block in rotation_blocks(model):
+        out[:, block] *= np.exp(rng.uniform(np.log(0.2), np.log(5.0), size=(len(out), 1)))
+    return out
 
 
 def written_like(dataset, episodes, path, dtype=None):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -233,6 +234,33 @@ def test_non_finite_values(function, argument, value, pendulum2):
         _call(function, pendulum2, **{argument: batch})
     with pytest.raises(invdyn.InputError, match=rf"^{argument} holds a non-finite value"):
         _call(function, pendulum2, **{argument: list(single)})
+
+
+def floating_pendulum() -> Model:
+    """The double pendulum on a floating base of 1 kg (its URDF's base has no mass)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = invdyn.load("double_pendulum", floating_base=True)
+    mass, inertia = model.body_mass.copy(), model.body_inertia.copy()
+    mass[0], inertia[0] = 1.0, 0.01 * np.eye(3)
+    return model.replace(body_mass=mass, body_inertia=inertia)
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+@pytest.mark.parametrize("floating", [False, True], ids=["pair", "quaternion"])
+def test_a_nan_rotation_is_not_read_as_no_rotation(function, floating, continuous):
+    """A NaN in a (cos, sin) pair or a quaternion, whose zero reads as no rotation, is refused
+    on both paths, alone and in a batch, however finite the result it could give."""
+    model = floating_pendulum() if floating else continuous
+    good = _good(model, ("q",))["q"]
+    q = good.copy()
+    q[slice(3, 7) if floating else slice(0, 2)] = np.nan
+    for bad in (q, np.stack([good, q])):
+        with pytest.raises(invdyn.InputError, match="^q holds a non-finite value"):
+            _call(function, model, q=bad)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(invdyn.InputError, match="^q holds a non-finite value"):
+        _call(function, model, q=torch.tensor(q))
 
 
 NOT_NUMBERS = [

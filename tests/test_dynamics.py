@@ -29,7 +29,15 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import ERD_INSTALLED, assert_close, states, with_joint_terms
+from conftest import (
+    CASES,
+    ERD_INSTALLED,
+    assert_close,
+    off_unit,
+    rotation_blocks,
+    states,
+    with_joint_terms,
+)
 from invdyn.configuration import integrate
 from invdyn.kernels import cpu
 from invdyn.model import JointType, Model
@@ -324,6 +332,59 @@ def test_zero_external_forces_change_nothing(robot):
         rtol=1e-13,
         what="rnea with zero f_ext",
     )
+
+
+# robots with quaternions (free and ball joints) and (cos θ, sin θ) pairs (continuous joints)
+ROTATING = [
+    case
+    for case in CASES
+    if case.values[0] in {("talos", True), ("kinova", False), ("pr2", True), ("mjcf_balls", True)}
+]
+
+
+def every_function(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> dict:
+    """The result of every algorithm that reads q, by name."""
+    frame = len(model.frame_name) - 1
+    return {
+        "rnea": invdyn.rnea(model, q, v, a),
+        "mass_matrix": invdyn.mass_matrix(model, q),
+        "aba": invdyn.aba(model, q, v, a),
+        "coriolis": invdyn.coriolis(model, q, v),
+        "regressor": invdyn.joint_torque_regressor(model, q, v, a),
+        **dict(zip(("dq", "dv", "da"), invdyn.rnea_derivatives(model, q, v, a), strict=True)),
+        **dict(zip(("aba dq", "aba dv"), invdyn.aba_derivatives(model, q, v, a)[:2], strict=True)),
+        "placements": np.concatenate(
+            [x.reshape(len(q), -1) for x in invdyn.forward_kinematics(model, q)], axis=1
+        ),
+        "frame_jacobian": invdyn.frame_jacobian(model, q, frame, reference="world"),
+        "frame_acceleration": invdyn.frame_acceleration(model, q, v, a, frame),
+        "center_of_mass": invdyn.center_of_mass(model, q),
+        "centroidal_momentum_matrix": invdyn.centroidal_momentum_matrix(model, q),
+        "centroidal_momentum_rate": invdyn.centroidal_momentum_rate(model, q, v, a),
+    }
+
+
+@pytest.mark.parametrize("robot", ROTATING, indirect=True)
+def test_quaternions_and_pairs_of_any_norm_read_as_their_rotation(robot):
+    """Quaternions and (cos θ, sin θ) pairs scaled by 0.2 to 5 give what the unit ones give, in
+    every algorithm and its derivatives (whose identities then hold too); a zero one reads as
+    no rotation."""
+    q, v, a = states(robot, "off-unit")
+    scaled = off_unit(robot, q)
+    assert not np.allclose(scaled, q)
+    expected = every_function(robot, q, v, a)
+    for name, value in every_function(robot, scaled, v, a).items():
+        assert_close(value, expected[name], rtol=RTOL, what=f"{robot.name} {name}")
+    still = q.copy()
+    for block in rotation_blocks(robot):
+        still[:, block] = 0.0
+        still[:, block.stop - 1 if block.stop - block.start == 4 else block.start] = 1.0
+    zero = q.copy()
+    for block in rotation_blocks(robot):
+        zero[:, block] = 0.0
+    expected = every_function(robot, still, v, a)
+    for name, value in every_function(robot, zero, v, a).items():
+        assert_close(value, expected[name], rtol=RTOL, what=f"{robot.name} {name} at zero")
 
 
 def test_batches_equal_single_calls(model):

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, states
+from conftest import assert_close, off_unit, rotation_blocks, states
 from invdyn.model import Model
 
 torch = pytest.importorskip("torch")
@@ -121,25 +121,36 @@ def test_aba_equals_numpy_in_the_force_domain(model):
     )
 
 
-@pytest.mark.parametrize("name", ["solo12", "talos"])
-def test_a_base_quaternion_off_unit_norm_reads_as_in_numpy(load_robot, name):
-    """float32 rounding and gradient steps leave the base quaternion off unit norm: rnea reads
-    it as given, and the mass and Coriolis matrices do not read it, on both paths."""
-    robot = load_robot(name, floating_base=True)
+def test_quaternions_and_pairs_of_any_norm_read_as_numpy_reads_their_rotation(robot):
+    """float32 rounding and gradient steps leave quaternions and (cos θ, sin θ) pairs off unit
+    norm: the torch path reads each as its rotation, as numpy does, and the gradient of rnea
+    along a block's own direction (its scale) is zero."""
     q, v, a = states(robot, "torch-off-unit-norm")
-    q[:, 3:7] *= np.array([1.01, 0.99, 1 + 1e-7])[:, None]
-    tq, tv, ta = tensors(q, v, a)
-    for what, ours, expected in [
-        ("rnea", invdyn.rnea(robot, tq, tv, ta), invdyn.rnea(robot, q, v, a)),
-        ("mass_matrix", invdyn.mass_matrix(robot, tq), invdyn.mass_matrix(robot, q)),
-        ("aba", invdyn.aba(robot, tq, tv, ta), invdyn.aba(robot, q, v, a)),
-        ("coriolis", invdyn.coriolis(robot, tq, tv), invdyn.coriolis(robot, q, v)),
+    scaled = off_unit(robot, q)
+    tq, tv, ta = tensors(scaled, v, a)
+    frame = len(robot.frame_name) - 1
+    for what, function, args in [
+        ("rnea", invdyn.rnea, (v, a)),
+        ("mass_matrix", invdyn.mass_matrix, ()),
+        # aba in the force domain: its accelerations carry M's conditioning
+        (
+            "M @ aba",
+            lambda m, x, *va: np.einsum(
+                "bij,bj->bi", invdyn.mass_matrix(m, q), np.asarray(invdyn.aba(m, x, *va))
+            ),
+            (v, a),
+        ),
+        ("coriolis", invdyn.coriolis, (v,)),
+        ("centroidal", invdyn.centroidal_momentum_matrix, ()),
+        ("frame_jacobian", lambda m, x: invdyn.frame_jacobian(m, x, frame), ()),
     ]:
-        assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{name} {what}")
-    unit = q.copy()
-    unit[:, 3:7] /= np.linalg.norm(unit[:, 3:7], axis=1, keepdims=True)
-    assert_close(invdyn.mass_matrix(robot, q), invdyn.mass_matrix(robot, unit), rtol=RTOL)
-    assert_close(invdyn.coriolis(robot, q, v), invdyn.coriolis(robot, unit, v), rtol=RTOL)
+        ours = np.asarray(function(robot, tq, *tensors(*args)))
+        assert_close(ours, function(robot, q, *args), rtol=RTOL, what=f"{robot.name} {what}")
+    tq.requires_grad_(True)
+    (torch.ones(robot.nv, dtype=tq.dtype) @ invdyn.rnea(robot, tq, tv, ta).T).sum().backward()
+    for block in rotation_blocks(robot):
+        along = (tq.grad[:, block] * tq.detach()[:, block]).sum(-1)
+        assert_close(along.numpy(), np.zeros(len(q)), rtol=RTOL, what=f"scale of q[{block}]")
 
 
 def test_kinematics_equal_numpy(robot):

@@ -5,8 +5,9 @@ The layout follows Pinocchio (see `invdyn.model.JointType`): a CONTINUOUS joint 
 ``(cos θ, sin θ)``, a SPHERICAL joint a quaternion ``[x, y, z, w]`` with the angular velocity in
 its body frame, and a FREE joint ``[x, y, z, qx, qy, qz, qw]`` with ``v = [linear, angular]``
 both in its body frame. `integrate` and `difference` are exact on SO(3) and SE(3), as in
-Pinocchio (``q ⊕ v = q · exp(v)``, velocities on the right, in the body frame). The dynamics
-take quaternions and ``(cos θ, sin θ)`` pairs as given, of unit norm: `normalize` makes them so.
+Pinocchio (``q ⊕ v = q · exp(v)``, velocities on the right, in the body frame). Quaternions and
+``(cos θ, sin θ)`` pairs need not be of unit norm: every function reads each as the rotation it
+points to, as MuJoCo does (the dynamics a zero one as no rotation); `normalize` scales them.
 
 MuJoCo stores quaternions ``[w, x, y, z]``, a hinge as its angle, and a free joint's velocity as
 ``[linear in the world frame, angular in the body frame]``. `to_mujoco_state` and
@@ -122,9 +123,9 @@ def _sample_shape(shape: object) -> tuple[int, ...]:
 def normalize(model: Model, q: ArrayLike) -> Float:
     """`q` with unit quaternions and unit ``(cos θ, sin θ)`` pairs, as Pinocchio's ``normalize``.
 
-    The dynamics and kinematics read quaternions and ``(cos θ, sin θ)`` as they are, without
-    normalising them (as Pinocchio does): a configuration assembled by hand or averaged should
-    pass through here first.
+    The dynamics and kinematics read a quaternion or ``(cos θ, sin θ)`` pair of any norm as
+    the rotation it points to; a configuration that is stored, compared or handed to another
+    library (Pinocchio reads them as they are) should pass through here first.
 
     Args:
       model: the robot.
@@ -186,7 +187,8 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> Floa
             linear, angular = v[..., vs : vs + 3], v[..., vs + 3 : vs + 6]
             quat = q[..., qs + 3 : qs + 7]
             step = _apply(_so3_left_jacobian(angular), linear)
-            out[..., qs : qs + 3] = q[..., qs : qs + 3] + _apply(quaternion_to_matrix(quat), step)
+            rotation = quaternion_to_matrix(_normalize(quat))
+            out[..., qs : qs + 3] = q[..., qs : qs + 3] + _apply(rotation, step)
             # the quaternion in the start's hemisphere, as Pinocchio picks it
             moved = _normalize(quat_multiply(quat, quat_exp(angular)))
             flip = np.sum(moved * quat, axis=-1, keepdims=True) < 0.0

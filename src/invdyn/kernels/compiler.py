@@ -65,6 +65,24 @@ _held = threading.local()
 _forked_after_gnu_openmp = False
 
 
+# the modules whose kernels inline each other's functions: a kernel's cached machine code holds
+# code of all of them, so that a change to any one makes every cached kernel stale
+KERNEL_MODULES = ("cpu.py", "cpu_derivatives.py")
+
+
+def _kernel_sources_stamp() -> tuple[tuple[str, float, int], ...]:
+    """The name, modification time and size of each of the `KERNEL_MODULES` files."""
+    directory = Path(__file__).parent
+    stamps = []
+    for name in KERNEL_MODULES:
+        status = (directory / name).stat()
+        stamps.append((name, status.st_mtime, status.st_size))
+    return tuple(stamps)
+
+
+_KERNEL_SOURCES = _kernel_sources_stamp()
+
+
 def parallel_from() -> int:
     """The fewest states that a batch kernel shares among numba's threads: `PARALLEL_FROM`, or
     none (``sys.maxsize``) in a process forked after GNU OpenMP's threads had started."""
@@ -91,11 +109,15 @@ if hasattr(os, "register_at_fork"):
 
 
 def jit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """``njit(cache=True, **options)``, whose compilations hold `compile_lock`."""
+    """``njit(cache=True, **options)``, whose compilations hold `compile_lock`, and whose cached
+    versions are stale once any of the `KERNEL_MODULES` changes (numba's own stamp is the file
+    of the kernel's module alone, blind to the functions it inlines from the others)."""
 
     def decorate(function: Callable[..., Any]) -> Any:
         kernel = njit(cache=True, **options)(function)
-        kernel._cache._cache_file.__class__ = DataFirstCacheFile
+        cache_file = kernel._cache._cache_file
+        cache_file.__class__ = DataFirstCacheFile
+        cache_file._source_stamp = (cache_file._source_stamp, _KERNEL_SOURCES)
         return locked(kernel)
 
     return decorate

@@ -149,17 +149,21 @@ def _axis_rotation(ux, uy, uz, c, s):
 
 @jit(fastmath=_FAST, inline="always")
 def _quaternion_rotation(x, y, z, w):
-    """The rotation (9 values, row-major) of the unit quaternion [x, y, z, w]."""
+    """The rotation (9 values, row-major) of the quaternion [x, y, z, w] of any norm: that of
+    the unit quaternion along it, none for a zero quaternion."""
+    n = x * x + y * y + z * z + w * w
+    # a NaN stays NaN, for the caller's check of the result to find
+    t = 0.0 if n == 0.0 else 2.0 / n
     return (
-        1 - 2 * (y * y + z * z),
-        2 * (x * y - z * w),
-        2 * (x * z + y * w),
-        2 * (x * y + z * w),
-        1 - 2 * (x * x + z * z),
-        2 * (y * z - x * w),
-        2 * (x * z - y * w),
-        2 * (y * z + x * w),
-        1 - 2 * (x * x + y * y),
+        1 - t * (y * y + z * z),
+        t * (x * y - z * w),
+        t * (x * z + y * w),
+        t * (x * y + z * w),
+        1 - t * (x * x + z * z),
+        t * (y * z - x * w),
+        t * (x * z - y * w),
+        t * (y * z + x * w),
+        1 - t * (x * x + y * y),
     )
 
 
@@ -259,13 +263,25 @@ def _moved_placement(jtype, k, c, s, x, frame):
 
 @jit(fastmath=_FAST, inline="always")
 def _cos_sin(jtype, x):
-    """Cosine and sine of the angle of a revolute (x[0]) or continuous joint (x[0], x[1]) of
-    coordinates x; (1, 0) for any other joint."""
+    """Cosine and sine of the angle of a revolute (x[0]) or continuous joint (x[0], x[1], of
+    any norm: the angle they point to, 0 for a zero pair) of coordinates x; (1, 0) for any
+    other joint."""
     if jtype == REVOLUTE:
         return np.cos(x[0]), np.sin(x[0])
     if jtype == CONTINUOUS:
-        return x[0], x[1]
+        return _unit_pair(x[0], x[1])
     return 1.0, 0.0
+
+
+@jit(fastmath=_FAST, inline="always")
+def _unit_pair(c, s):
+    """The (cos θ, sin θ) pair of the angle that (c, s), of any norm, points to; (1, 0) for
+    (0, 0)."""
+    n = c * c + s * s
+    if n == 0.0:
+        return 1.0, 0.0
+    r = 1.0 / np.sqrt(n)
+    return c * r, s * r
 
 
 @jit(fastmath=_FAST, inline="always")
@@ -904,7 +920,7 @@ def _world_placements(ints, reals, q, w, world, from_roots):
 
     With `from_roots`, each tree's placements are taken in the frame of its root body instead:
     what does not depend on where a tree is (the Coriolis matrix) then does not read its root
-    joint, so that a root quaternion off unit norm changes nothing (as in the torch path)."""
+    joint, whose placement's rounding does not enter (as in the torch path)."""
     for i in range(ints.shape[0]):
         _joint_placement(ints, reals, q, i, w)
         parent = ints[i, 0]
@@ -1384,7 +1400,7 @@ def _lane_angles(ints, q, cs):
                     cs[0, i, lane], cs[1, i, lane] = np.cos(q[qa, lane]), np.sin(q[qa, lane])
         elif jtype == CONTINUOUS:
             for lane in range(LANES):
-                cs[0, i, lane], cs[1, i, lane] = q[qa, lane], q[qa + 1, lane]
+                cs[0, i, lane], cs[1, i, lane] = _unit_pair(q[qa, lane], q[qa + 1, lane])
 
 
 @jit(fastmath=_FAST, inline="always")

@@ -23,6 +23,7 @@ import dataclasses
 import numpy as np
 import torch
 from torch import Tensor
+from torch.nn import functional as F
 
 from invdyn.errors import InputError
 from invdyn.kinematics import frame_targets, motion_subspace
@@ -218,9 +219,39 @@ def _axis_rotation(axis: Tensor, c: Tensor, s: Tensor) -> Tensor:
     return c * eye + s * _skew(axis) + (1.0 - c) * outer
 
 
+def _unit(x: Tensor) -> Tensor:
+    """(B, n) quaternions (n = 4) or (cos θ, sin θ) pairs (n = 2) scaled to unit norm, a zero
+    one taken as no rotation, as the CPU kernels read them (their derivatives finite there)."""
+    square = (x * x).sum(-1, keepdim=True)
+    turned = square != 0  # NaN stays NaN
+    scaled = x * torch.rsqrt(torch.where(turned, square, torch.ones_like(square)))
+    # no rotation: [0, 0, 0, 1] for a quaternion [x, y, z, w], (1, 0) for a pair
+    one = torch.ones_like(x[:, :1])
+    no_turn = F.pad(one, (3, 0)) if x.shape[-1] == 4 else F.pad(one, (0, 1))
+    return torch.where(turned, scaled, no_turn)
+
+
+def unit_rotations(t: Tree, q: Tensor) -> Tensor:
+    """(B, nq) `q` with each quaternion and (cos θ, sin θ) pair scaled to unit norm
+    (`_unit`): the rotations the kernels read from q of any norm."""
+    pieces, start = [], 0
+    for i in range(t.nbody):
+        k, jtype = t.qadr[i], t.jtype[i]
+        if jtype == JointType.CONTINUOUS:
+            block = slice(k, k + 2)
+        elif jtype == JointType.SPHERICAL:
+            block = slice(k, k + 4)
+        elif jtype == JointType.FREE:
+            block = slice(k + 3, k + 7)
+        else:
+            continue
+        pieces += [q[:, start : block.start], _unit(q[:, block])]
+        start = block.stop
+    return torch.cat([*pieces, q[:, start:]], dim=-1) if pieces else q
+
+
 def _quaternion_rotation(quat: Tensor) -> Tensor:
-    """(B, 3, 3) rotations of the quaternions (B, 4) [x, y, z, w], as the CPU kernels (no
-    normalisation)."""
+    """(B, 3, 3) rotations of the unit quaternions (B, 4) [x, y, z, w]."""
     x, y, z, w = quat.unbind(-1)
     rows = [
         torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
@@ -232,7 +263,9 @@ def _quaternion_rotation(quat: Tensor) -> Tensor:
 
 def joint_placements(t: Tree, q: Tensor) -> list[tuple[Tensor, Tensor]]:
     """Each body's placement (R (B, 3, 3), p (B, 3)) in its parent at q (B, nq):
-    R = R0 R_j(q), p = p0 + R0 p_j(q)."""
+    R = R0 R_j(q), p = p0 + R0 p_j(q), quaternions and (cos θ, sin θ) pairs of any norm
+    (`unit_rotations`)."""
+    q = unit_rotations(t, q)
     placements = []
     for i in range(t.nbody):
         k, jtype = t.qadr[i], t.jtype[i]
@@ -349,8 +382,7 @@ def forward_kinematics(t: Tree, q: Tensor, *, from_roots: bool = False) -> tuple
     With `from_roots`, each tree's placements are taken in the frame of its root body instead:
     what does not depend on where a tree is (the mass and Coriolis matrices) then does not
     read its root joint, as the CPU kernels do not (their recursion, their Coriolis matrix's
-    frame), so that a root quaternion off unit norm (as float32 rounding or a gradient step
-    leaves it) changes nothing.
+    frame), so that neither the rounding of the root's placement nor its derivatives enter.
     """
     return _chain(t, joint_placements(t, q), q, from_roots=from_roots)
 
@@ -627,7 +659,7 @@ def tangent_map(t: Tree, q: Tensor) -> Tensor:
             columns[:, rows + 3, turns : turns + 3] = -0.5 * vector
             if jtype == JointType.FREE:
                 # the position moves along the body's axes
-                columns[:, k : k + 3, d : d + 3] = _quaternion_rotation(quat)
+                columns[:, k : k + 3, d : d + 3] = _quaternion_rotation(_unit(quat))
     return columns
 
 

@@ -298,7 +298,9 @@ class _FusedRnea(torch.autograd.Function):
     ) -> Tensor:
         ctx.save_for_backward(q, v, a, params)
         ctx.tree = t
-        return launch(model, q, v, a, params if given_params else None)
+        # the program reads unit quaternions and (cos, sin) pairs
+        unit = kernels.unit_rotations(t, q)
+        return launch(model, unit, v, a, params if given_params else None)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:

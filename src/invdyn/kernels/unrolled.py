@@ -251,7 +251,8 @@ def _inertia_times(b: _Builder, p: Sequence[Value], m: Vector) -> Vector:
 
 
 def _quaternion_rotation(b: _Builder, quat: Vector) -> Matrix:
-    """R of the quaternion [x, y, z, w], unnormalised, as the CPU and torch kernels."""
+    """R of the unit quaternion [x, y, z, w] (the fused kernel's caller scales q's,
+    `invdyn.kernels.torch.unit_rotations`)."""
     x, y, z, w = quat
 
     def twice(s: Value, t: Value, sign: float, u: Value, v: Value) -> Value:
