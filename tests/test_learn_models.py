@@ -375,6 +375,23 @@ def test_resume_refuses_another_config_or_dataset(episodes, tmp_path):
     assert load_checkpoint(result.checkpoint).config.model.horizon == 2
 
 
+
+def test_a_directory_that_is_not_a_checkpoint_is_never_replaced(episodes, tmp_path):
+    """A run's checkpoint directory that holds other files (notes, an earlier model) is refused,
+    even when training afresh, before any training; the files stay."""
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    (checkpoint / "notes.md").write_text("keep")
+    for resume in (True, False):
+        with pytest.raises(InputError, match=r"holds notes.md, which a checkpoint does not"):
+            train(episodes, small(epochs=1), tmp_path, progress=False, resume=resume)
+    assert (checkpoint / "notes.md").read_text() == "keep"
+    (checkpoint / "notes.md").unlink()
+    checkpoint.rmdir()
+    checkpoint.write_text("a file")
+    with pytest.raises(InputError, match="is not a checkpoint directory"):
+        train(episodes, small(epochs=1), tmp_path, progress=False, resume=False)
+
 def test_resume_of_a_run_saved_before_new_config_fields(episodes, tmp_path):
     base = small(epochs=2)
     config = dataclasses.replace(base, train=dataclasses.replace(base.train, checkpoint_every=1))

@@ -48,6 +48,18 @@ METRICS_FILE = "metrics.json"
 OPTIMIZER_FILE = "optimizer.safetensors"
 TRAIN_STATE_FILE = "train_state.json"
 SPEC_FILE = "spec.json"
+# every file a checkpoint directory may hold
+CHECKPOINT_FILES = frozenset(
+    (
+        MODEL_FILE,
+        CONFIG_FILE,
+        NORM_STATS_FILE,
+        METRICS_FILE,
+        OPTIMIZER_FILE,
+        TRAIN_STATE_FILE,
+        SPEC_FILE,
+    )
+)
 # the checkpoint's directory inside a run directory of `invdyn.learn.train.train`
 RUN_CHECKPOINT = "checkpoint"
 # the dataset sources of simulated robots (`invdyn.sim.collect`): invdyn's own, a model's, a
@@ -207,7 +219,8 @@ def save_checkpoint(
     train_state: Mapping[str, Any] | None = None,
     spec: DataSpec | None = None,
 ) -> Path:
-    """Write a checkpoint directory at `path`, replacing any there, atomically.
+    """Write a checkpoint directory at `path`, replacing any there, atomically; `InputError`,
+    before anything is written, if `path` holds what a checkpoint does not (`check_replaceable`).
 
     Args:
       path: the checkpoint directory.
@@ -222,6 +235,7 @@ def save_checkpoint(
       the checkpoint directory.
     """
     path = Path(path)
+    check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
     tmp.mkdir()
@@ -282,6 +296,23 @@ def resolve_device(device: str | torch.device) -> torch.device:
     if resolved.type == "cuda" and not torch.cuda.is_available():
         raise InputError(f"device {name!r} requested but CUDA is not available")
     return resolved
+
+
+def check_replaceable(path: Path) -> None:
+    """`InputError` if `path` exists and is not a checkpoint directory that a save may replace:
+    a file, or a directory that holds anything but a checkpoint's files (`CHECKPOINT_FILES`),
+    which a save would delete."""
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_dir() or path.is_symlink():
+        raise InputError(f"{path} is not a checkpoint directory: refusing to replace it")
+    foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in CHECKPOINT_FILES)
+    if foreign:
+        listed = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+        raise InputError(
+            f"{path} holds {listed}, which a checkpoint does not: refusing to replace it; move "
+            "them, or train into another directory"
+        )
 
 
 def load_checkpoint(

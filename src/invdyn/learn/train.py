@@ -36,6 +36,7 @@ from invdyn.learn import distributed
 from invdyn.learn.checkpoint import (
     RUN_CHECKPOINT,
     DataSpec,
+    check_replaceable,
     checkpoint_in,
     load_checkpoint,
     resolve_device,
@@ -184,6 +185,7 @@ def train(
         # deterministic cuBLAS needs a fixed workspace, set before its first use in the process
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
+    check_replaceable(ckpt_dir)
     identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
     single_precision = _fingerprint(arrays, single=True)
     episode_prints = episode_fingerprints(arrays)
