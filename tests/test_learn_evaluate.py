@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import shutil
 import warnings
 
 import numpy as np
@@ -451,6 +452,14 @@ def test_dataset_of_another_spec_is_refused(robot, tmp_path):
         path = write_dataset(tmp_path / message.replace(" ", "_"), retimed, **options)
         with pytest.raises(InputError, match=message):
             evaluate_checkpoint(checkpoint, path)
+    # a checkpoint copied without its spec cannot check: it says so; nor does evaluation need
+    # the optimiser's state, which only resuming reads
+    copy = tmp_path / "copied"
+    shutil.copytree(checkpoint, copy)
+    (copy / "spec.json").unlink()
+    (copy / "optimizer.safetensors").unlink()
+    with pytest.warns(UserWarning, match="has no spec.json: .* no data given to it is checked"):
+        evaluate_checkpoint(copy, path)
 
 
 def test_data_of_another_simulated_robot_with_the_same_names_warns(robot, tmp_path):

@@ -375,7 +375,6 @@ def test_resume_refuses_another_config_or_dataset(episodes, tmp_path):
     assert load_checkpoint(result.checkpoint).config.model.horizon == 2
 
 
-
 def test_a_directory_that_is_not_a_checkpoint_is_never_replaced(episodes, tmp_path):
     """A run's checkpoint directory that holds other files (notes, an earlier model) is refused,
     even when training afresh, before any training; the files stay."""
@@ -391,6 +390,7 @@ def test_a_directory_that_is_not_a_checkpoint_is_never_replaced(episodes, tmp_pa
     checkpoint.write_text("a file")
     with pytest.raises(InputError, match="is not a checkpoint directory"):
         train(episodes, small(epochs=1), tmp_path, progress=False, resume=False)
+
 
 def test_resume_of_a_run_saved_before_new_config_fields(episodes, tmp_path):
     base = small(epochs=2)
@@ -487,7 +487,9 @@ def test_corrupt_or_missing_checkpoint_raises_data_error(episodes, tmp_path):
         subprocess.run(["cp", "-r", str(result.checkpoint), str(broken)], check=True)
         corrupt(broken / name)
         with pytest.raises(DataError, match=name.replace(".", r"\.")):
-            load_checkpoint(broken)
+            load_checkpoint(broken, optimizer=True)
+    # the optimiser's state is read only for resuming
+    assert load_checkpoint(broken).optimizer_state is None
     # weights of the wrong shape
     other = train(episodes, small(epochs=1, hidden=(8,)), tmp_path / "other", progress=False)
     broken = tmp_path / "mixed"

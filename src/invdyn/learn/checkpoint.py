@@ -316,7 +316,10 @@ def check_replaceable(path: Path) -> None:
 
 
 def load_checkpoint(
-    path: str | os.PathLike[str], *, device: str | torch.device = "cpu"
+    path: str | os.PathLike[str],
+    *,
+    device: str | torch.device = "cpu",
+    optimizer: bool = False,
 ) -> Checkpoint:
     """Read a checkpoint directory written by `save_checkpoint`.
 
@@ -324,6 +327,8 @@ def load_checkpoint(
       path: the checkpoint directory, or a run directory of `invdyn.learn.train.train`
         (`checkpoint_in`).
       device: where to put the model (and the optimiser state).
+      optimizer: also read the optimiser's state (``optimizer.safetensors``), which only
+        resuming the run needs: a checkpoint shared without it serves everything else.
 
     Raises:
       DataError: the directory or one of its files is missing or corrupt (the message names
@@ -371,11 +376,17 @@ def load_checkpoint(
     if (path / SPEC_FILE).exists():
         spec = _read_json(path / SPEC_FILE)
         checkpoint.spec = _parse(path / SPEC_FILE, lambda: DataSpec.from_dict(spec))
+    else:
+        warn(
+            f"{path} has no {SPEC_FILE}: the frame rate, names and source of the data the model "
+            "was trained on are unknown, so no data given to it is checked against them (copy "
+            f"{SPEC_FILE} with the checkpoint)"
+        )
     if (path / TRAIN_STATE_FILE).exists():
         state = _read_json(path / TRAIN_STATE_FILE)
         groups = state.pop("optimizer_param_groups", None)
         checkpoint.train_state = state
-        if groups is not None:
+        if groups is not None and optimizer:
             # on the CPU: load_state_dict moves the moments to their parameters and keeps steps here
             tensors = _read_safetensors(path / OPTIMIZER_FILE, device="cpu")
             checkpoint.optimizer_state = _parse(

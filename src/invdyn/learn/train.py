@@ -193,7 +193,7 @@ def train(
     # a previous run in out_dir: check it is this run, return it if finished
     previous = None
     if resume and (ckpt_dir.exists() or ckpt_dir.with_name(f".{ckpt_dir.name}.old").exists()):
-        previous = load_checkpoint(ckpt_dir, device=device)
+        previous = load_checkpoint(ckpt_dir, device=device, optimizer=True)
         state = previous.train_state or {}
         differences = _run_differences(state.get("identity"), identity)
         if differences:
