@@ -432,3 +432,35 @@ def test_armature_of_a_joint_on_the_world_moves_into_its_link(load_robot, robot,
     np.testing.assert_allclose(
         invdyn.rnea(loaded, q, v, a), invdyn.rnea(first_only, q, v, a), atol=1e-10
     )
+
+
+def test_an_identification_worse_than_the_nominal_model_is_named(tmp_path):
+    """Torques of the exact double pendulum with 5 % noise: ten samples fit their noise, and
+    the joints where the identified model then predicts held-out torques worse than the
+    nominal one are named; two thousand samples match the nominal model, quietly."""
+    from invdyn.ident.run import identify_table
+    from invdyn.sim.rollout import csv_columns
+
+    model = invdyn.load("double_pendulum")
+    names = [name for name in csv_columns(model) if name.startswith(("q.", "v."))]
+    dofs = [name.removeprefix("v.") for name in names if name.startswith("v.")]
+    header = [*names, *(f"a.{d}" for d in dofs), *(f"tau.{d}" for d in dofs)]
+    for rows, named in ((12, "joint1, joint2"), (2000, None)):
+        rng = np.random.default_rng(0)
+        q, v, a = states(model, f"worse-{rows}", n=rows)
+        tau = invdyn.rnea(model, q, v, a)
+        tau += 0.05 * tau.std(axis=0) * rng.normal(size=tau.shape)
+        path = tmp_path / f"{rows}.csv"
+        np.savetxt(
+            path, np.hstack([q, v, a, tau]), delimiter=",", header=",".join(header), comments=""
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found = identify_table(path, model, method="ols")
+        messages = [str(w.message) for w in caught if "nominal model's" in str(w.message)]
+        worse = found.identified_nmse > 2.0 * found.nominal_nmse
+        if named is None:
+            assert not messages and not worse.any(), messages
+        else:
+            assert worse.all() and len(messages) == 1, messages
+            assert messages[0].startswith(f"on {named} the identified model's"), messages

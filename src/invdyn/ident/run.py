@@ -45,6 +45,9 @@ Float = NDArray[np.float64]
 HELD_OUT = 0.2
 # the file of the identified parameters in the output directory
 IDENTIFICATION = "identification.npz"
+# a held-out torque error this many times the nominal model's on a joint is worth a warning:
+# the fit followed the noise of too few samples (an exact nominal model is matched, not beaten)
+WORSE_THAN_NOMINAL = 2.0
 # the key of report.json that holds the fingerprints of the episodes identified on
 FITTED = "fitted_fingerprints"
 # where invdyn evaluate scores an identification on other data, by default, and its files
@@ -279,12 +282,25 @@ def _scored(
             "their nMSE is undefined (NaN); hold out episodes that move them (--held-out)"
         )
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
-    nominal = rnea(model, score.q, score.v, score.a)
-    identified = result.predict(model, score.q, score.v, score.a)
+    nominal = normalised_mse(rnea(model, score.q, score.v, score.a), score.tau)
+    identified = normalised_mse(result.predict(model, score.q, score.v, score.a), score.tau)
+    worse = [
+        joint
+        for joint, before, after in zip(model.dof_names, nominal, identified, strict=True)
+        if after > WORSE_THAN_NOMINAL * before
+    ]
+    if worse:
+        warn(
+            f"on {', '.join(worse)} the identified model's held-out torque error is more than "
+            f"{WORSE_THAN_NOMINAL:g} times the nominal model's: {len(fit.tau)} samples "
+            f"({parts[0]}) do not pin down its {len(result.base)} base parameters; record "
+            "more or more varied motion "
+            "(invdyn collect --duration, --episodes)"
+        )
     return DatasetIdentification(
         identification=result,
-        nominal_nmse=normalised_mse(nominal, score.tau),
-        identified_nmse=normalised_mse(identified, score.tau),
+        nominal_nmse=nominal,
+        identified_nmse=identified,
         train_part=parts[0],
         held_out_part=parts[1],
         filtering=filtering,
