@@ -492,12 +492,20 @@ def quat_exp(omega: ArrayLike) -> Float:
 
 
 def quat_log(quat: ArrayLike) -> Float:
-    """(..., 3) rotation vector of unit quaternions (log on SO(3)), angle in [0, pi].
+    """(..., 3) rotation vector of quaternions (log on SO(3)), angle in [0, pi].
 
     Args:
-      quat: (..., 4) unit quaternions ``[x, y, z, w]``; ``q`` and ``-q`` give the same result.
+      quat: (..., 4) quaternions ``[x, y, z, w]``, of any norm above zero (each read as the
+        unit quaternion along it); ``q`` and ``-q`` give the same result.
+
+    Raises:
+      InputError: a quaternion that is not finite or has zero norm, which has no rotation.
     """
-    quat = np.asarray(quat, dtype=np.float64)
+    quat = as_finite_array("quat", quat, 4)
+    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+    if np.any(norm == 0.0):
+        raise InputError("quat holds a quaternion of zero norm, which has no rotation")
+    quat = quat / norm
     # the shortest rotation: take the representative with w >= 0
     quat = np.where(quat[..., 3:] < 0.0, -quat, quat)
     vector, w = quat[..., :3], quat[..., 3:]
