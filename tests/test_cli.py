@@ -575,6 +575,8 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 0, err
     assert "3 episodes" in out and (dataset / "meta" / "info.json").exists()
     argv = ["train", str(dataset), "--out", str(run_dir), "--preset", "small", "--no-progress"]
+    status, _, err = run(capsys, *argv, "--set", "dataset=elsewhere")
+    assert status == 2 and "the dataset is the command's first argument" in err, err
     status, out, err = run(capsys, *argv, "--set", "train.num_threads=1")
     assert status == 0, err
     assert (run_dir / "checkpoint" / "model.safetensors").exists()

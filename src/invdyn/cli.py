@@ -1599,6 +1599,11 @@ def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
     """The `invdyn.learn.config.Config` of --preset and --set, for `dataset`."""
     from invdyn.learn.config import preset
 
+    given = [item for item in args.set if item.partition("=")[0].strip() == "dataset"]
+    if given:
+        raise InputError(
+            f"--set {given[0]}: the dataset is the command's first argument, not a setting"
+        )
     return preset(args.preset or "default").with_overrides([*args.set, f"dataset={dataset.path}"])
 
 
