@@ -299,8 +299,8 @@ def test_track_simulates_an_mjcf_file_as_it_is_written(
 def test_servos_of_an_mjcf_file_are_said_to_become_torques(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Tracking drives the joints with torques; a file whose actuators are position servos
-    is told so, one of motors is not."""
+    """Tracking (and the demo) drives the joints with torques; a file whose actuators are
+    position servos is told so, one of motors is not."""
     pytest.importorskip("mujoco")
     for actuator, warns in (("position", True), ("motor", False)):
         path = tmp_path / f"{actuator}.xml"
@@ -308,13 +308,17 @@ def test_servos_of_an_mjcf_file_are_said_to_become_torques(
             f'<actuator><{actuator} joint="shoulder"/><{actuator} joint="elbow"/></actuator>'
         )
         path.write_text(COUPLED_ARM.format(equality=actuators))
-        status, _, err = run(
-            capsys, "track", str(path), "--duration", "0.2", "--controller", "pd",
-            "--out", str(tmp_path / actuator), "--no-progress",
-        )  # fmt: skip
-        assert status == 0, err
-        said = "drives elbow, shoulder with actuators whose force depends on the joints' state"
-        assert (said in err) == warns, err
+        for command in (
+            ["track", str(path), "--controller", "pd"],
+            ["demo", "--robot", str(path)],
+        ):
+            status, _, err = run(
+                capsys, *command, "--duration", "0.2", "--out", str(tmp_path / actuator),
+                "--no-progress",
+            )  # fmt: skip
+            assert status == 0, err
+            said = "drives elbow, shoulder with actuators whose force depends on the joints'"
+            assert (said in err) == warns, (command, err)
 
 
 def test_a_free_object_in_an_mjcf_scene_is_named_and_welded_by_fixed_base(

@@ -850,8 +850,7 @@ def _demo(args: argparse.Namespace) -> int:
     _check_trackable(
         model, f"invdyn track {name} --fixed-base welds what free joints move to the world"
     )
-    if scene is not None:
-        print(f"the plant is {name} itself, as MuJoCo compiles it")
+    _announce_the_file_as_plant(scene, name)
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
@@ -899,9 +898,7 @@ def _track(args: argparse.Namespace) -> int:
     _output_directory(args.out)
     model, scene = _tracked_robot(args.robot, floating_base=False if args.fixed_base else None)
     _check_trackable(model, "pass --fixed-base to weld what free joints move to the world")
-    if scene is not None:
-        print(f"the plant is {args.robot} itself, as MuJoCo compiles it")
-        _warn_of_servos(scene, args.robot)
+    _announce_the_file_as_plant(scene, args.robot)
     _positive_option("--rate", args.rate)
     _positive_option("--bandwidth", args.bandwidth)
     if args.trajectory == "minimum_jerk":
@@ -1175,11 +1172,16 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
         raise InputError(f"--out {path}: {reason}")
 
 
-def _warn_of_servos(mj_model: Any, robot: str) -> None:
-    """Warn when the file drives joints with servos, which tracking replaces by torques."""
+def _announce_the_file_as_plant(scene: Any, robot: str) -> None:
+    """Say so when MuJoCo simulates the robot's own file (`scene`, an MJCF ``MjModel``; None
+    for a plant built from the model), and warn when it drives joints with servos, which
+    tracking replaces by torques."""
     from invdyn.io.mjcf import servo_joints
 
-    servos = servo_joints(mj_model)
+    if scene is None:
+        return
+    print(f"the plant is {robot} itself, as MuJoCo compiles it")
+    servos = servo_joints(scene)
     if servos:
         warn(
             f"{robot} drives {', '.join(servos)} with actuators whose force depends on the "
@@ -1905,7 +1907,7 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
         raise InputError("--payload-frame places the --payload: give a mass too")
     return _options_plant(
         payload=args.payload,
-        payload_frame=args.payload_frame or end_effector(model),
+        payload_frame=args.payload_frame or (end_effector(model) if args.payload else None),
         mass_scale=_mass_scale(args.mass_error),
         damping=args.damping,
         friction=args.friction,
