@@ -102,6 +102,10 @@ def test_single_sources_fps_and_size(tmp_path: Path) -> None:
     # the sizes above kept the frames' proportions; a square stretches them, and says so
     with pytest.warns(UserWarning, match=r"frames of 48x32 are stretched to 16x16 \(aspect ratio"):
         import_videos(video, tmp_path / "square", fps=FPS, size=(16, 16))
+    # a dataset written into a folder of sources would be found there by its next import
+    with pytest.raises(InputError, match="lies inside .*frames, the folder of videos"):
+        import_videos([video, folder], folder / "ds", fps=FPS)
+    assert not (folder / "ds").exists()
 
 
 def test_sources_are_decoded_one_at_a_time(tmp_path: Path) -> None:

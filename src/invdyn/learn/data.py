@@ -1509,8 +1509,8 @@ def import_videos(
 
     Raises:
       InputError: bad arguments, nothing to import, images without `fps`, a video file of
-        another rate, frames of different sizes without `size`, or of an odd size; the
-        message names the file.
+        another rate, frames of different sizes without `size`, or of an odd size (the
+        message names the file); `out` inside a folder of `sources`.
       DataError: a video or image file that is corrupt, or a video of a variable frame rate;
         the message names the file.
       FileExistsError: as `write_dataset`.
@@ -1518,6 +1518,14 @@ def import_videos(
     check_camera(camera)
     target = Path(out)
     check_target(target, overwrite=overwrite)
+    given = [sources] if isinstance(sources, str | os.PathLike) else list(sources)
+    for folder in (Path(s) for s in given if isinstance(s, str | os.PathLike)):
+        if folder.is_dir() and target.resolve().is_relative_to(folder.resolve()):
+            raise InputError(
+                f"{target} lies inside {folder}, the folder of videos it is imported from: "
+                "write it beside the folder, where the folder's next import or labelling "
+                "does not find it"
+            )
     found = find_sources(sources)
     lengths, rate = scan_sources(found, fps=fps, fps_origin=fps_origin)
     episodes = [
