@@ -1649,7 +1649,7 @@ def _wbc(args: argparse.Namespace) -> int:
     summary = run.summary()
     ended, outcome = "", "fell" if run.fell else "stood"
     if run.fell_at is not None:
-        ended = f" (lost its balance at {run.fell_at:.3f} s)"
+        ended = f" (lost its balance at {run.fell_at:.3f} s, where the run and its measures end)"
     elif run.unsolved is not None:
         ended, outcome = " (stopped early: its QP had no solution)", "stopped"
     torque = (
