@@ -501,14 +501,13 @@ def quat_log(quat: ArrayLike) -> Float:
     Raises:
       InputError: a quaternion that is not finite or has zero norm, which has no rotation.
     """
-    quat = as_finite_array("quat", quat, 4)
-    norm = np.linalg.norm(quat, axis=-1, keepdims=True)
-    if np.any(norm == 0.0):
+    given = as_finite_array("quat", quat, 4)
+    length = np.linalg.norm(given, axis=-1, keepdims=True)
+    if np.any(length == 0.0):
         raise InputError("quat holds a quaternion of zero norm, which has no rotation")
-    quat = quat / norm
-    # the shortest rotation: take the representative with w >= 0
-    quat = np.where(quat[..., 3:] < 0.0, -quat, quat)
-    vector, w = quat[..., :3], quat[..., 3:]
+    # the unit quaternion of the shortest rotation: the representative with w >= 0
+    unit = given / np.where(given[..., 3:] < 0.0, -length, length)
+    vector, w = unit[..., :3], unit[..., 3:]
     norm = np.linalg.norm(vector, axis=-1, keepdims=True)
     theta = 2.0 * np.arctan2(norm, w)
     # θ / sin(θ/2), smooth at zero: 2 atan(n / w) / n ~ (2 / w) (1 - (n / w)^2 / 3)
