@@ -44,6 +44,18 @@ def normalised_mse(prediction: Float, target: Float) -> Float:
     return np.where(moving, mse / np.where(moving, variance, 1.0), np.nan)
 
 
+def worse_than(
+    names: Sequence[str], errors: Float, baseline: Float, factor: float = 1.0
+) -> list[str]:
+    """The `names` whose entry of `errors` is above `factor` times that of `baseline` (each
+    (n,); a NaN, an undefined error, is never above)."""
+    return [
+        name
+        for name, error, base in zip(names, errors, baseline, strict=True)
+        if error > factor * base
+    ]
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Metrics:
     """Accuracy of one predictor on the evaluated windows.

@@ -35,7 +35,7 @@ from invdyn._arrays import check_count, check_positive, spread
 from invdyn.dynamics import rnea
 from invdyn.errors import DataError, warn
 from invdyn.ident.identify import Identification
-from invdyn.metrics import normalised_mse
+from invdyn.metrics import normalised_mse, worse_than
 from invdyn.model import Model
 from invdyn.regressor import inertial_parameters
 
@@ -117,13 +117,7 @@ def compare(
 def _warn_of_overfitting(model: Model, errors: dict[str, Float]) -> None:
     """Warn of the joints whose held-out torque error the residual networks make worse than
     the identified model's alone (by `compare`'s `errors`)."""
-    worse = [
-        joint
-        for joint, hybrid, identified in zip(
-            model.dof_names, errors["hybrid"], errors["identified"], strict=True
-        )
-        if hybrid > identified
-    ]
+    worse = worse_than(model.dof_names, errors["hybrid"], errors["identified"])
     if worse:
         warn(
             f"on {', '.join(worse)} the hybrid's held-out torque error is above the identified "

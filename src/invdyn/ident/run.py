@@ -34,7 +34,7 @@ from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
 from invdyn.learn.data import episode_fingerprints, matching_episodes
-from invdyn.metrics import normalised_mse, varies
+from invdyn.metrics import normalised_mse, varies, worse_than
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
 from invdyn.sim.rollout import csv_columns
@@ -284,18 +284,13 @@ def _scored(
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = normalised_mse(rnea(model, score.q, score.v, score.a), score.tau)
     identified = normalised_mse(result.predict(model, score.q, score.v, score.a), score.tau)
-    worse = [
-        joint
-        for joint, before, after in zip(model.dof_names, nominal, identified, strict=True)
-        if after > WORSE_THAN_NOMINAL * before
-    ]
+    worse = worse_than(model.dof_names, identified, nominal, WORSE_THAN_NOMINAL)
     if worse:
         warn(
             f"on {', '.join(worse)} the identified model's held-out torque error is more than "
             f"{WORSE_THAN_NOMINAL:g} times the nominal model's: {len(fit.tau)} samples "
             f"({parts[0]}) do not pin down its {len(result.base)} base parameters; record "
-            "more or more varied motion "
-            "(invdyn collect --duration, --episodes)"
+            "more or more varied motion (invdyn collect --duration, --episodes)"
         )
     return DatasetIdentification(
         identification=result,
@@ -504,8 +499,9 @@ def _not_fitted(dataset: Any, report: dict[str, Any]) -> tuple[tuple[int, ...], 
     """The episodes of `dataset` to score, and which those are in words (`Scores.selection`):
     those the identification of `report` was not fitted on."""
     count = len(dataset)
-    stored = report.get(FITTED)
-    wanted = stored if isinstance(stored, dict) else {}
+    wanted = report.get(FITTED)
+    if not (isinstance(wanted, dict) and wanted):  # a table's, or an earlier version's report
+        return tuple(range(count)), "all"
     fitted = matching_episodes(episode_fingerprints(_episode_pairs(dataset, range(count))), wanted)
     if not fitted:
         return tuple(range(count)), "all"

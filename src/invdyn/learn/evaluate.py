@@ -427,7 +427,8 @@ def _run_episodes(
         if isinstance(state.get(key), list) and len(state[key]) == size
     }
     if stored:
-        trained = {key: trained_fingerprints(state)[key] for key in stored}
+        inherited = trained_fingerprints(state)
+        trained = {key: inherited[key] for key in stored}
         validated = {
             key: {prints[i] for i in val_run} - set(trained[key]) for key, prints in stored.items()
         }
