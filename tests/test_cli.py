@@ -38,6 +38,17 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert invdyn.__version__ in capsys.readouterr().out
 
 
+def test_an_unknown_option_is_reported_with_the_commands_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["robots", "--json", "out.json"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: invdyn robots" in err
+    assert "invdyn robots: error: unrecognized arguments: --json out.json" in err
+
+
 @requires_erd
 def test_demo_compares_controllers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The demo tracks with every controller on the exact model and three with model error,

@@ -129,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     """`main`, its standard output wrapped."""
-    args = _parser().parse_args(argv)
+    args, unrecognized = _parser().parse_known_args(argv)
+    if unrecognized:
+        # with the command's own usage, which lists the options it has
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unrecognized)}")
     if getattr(args, "no_progress", True) is False and not sys.stderr.isatty():
         # into a log file, bars that redraw their line are noise; train prints epoch lines
         args.no_progress = True
@@ -826,6 +829,8 @@ def _parser() -> argparse.ArgumentParser:
         description="List the built-in robot names and whether each is installed.",
     )
     listing.set_defaults(command=_robots)
+    for command_parser in commands.choices.values():
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
