@@ -464,3 +464,6 @@ def test_an_identification_worse_than_the_nominal_model_is_named(tmp_path):
         else:
             assert worse.all() and len(messages) == 1, messages
             assert messages[0].startswith(f"on {named} the identified model's"), messages
+    for share in (0.0, 1.0, float("nan")):
+        with pytest.raises(invdyn.InputError, match=r"held_out \(--held-out\)"):
+            identify_table(path, model, held_out=share)

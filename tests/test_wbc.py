@@ -164,7 +164,7 @@ def test_wbc_command(tmp_path, capsys):
         (["--feet", ","], "--feet ',': expected comma-separated names"),
         (["--pose", "sitting"], r"no standing configuration \(sitting\)"),
         (["--pose", "0,x"], "--pose '0,x': expected a name or comma-separated numbers"),
-        (["--pose", "0,0"], r"Scenario.pose must have shape \(\.\.\., 19\), got \(2,\)"),
+        (["--pose", "0,0"], r"Scenario.pose \(--pose\) must have shape \(\.\.\., 19\), got \(2,\)"),
         (["--sole=-0.1,0.1,-0.1,0.1,0"], "describes flat feet, and solo12 stands on none"),
     ):
         assert cli.main(["wbc", "solo12", *arguments, *options]) == 2
@@ -389,7 +389,9 @@ def test_dependent_contact_constraints_keep_the_qp_solvable(load_robot):
 def test_named_feet_soles_and_poses_are_checked(load_robot):
     from invdyn.control.balance import Scenario, foot_contacts, standing
 
-    with pytest.raises(invdyn.InputError, match="Scenario.sole must be five finite numbers"):
+    with pytest.raises(
+        invdyn.InputError, match=r"Scenario.sole \(--sole\) must be five finite numbers"
+    ):
         Scenario(sole=(0.1, 0.065))
     with pytest.raises(invdyn.InputError, match="each minimum must be below its maximum"):
         Scenario(sole=(0.1, -0.1, -0.05, 0.05, 0.0))
@@ -402,11 +404,15 @@ def test_named_feet_soles_and_poses_are_checked(load_robot):
     contacts = foot_contacts(solo, Scenario(feet=("FL_FOOT", "HR_FOOT")))
     assert [c.frame for c in contacts] == ["FL_FOOT", "HR_FOOT"]
     assert foot_contacts(solo, Scenario(soles=("FL_FOOT",)))[0].position == (0.1, 0.065, 0.0)
-    with pytest.raises(invdyn.InputError, match="feet and Scenario.soles name no foot"):
+    with pytest.raises(
+        invdyn.InputError, match=r"feet and Scenario.soles \(--feet, --soles\) name no foot"
+    ):
         foot_contacts(solo, Scenario(feet=()))
     with pytest.raises(invdyn.InputError, match="Scenario.feet must be a sequence of frame names"):
         Scenario(feet="FL_FOOT")
-    with pytest.raises(invdyn.InputError, match="Scenario.pose must be a configuration's name"):
+    with pytest.raises(
+        invdyn.InputError, match=r"Scenario.pose \(--pose\) must be a configuration's name"
+    ):
         Scenario(pose=3)
     # lists are kept as tuples: a scenario stays hashable
     listed = Scenario(feet=["FL_FOOT"], sole=[-0.1, 0.1, -0.05, 0.05, 0.0], pose=[0.0] * 19)
@@ -422,7 +428,9 @@ def test_named_feet_soles_and_poses_are_checked(load_robot):
     contacts = foot_contacts(solo, Scenario())
     named = standing(solo, contacts, 0.02, "standing")
     np.testing.assert_allclose(standing(solo, contacts, 0.02, tuple(named)), named, atol=1e-12)
-    with pytest.raises(invdyn.InputError, match=r"Scenario.pose must have shape \(\.\.\., 19\)"):
+    with pytest.raises(
+        invdyn.InputError, match=r"Scenario.pose \(--pose\) must have shape \(\.\.\., 19\)"
+    ):
         standing(solo, contacts, 0.02, (0.0,) * 7)
     raised = named.copy()
     raised[solo.jnt_qadr[solo.jnt_name.index("HR_KFE")]] += 0.4

@@ -394,7 +394,9 @@ def foot_contacts(model: Model, scenario: Scenario) -> tuple[PointContact, ...]:
         PointContact(n, p, friction=scenario.friction) for n in soles for p in corners
     ]
     if not contacts and (scenario.feet is not None or scenario.soles is not None):
-        raise InputError("Scenario.feet and Scenario.soles name no foot to stand on")
+        raise InputError(
+            "Scenario.feet and Scenario.soles (--feet, --soles) name no foot to stand on"
+        )
     if not contacts:
         raise InputError(
             f"{model.name} has no frame named *foot or *sole to stand on: name its feet "
@@ -432,14 +434,14 @@ def _sole(sole: object) -> tuple[float, ...]:
         values = np.empty(0)
     if values.shape != (5,) or not np.isfinite(values).all():
         raise InputError(
-            f"Scenario.sole must be five finite numbers (x_min, x_max, y_min, y_max, z), m; "
-            f"got {sole!r}"
+            "Scenario.sole (--sole) must be five finite numbers (x_min, x_max, y_min, y_max, "
+            f"z), m; got {sole!r}"
         )
     x_min, x_max, y_min, y_max, _ = values
     if not (x_min < x_max and y_min < y_max):
         raise InputError(
-            f"Scenario.sole (x_min, x_max, y_min, y_max, z) = {sole!r}: each minimum must be "
-            "below its maximum"
+            f"Scenario.sole (--sole) (x_min, x_max, y_min, y_max, z) = {sole!r}: each minimum "
+            "must be below its maximum"
         )
     return tuple(float(v) for v in values)
 
@@ -467,7 +469,8 @@ def _pose(pose: object) -> str | tuple[float, ...] | None:
         values = np.empty(0)
     if values.ndim != 1 or not values.size or not np.isfinite(values).all():
         raise InputError(
-            f"Scenario.pose must be a configuration's name or its finite (nq,) values, got {pose!r}"
+            "Scenario.pose (--pose) must be a configuration's name or its finite (nq,) values, "
+            f"got {pose!r}"
         )
     return tuple(float(v) for v in values)
 
@@ -486,9 +489,11 @@ def standing(
     puts joints outside their limits, its soles are not parallel, its feet do not all reach
     the ground (`GROUND_TOLERANCE`), or its centre of mass is not above their support."""
     if pose is not None and not isinstance(pose, str):
-        q = as_float_array("Scenario.pose", pose, model.nq).copy()
+        q = as_float_array("Scenario.pose (--pose)", pose, model.nq).copy()
         if q.ndim != 1:
-            raise InputError(f"Scenario.pose must be one configuration of {model.nq} values")
+            raise InputError(
+                f"Scenario.pose (--pose) must be one configuration of {model.nq} values"
+            )
         return _on_the_ground(model, q, contacts, radius, "Scenario.pose")
     configurations = robot_configurations(model)
     mjcf = is_mjcf(model.source)

@@ -155,7 +155,7 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
         raise ModelError(
             f"{path}: no free joint at the root of the first body tree to float on{elsewhere}; "
             "an MJCF file declares its own (add <freejoint/> to the root body); "
-            "floating_base=None, the default, takes the file as it is"
+            "without floating_base (invdyn: without --floating-base) the file is taken as it is"
         )
     return mj_model
 
