@@ -39,8 +39,33 @@ def test_joint_efforts_are_drawn_on_one_axis_per_unit(tmp_path: Path) -> None:
             np.testing.assert_array_equal(line.get_xdata(), times)
             np.testing.assert_array_equal(line.get_ydata(), efforts[:, k])
     assert axes[-1].get_xlabel() == "time [s]"
+    assert all(ax.get_legend() is not None for ax in axes) and not figure.legends
     path = save_figure(figure, tmp_path / "plots" / "gravity.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@requires_erd
+def test_the_legend_of_a_humanoids_joints_goes_below_the_plots() -> None:
+    """TALOS's 44 joints: one legend in columns below the axes, inside the figure, naming every
+    joint, rather than a column taller than the figure beside them."""
+    model = load_quietly("talos_full")
+    q = random_configuration(model, rng=2, shape=30)
+    times = np.linspace(0.0, 1.0, 30)
+    efforts = invdyn.gravity(model, q)
+    figure = plot_joint_series(times, efforts, labels=model.dof_names, units=model.dof_force_units)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()  # lays the figure out
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == list(model.dof_names)
+    assert all(ax.get_legend() is None for ax in figure.get_axes())
+    renderer = canvas.get_renderer()
+    columns = {round(text.get_window_extent(renderer).x0) for text in legend.get_texts()}
+    assert len(columns) > 1
+    box = legend.get_window_extent(renderer)
+    lowest_axes = min(ax.get_tightbbox(renderer).y0 for ax in figure.get_axes())
+    assert 0.0 <= box.y0 and box.y1 <= lowest_axes
 
 
 def test_bad_series_and_paths_raise_input_error(tmp_path: Path) -> None:

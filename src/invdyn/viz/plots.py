@@ -7,6 +7,7 @@ Files are written atomically: to a temporary file in the target directory, then 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 
 #: the widest figure, in inches: a page's width, readable when shown whole
 MAX_WIDTH = 16.0
+#: the most lines a legend lists beside its axes; more go below the figure, in columns
+LEGEND_BESIDE = 16
+#: inches below the figure per row of such a legend, and of its columns' width per character
+#: of its longest label (beside a handle of `LEGEND_HANDLE` inches)
+LEGEND_ROW = 0.16
+LEGEND_CHARACTER = 0.06
+LEGEND_HANDLE = 0.6
 
 
 def plot_joint_series(
@@ -75,11 +83,35 @@ def plot_joint_series(
             ax.plot(times, values[:, column], label=labels[column], linewidth=1.2)
         ax.set_ylabel(f"{quantity} [{unit}]")
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    _legend(figure, axes)
     axes[-1].set_xlabel("time [s]")
     if title:
         figure.suptitle(title)
     return figure
+
+
+def _legend(figure: Figure, axes: Sequence[Any]) -> None:
+    """The legends of `axes`' labelled lines: each beside its axes, or, for more than
+    `LEGEND_BESIDE` lines in all (a humanoid's joints), one below the figure in as many columns
+    as its width holds, the figure made taller to hold it."""
+    found = [ax.get_legend_handles_labels() for ax in axes]
+    labels = [label for _, names in found for label in names]
+    if len(labels) <= LEGEND_BESIDE:
+        for ax in axes:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+        return
+    width, height = figure.get_size_inches()
+    column = LEGEND_HANDLE + LEGEND_CHARACTER * max(len(label) for label in labels)
+    columns = max(1, int(width // column))
+    figure.set_size_inches(width, height + LEGEND_ROW * math.ceil(len(labels) / columns))
+    figure.legend(
+        [handle for handles, _ in found for handle in handles],
+        labels,
+        loc="outside lower center",
+        ncols=columns,
+        fontsize="x-small",
+        frameon=False,
+    )
 
 
 def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:
@@ -155,9 +187,7 @@ def plot_tracking(
     rows[0][0].set_ylabel("position [rad, m]\n(dashed: reference)")
     rows[1][0].set_ylabel("tracking error [rad, m]")
     rows[2][0].set_ylabel("applied effort [N·m, N]")
-    rows[0][-1].legend(
-        loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False
-    )
+    _legend(figure, [rows[0][-1]])
     summary.set_xlabel("time [s]")
     summary.set_ylabel("|e(t)| over all joints")
     summary.grid(True, which="both", alpha=0.3)
