@@ -145,7 +145,8 @@ def test_a_table_imports_split_into_episodes(
     [
         ([], "{source}: a table needs --fps, and --obs-keys naming its state's columns"),
         (["--fps", "4", "--obs-keys", "q", "--action-keys", "x"], "{source}: no column 'x'"),
-        (["--fps", "0", "--obs-keys", "q", "--action-keys", "tau"], "--fps must be a positive"),
+        (["--fps", "0", "--obs-keys", "q", "--action-keys", "tau"], "fps (--fps) must be betw"),
+        (["--fps", "1e300", "--obs-keys", "q"], "fps (--fps) must be between 1e-06 and 1e+06 Hz"),
         (["--fps", "4", "--obs-keys", " , ", "--action-keys", "tau"], "' , ': expected comma"),
         (["--filter-key", "train"], "--filter-key: not an option of a table file ({source})"),
         # the episode column is neither state nor action, and one column of numbers
@@ -206,7 +207,7 @@ def test_the_fps_of_an_hdf5_file_is_checked_as_the_option(
         status, _, err = run(
             capsys, "import", str(source), "--out", str(tmp_path / "ds"), "--fps", "-5"
         )
-        assert status == 2 and "--fps must be a positive number, got -5" in err, err
+        assert status == 2 and "fps (--fps) must be between 1e-06 and 1e+06 Hz, got -5" in err, err
 
 
 def test_what_is_none_of_the_formats_is_one_line_naming_it(

@@ -685,7 +685,10 @@ def test_read_table_csv(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="column 'tau', line 3"):
         data.read_table(file, inputs=["q"], targets=["tau"])
     file.write_text("q,tau\n1,inf\n")
-    with pytest.raises(DataError, match="not finite"):
+    with pytest.raises(DataError, match="column 'tau', line 2: a value that is not finite"):
+        data.read_table(file, inputs=["q"], targets=["tau"])
+    file.write_text("q,tau\n1,2\n1e300,3\n")
+    with pytest.raises(DataError, match=r"column 'q', line 3: .* beyond float32's range"):
         data.read_table(file, inputs=["q"], targets=["tau"])
     with pytest.raises(InputError, match="column 'q' is selected twice, by inputs 'q' and targ"):
         data.read_table(file, inputs=["q"], targets=["q"])

@@ -397,4 +397,4 @@ def test_invdyn_import_takes_videos_and_image_folders(
     )
     assert status == 2 and "--obs-keys: not an option of videos and images" in err, err
     status, _, err = run(capsys, "import", str(source), "--out", str(tmp_path / "x"), "--fps", "-5")
-    assert status == 2 and "--fps must be a positive number, got -5" in err, err
+    assert status == 2 and "fps (--fps) must be between 1e-06 and 1e+06 Hz, got -5" in err, err

@@ -43,6 +43,7 @@ from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import names_a_file, robots
 from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode, Imported
+from invdyn.learn.video import check_fps
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
 from invdyn.sim.plant import Plant
@@ -1405,7 +1406,7 @@ def _import(args: argparse.Namespace) -> int:
     what = "videos and images" if kind == "video" else f"a {kind} file"
     _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), what)
     if args.fps is not None:
-        _positive_option("--fps", args.fps)
+        check_fps(args.fps)
     if kind == "video":
         return _import_videos(args)
     (episodes, state_names, action_names), fps = _imported_episodes(kind, args)

@@ -93,6 +93,7 @@ from invdyn.learn.video import (
     Source,
     VideoFrames,
     VideoSegment,
+    check_fps,
     check_frames,
     enclosing_dataset,
     find_sources,
@@ -637,7 +638,7 @@ def write_dataset(
             raise InputError(f"episodes[{k}] must be an Episode, got {type(episode).__name__}")
     if not episodes:
         raise InputError("episodes is empty: a dataset needs at least one episode")
-    rate = check_positive("fps", fps)
+    rate = check_fps(fps)
     if not isinstance(source, str):
         raise InputError(f"source must be a string, got {type(source).__name__}")
     states = _vector_names(episodes, "state", "state_names", state_names)
@@ -2440,8 +2441,9 @@ def _read(file: Path, columns: dict[str, Any], group: str, chosen: list[str]) ->
 
 
 def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.float64]:
-    """`values` as float64, or `DataError` naming the first cell that is not a finite number
-    (in `column`, what the message calls the column)."""
+    """`values` as float64, or `DataError` naming the first cell that is not a number, not
+    finite or beyond float32's range (`_representable`; in `column`, what the message calls
+    the column)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         array = values.astype(np.float64)
     else:
@@ -2455,10 +2457,10 @@ def _numbers(file: Path, column: str, values: Any, row_name: Any) -> NDArray[np.
                 raise DataError(
                     f"{file}: {column}, {row_name(row)}: {shown} is not a number"
                 ) from None
-    finite = np.isfinite(array)
+    finite = _representable(array)
     if not np.all(finite):
         row = int(np.argwhere(~finite)[0][0])
-        raise DataError(f"{file}: {column}, {row_name(row)}: not finite ({array[row]})")
+        raise DataError(f"{file}: {column}, {row_name(row)}: {_unrepresentable} ({array[row]})")
     return array
 
 
@@ -2600,7 +2602,7 @@ def read_robomimic(
         lengths or entries that disagree, or values that are not finite; the message names the
         demo.
     """
-    rate = check_positive("fps", fps)
+    rate = check_fps(fps)
     h5py = _h5py()
     file = Path(path)
     with _open_hdf5(h5py, file) as handle:
@@ -2683,7 +2685,7 @@ def read_minari(path: str | os.PathLike[str], *, fps: float = MINARI_FPS) -> Imp
         empty episode, a dictionary observation of no low-dimensional numbers, or values that
         are not finite; the message names the episode.
     """
-    rate = check_positive("fps", fps)
+    rate = check_fps(fps)
     h5py = _h5py()
     file = Path(path)
     if file.is_dir():

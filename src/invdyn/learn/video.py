@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from invdyn._arrays import check_count, check_positive, plain_number
+from invdyn._arrays import check_count, check_real, plain_number
 from invdyn.errors import DataError, InputError, warn
 
 Frames = NDArray[np.uint8]
@@ -49,6 +49,10 @@ DEFAULT_GOP = 2
 PIX_FMT = "yuv420p"
 # relative change of aspect ratio that resizing makes without a warning (even sizes round)
 ASPECT_TOLERANCE = 0.02
+#: the frame rates, Hz, that a dataset or video may have: from a frame every eleven days to a
+#: microsecond apart (timestamps are float32 seconds; PyAV's rates, fractions of denominator
+#: at most 1e6)
+FPS_RANGE = (1e-6, 1e6)
 
 
 def _av() -> ModuleType:
@@ -281,9 +285,18 @@ def video_stream(container: Any) -> Any:
     return max(container.streams.video, key=rank)
 
 
+def check_fps(fps: object) -> float:
+    """`fps` as a float, or `InputError` unless it lies in `FPS_RANGE`."""
+    low, high = FPS_RANGE
+    rate = check_real("fps (--fps)", fps)
+    if not low <= rate <= high:
+        raise InputError(f"fps (--fps) must be between {low:g} and {high:g} Hz, got {rate:g}")
+    return rate
+
+
 def _frame_rate(fps: float) -> Fraction:
-    """`fps` (> 0) as the exact fraction PyAV takes for a stream's rate."""
-    return Fraction(check_positive("fps", fps)).limit_denominator(1_000_000)
+    """`fps` (`check_fps`) as the exact fraction PyAV takes for a stream's rate."""
+    return Fraction(check_fps(fps)).limit_denominator(1_000_000)
 
 
 # the videos of a LeRobot v3 dataset
@@ -770,7 +783,7 @@ def scan_sources(
         listed = "\n  ".join(problems)
         raise DataError(f"{len(problems)} of {len(videos)} video files are unreadable:\n  {listed}")
     if fps is not None:
-        rate, origin = check_positive("fps", fps), fps_origin
+        rate, origin = check_fps(fps), fps_origin
     elif videos:
         rate, origin = rates[videos[0]], f"{videos[0]} has"
     else:
