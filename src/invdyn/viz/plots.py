@@ -83,7 +83,7 @@ def plot_joint_series(
             ax.plot(times, values[:, column], label=labels[column], linewidth=1.2)
         ax.set_ylabel(f"{quantity} [{unit}]")
         ax.grid(True, alpha=0.3)
-    _legend(figure, axes)
+    _legend(figure, list(axes))
     axes[-1].set_xlabel("time [s]")
     if title:
         figure.suptitle(title)
