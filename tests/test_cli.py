@@ -388,6 +388,12 @@ UNTRACKABLE = {
         "</robot>",
         "bolted has no moving joints: there is nothing to track",
     ),
+    # welding its free joint (the advice for a floating robot with joints) leaves nothing
+    "drone": (
+        '<mujoco model="drone"><worldbody><body name="hull"><freejoint/>'
+        '<geom type="box" size="0.2 0.2 0.05" mass="1"/></body></worldbody></mujoco>',
+        "drone has no moving joints besides its free joint: there is nothing to track",
+    ),
 }
 
 
@@ -398,7 +404,7 @@ def test_a_robot_with_nothing_to_track_is_refused_first(
     """A robot without moving joints, or with one that moves no mass (a singular mass
     matrix), is refused before anything is simulated or written."""
     text, message = UNTRACKABLE[name]
-    path = tmp_path / f"{name}.urdf"
+    path = tmp_path / f"{name}.{'xml' if text.startswith('<mujoco') else 'urdf'}"
     path.write_text(text)
     for command in (["track", str(path)], ["demo", "--robot", str(path)]):
         status, out, err = run(capsys, *command, "--out", str(tmp_path / "run"))

@@ -1223,6 +1223,9 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
     free = [
         n for n, t in zip(model.joint_names, model.jnt_type, strict=True) if t == JointType.FREE
     ]
+    if model.nv == 6 * len(free):
+        moves = f" besides {'its free joint' if len(free) == 1 else 'free joints'}" if free else ""
+        raise InputError(f"{model.name} has no moving joints{moves}: there is nothing to track")
     if free:
         from invdyn.io import is_mjcf
 
@@ -1234,8 +1237,6 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
         raise InputError(
             f"{model.name} has {what} which joint-space tracking cannot drive; {advice}"
         )
-    if model.nv == 0:
-        raise InputError(f"{model.name} has no moving joints: there is nothing to track")
     check_actuated(model)
     require_regular(model, neutral(model), "tracking")
 
