@@ -255,7 +255,7 @@ def identify_table(
         method=method,
         offset=offset,
         filtering=Filter(cutoff=None),
-        parts=(f"rows 0-{split - 1}", f"rows {split}-{rows - 1}"),
+        parts=(_span("row", tuple(range(split))), _span("row", tuple(range(split, rows)))),
     )
 
 
@@ -279,7 +279,7 @@ def _scored(
     if constant:
         warn(
             f"the torques of {', '.join(constant)} are constant in the held-out {parts[1]}: "
-            "their nMSE is undefined (NaN); hold out episodes that move them (--held-out)"
+            "their nMSE is undefined (NaN); hold out a part that moves them (--held-out)"
         )
     result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = normalised_mse(rnea(model, score.q, score.v, score.a), score.tau)
