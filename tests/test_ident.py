@@ -190,6 +190,8 @@ def test_bad_input_gets_the_documented_errors(panda, load_robot):
         identify(panda, q, bad, a, tau)
     with pytest.raises(invdyn.InputError, match="equations for .* unknowns"):
         identify(panda, q[:3], v[:3], a[:3], tau[:3])
+    with pytest.raises(invdyn.InputError, match=r"hold no samples \(batch shape \(0,\)\)"):
+        identify(panda, q[:0], v[:0], a[:0], tau[:0])
     # the robot held still: gravity alone cannot separate the inertias
     still = np.zeros_like(v)
     with pytest.raises(invdyn.InputError, match="do not excite every base parameter"):

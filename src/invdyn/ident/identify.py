@@ -14,6 +14,7 @@ body can have, and returns them all, not only their base combinations.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 from typing import Literal
@@ -259,6 +260,8 @@ def _samples(
         if not np.all(np.isfinite(x)):
             raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     lead = batch_shape({name: (x, 1) for name, x in arrays.items()})
+    if math.prod(lead) == 0:
+        raise InputError(f"q, v, a and tau hold no samples (batch shape {lead})")
     q, v, a, tau = (flatten(x, lead, 1) for x in arrays.values())
     return q, v, a, tau
 
