@@ -44,6 +44,7 @@ class Tree:
       pos: (nbody, 3) joint frame origins in the parent.
       subspace: (nv, 6) motion of each velocity coordinate in its body's coordinates.
       moves: (nbody, nv) 1 where the dof moves the body (the dof of an ancestor or its own).
+      dof_body: (nv,) the body each dof moves with its own joint.
       params: (10 nbody + 3 nv,) the model's dynamic parameters.
       gravity: (3,) gravity in the world frame.
       mass: the moving bodies' total mass.
@@ -62,6 +63,7 @@ class Tree:
     pos: Tensor
     subspace: Tensor
     moves: Tensor
+    dof_body: tuple[int, ...]
     params: Tensor
     gravity: Tensor
     mass: float
@@ -110,6 +112,7 @@ def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
         pos=tensor(model.jnt_pos),
         subspace=tensor(motion_subspace(model)),
         moves=tensor(moves),
+        dof_body=tuple(int(i) for i in model.dof_body),
         params=tensor(inertial_parameters(model)),
         gravity=tensor(model.gravity),
         mass=model.total_mass,
@@ -412,8 +415,7 @@ def _chain(
 def world_columns(t: Tree, rotations: Tensor, origins: Tensor) -> Tensor:
     """(B, nv, 6) each dof's motion (its column of S) in world coordinates, about the world
     origin, from the world placements of `forward_kinematics`."""
-    dof_body = [i for i in range(t.nbody) for _ in range(t.jnv[i])]
-    rot, pos = rotations[:, dof_body], origins[:, dof_body]
+    rot, pos = rotations[:, t.dof_body], origins[:, t.dof_body]
     return _motion_to_parent(rot, pos, t.subspace.expand(rot.shape[0], t.nv, 6))
 
 
@@ -424,14 +426,27 @@ def _world_inertias(t: Tree, params: Tensor, rotations: Tensor, origins: Tensor)
     return to_body.transpose(-1, -2) @ _body_inertias(t, params) @ to_body
 
 
+def _composite_momenta(t: Tree, inertias: Tensor, columns: Tensor) -> Tensor:
+    """(B, nv, 6) for each dof the momentum of the bodies it moves (its body's subtree) at
+    its unit velocity, ``Ic_k s_k``, from the (B, nbody, 6, 6) world `inertias` and the
+    (B, nv, 6) world `columns`."""
+    composites = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
+    return (composites @ columns[..., None]).squeeze(-1)
+
+
 def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
-    """(B, nv, nv) joint-space inertia matrix M = sum_i J_i^T I_i J_i + diag(armature)."""
+    """(B, nv, nv) joint-space inertia matrix, as the composite rigid-body algorithm forms it
+    in world coordinates: ``M_ij = s_i^T Ic_i s_j`` where dof j moves dof i's body (i's
+    composite inertia, of its body's subtree), its transpose where i moves j's, zero between
+    branches; plus diag(armature). Memory: a few (B, nv, nv) and (B, nv, 6, 6) tensors."""
     rotations, origins = forward_kinematics(t, q, from_roots=True)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
-    # J_i: the world columns of the dofs that move body i, zero elsewhere
-    jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
-    mass = torch.einsum("bkxi,bkxy,bkyj->bij", jacobians, inertias, jacobians)
+    products = _composite_momenta(t, inertias, columns) @ columns.transpose(-1, -2)
+    # dof j moves the body of dof i: an ancestor's dof or one of the same body
+    below = t.moves[list(t.dof_body)].bool()
+    zero = products.new_zeros(())
+    mass = torch.where(below, products, torch.where(below.T, products.transpose(-1, -2), zero))
     armature = params[:, 10 * t.nbody : 10 * t.nbody + t.nv]
     return mass + torch.diag_embed(armature.expand(q.shape[0], t.nv))
 
@@ -445,9 +460,8 @@ def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     inertias = _world_inertias(t, params, rotations, origins)
     # body velocities in world coordinates: v_i = J_i v
     body_velocity = torch.einsum("bdx,kd,bd->bkx", columns, t.moves, v)
-    dof_body = [i for i in range(t.nbody) for _ in range(t.jnv[i])]
     # d/dt of a world column: the velocity of its own body crossed with it
-    column_rates = _cross_motion(body_velocity[:, dof_body], columns)
+    column_rates = _cross_motion(body_velocity[:, t.dof_body], columns)
     jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
     rates = column_rates.transpose(-1, -2)[:, None] * t.moves[:, None, :]
     # B(I, v) J = (v x* (I J) - I (v x J) + J x* (I v)) / 2, column by column (B, nbody, nv, 6)
@@ -606,8 +620,7 @@ def centroidal_matrix(t: Tree, q: Tensor, rows: int) -> Tensor:
     rotations, origins = forward_kinematics(t, q)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, t.params[None], rotations, origins)
-    moved = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
-    momentum = (moved @ columns[..., None]).squeeze(-1)
+    momentum = _composite_momenta(t, inertias, columns)
     mass, center = _mass_and_center(t, rotations, origins)
     if rows == 3:
         return momentum[..., 3:].transpose(-1, -2) / mass
