@@ -1152,6 +1152,8 @@ def test_track_controls_faster_than_a_kilohertz_on_a_finer_timestep(
 def test_track_into_the_same_directory_leaves_only_this_runs_logs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The logs of controllers that the run before wrote and this one left out are removed;
+    files of those names that no run wrote are the user's, and stay."""
     command = ["track", "pendulum", "--duration", "0.2", "--out", str(tmp_path), "--no-progress"]
     status, _, err = run(capsys, *command, "--controller", "all")
     assert status == 0, err
@@ -1159,6 +1161,18 @@ def test_track_into_the_same_directory_leaves_only_this_runs_logs(
     status, _, err = run(capsys, *command, "--controller", "pd")
     assert status == 0, err
     assert [p.name for p in tmp_path.glob("*.csv")] == ["pd.csv"]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "feedforward.csv").write_text("mine")
+    (mine / "pd-payload.csv").write_text("mine")
+    # a file that track does not write now, and one that demo never writes
+    for again, kept in (
+        (["track", "pendulum", "--controller", "pd"], "feedforward.csv"),
+        (["demo", "--robot", "pendulum"], "pd-payload.csv"),
+    ):
+        status, _, err = run(capsys, *again, "--duration", "0.2", "--out", str(mine))
+        assert status == 0, err
+        assert (mine / kept).read_text() == "mine"
 
 
 def test_an_interrupted_track_leaves_the_earlier_runs_outputs_whole(

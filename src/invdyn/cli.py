@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import math
 import os
 import signal
@@ -890,7 +891,6 @@ def _demo(args: argparse.Namespace) -> int:
             )
             suffix = "" if key == "exact" else "-payload"
             written += _write_tracking(model, results, staged, suffix=suffix)
-            _remove_stale_logs(out, results, suffix)
             metrics[key] = _metrics(model, results, _setup(args, run_plant, trajectory))
         write_json(staged / "metrics.json", metrics)
     print(f"wrote {', '.join([*written, 'metrics.json'])} in {out.absolute()}")
@@ -936,10 +936,12 @@ def _track(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     metrics = _metrics(model, results, _setup(args, plant, trajectory))
+    earlier = _earlier_controllers(out)
     with output_set(out) as staged:
         written = _write_tracking(model, results, staged)
         write_json(staged / "metrics.json", metrics)
-        _remove_stale_logs(out, results)
+    # the logs of controllers that the run before left out would pass for this run's
+    remove_stale(out, [f"{name}.csv" for name in sorted(earlier - set(results))])
     print(f"wrote {', '.join([*written, 'metrics.json'])} in {out.absolute()}")
     for path in _write_json_option(args, metrics):
         print(f"wrote {path}")
@@ -1026,11 +1028,16 @@ def _write_tracking(
     return [f"tracking{suffix}.png", *(f"{name}{suffix}.csv" for name in results)]
 
 
-def _remove_stale_logs(out: Path, results: dict[str, Any], suffix: str = "") -> None:
-    """The logs in `out` of the controllers that this run left out, which an earlier run
-    wrote (they would pass for its)."""
-    for name in set(CONTROLLERS) - set(results):
-        (out / f"{name}{suffix}.csv").unlink(missing_ok=True)
+def _earlier_controllers(out: Path) -> set[str]:
+    """The controllers whose logs an earlier ``invdyn track`` wrote in `out`, as its
+    metrics.json lists them; none where there is no such file (files of the same names that
+    no run of the command wrote are the user's)."""
+    try:
+        earlier = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    controllers = earlier.get("controllers") if isinstance(earlier, dict) else None
+    return set(controllers) & set(CONTROLLERS) if isinstance(controllers, dict) else set()
 
 
 def _metrics(model: Model, results: dict[str, Any], setup: dict[str, Any]) -> dict[str, Any]:
