@@ -44,15 +44,21 @@ def normalised_mse(prediction: Float, target: Float) -> Float:
     return np.where(moving, mse / np.where(moving, variance, 1.0), np.nan)
 
 
+#: a normalised error at or below which a prediction counts as exact (R^2 of 0.999999): below
+#: it, ratios between errors measure rounding and filtering, not the models
+NEGLIGIBLE_NMSE = 1e-6
+
+
 def worse_than(
     names: Sequence[str], errors: Float, baseline: Float, factor: float = 1.0
 ) -> list[str]:
-    """The `names` whose entry of `errors` is above `factor` times that of `baseline` (each
-    (n,); a NaN, an undefined error, is never above)."""
+    """The `names` whose entry of the normalised `errors` is above `factor` times that of
+    `baseline` (each (n,)) and above `NEGLIGIBLE_NMSE` (a NaN, an undefined error, is never
+    above)."""
     return [
         name
         for name, error, base in zip(names, errors, baseline, strict=True)
-        if error > factor * base
+        if error > max(factor * base, NEGLIGIBLE_NMSE)
     ]
 
 
