@@ -574,6 +574,12 @@ def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
     assert len(run.time) == len(run.steps) and run.time[-1] < run.fell_at
     assert run.summary()["fell_at_s"] == run.fell_at
     plot_balance(run, "pushed")
+    # the command says so in its exit status too, for a script to see
+    from invdyn import cli
+
+    argv = ["wbc", "solo12", "--scenario", "push", "--push", "50", "--duration", "1.5"]
+    assert cli.main([*argv, "--out", str(tmp_path), "--no-progress"]) == 1
+    assert json.loads((tmp_path / "report.json").read_text())["fell"] is True
 
 
 @requires_erd

@@ -533,7 +533,7 @@ def _parser() -> argparse.ArgumentParser:
         f"{', '.join(sorted(STANCES))} have their own) in MuJoCo under whole-body control (a "
         "QP over accelerations and contact forces, friction cones, torque limits), print the "
         "centre of mass error and the friction cone and torque margins, and write a plot and a "
-        "report.",
+        "report. Exits with status 1 when the robot falls, 2 on an error.",
     )
     wbc.add_argument("robot", metavar="ROBOT", help="built-in name or .urdf/.xml path, e.g. go1")
     wbc.add_argument(
@@ -1687,7 +1687,7 @@ def _wbc(args: argparse.Namespace) -> int:
     if run.unsolved is not None:
         print(f"invdyn: error: {run.unsolved}; the run stopped there", file=sys.stderr)
         return 2
-    return 0
+    return 1 if run.fell else 0
 
 
 def _legged_robot(robot: str) -> Model:
