@@ -82,3 +82,28 @@ def test_bad_series_and_paths_raise_input_error(tmp_path: Path) -> None:
     assert len(figure.get_axes()) == 1
     with pytest.raises(InputError, match="give the image file a suffix"):
         save_figure(figure, tmp_path / "figure")
+
+
+def test_a_controller_keeps_its_colour_whichever_others_it_is_drawn_with() -> None:
+    """The demo draws every controller, then three of them with model error: each keeps its
+    colour in both figures, so that the two read side by side."""
+    pytest.importorskip("mujoco")
+    from invdyn.control.tracking import track
+    from invdyn.control.trajectories import minimum_jerk
+    from invdyn.viz.plots import plot_tracking
+
+    model = invdyn.load("pendulum")
+    trajectory = minimum_jerk(model, [0.0], [0.2], 0.05)
+    runs = {name: track(model, trajectory, name) for name in ("pd", "pd_gravity", "feedforward")}
+
+    def colours(names: tuple[str, ...]) -> dict[str, str]:
+        figure = plot_tracking({name: runs[name] for name in names}, labels=model.dof_names)
+        summary = figure.get_axes()[-1]
+        return {line.get_label(): line.get_color() for line in summary.get_lines()}
+
+    every, some = (
+        colours(("pd", "pd_gravity", "feedforward")),
+        colours(("pd_gravity", "feedforward")),
+    )
+    assert len(set(every.values())) == 3
+    assert some == {name: every[name] for name in some}

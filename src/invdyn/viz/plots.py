@@ -180,7 +180,8 @@ def plot_tracking(
             torque.plot(run.time, run.tau_applied[:, k], color=line.get_color(), linewidth=1.0)
         position.set_title(f"{name}\nRMS error {result.rms_error:.2e}, max {result.max_error:.2e}")
         norm = np.linalg.norm(result.error, axis=1)
-        summary.semilogy(run.time, np.where(norm > 0.0, norm, np.nan), label=name)
+        colour = _controller_colour(name, c)
+        summary.semilogy(run.time, np.where(norm > 0.0, norm, np.nan), label=name, color=colour)
         for ax in (position, error, torque):
             ax.grid(True, alpha=0.3)
         torque.set_xlabel("time [s]")
@@ -195,6 +196,15 @@ def plot_tracking(
     if title:
         figure.suptitle(title)
     return figure
+
+
+def _controller_colour(name: str, column: int) -> str:
+    """A built-in controller's own colour, the same in every figure whichever others it is
+    drawn with; another's by its `column`, after those."""
+    from invdyn.control.computed_torque import CONTROLLERS
+
+    order = list(CONTROLLERS)
+    return f"C{order.index(name) if name in order else len(order) + column}"
 
 
 def plot_predictions(
