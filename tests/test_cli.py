@@ -832,6 +832,10 @@ def test_identify_from_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert not (out / "identified.urdf").exists()
     status, _, err = run(capsys, "ident", str(table), "--out", str(out))
     assert status == 2 and "is a table: pass --robot" in err, err
+    other = tmp_path / "notes.json"
+    other.write_text("{}")
+    status, _, err = run(capsys, "ident", str(other), "--robot", "panda", "--out", str(out))
+    assert status == 2 and "notes.json: neither a dataset directory nor a table (.csv" in err
     status, _, err = run(capsys, "ident", str(table), "--robot", "ur5", "--out", str(out))
     assert status == 2 and "no column 'q.shoulder_pan_joint'" in err, err
     # options that a table would ignore

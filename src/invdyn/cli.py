@@ -43,7 +43,7 @@ from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
 from invdyn.io import names_a_file, robots
-from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, Episode, Imported
+from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, TABLE_SUFFIXES, Episode, Imported
 from invdyn.learn.video import check_fps
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
@@ -1950,6 +1950,10 @@ def _ident(args: argparse.Namespace) -> int:
 
     _output_directory(args.out)
     table = Path(args.dataset).is_file()
+    if table and Path(args.dataset).suffix.lower() not in TABLE_SUFFIXES:
+        raise InputError(
+            f"{args.dataset}: neither a dataset directory nor a table ({', '.join(TABLE_SUFFIXES)})"
+        )
     if table and args.robot is None:
         raise InputError(f"{args.dataset} is a table: pass --robot")
     if table and (args.cutoff is not None or args.learn):
