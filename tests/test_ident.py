@@ -263,7 +263,7 @@ def test_filtered_accelerations_of_a_noisy_velocity():
         invdyn.InputError, match=r"100 Hz is not below 100 Hz, half the sampling rate of 200 Hz"
     ):
         velocity_and_acceleration(measured, fps, Filter(cutoff=100.0))
-    with pytest.raises(invdyn.InputError, match="cutoff must be positive"):
+    with pytest.raises(invdyn.InputError, match=r"cutoff \(--cutoff\) must be positive"):
         Filter(cutoff=-1.0)
 
 

@@ -740,7 +740,8 @@ def test_control_period_not_a_multiple_of_the_timestep(control_rate, timestep):
         # one period of 1e5 s would be a single physics call of 1e8 steps, not interruptible
         (
             {"control_rate": 1e-5},
-            r"control period 1 / control_rate = 100000 s is longer than the duration 0.01 s",
+            r"duration \(--duration\) 0.01 s is shorter than one control period, "
+            r"1 / control_rate \(--rate\) = 100000 s",
         ),
         ({"q0": [0.0, 0.0]}, r"q0 must have shape \(\.\.\., 1\), got \(2,\)"),
         ({"q0": [[0.0]]}, r"q0 has shape \(1, 1\)"),

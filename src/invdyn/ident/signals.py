@@ -40,7 +40,7 @@ class Filter:
 
     def __post_init__(self) -> None:
         if self.cutoff is not None:
-            object.__setattr__(self, "cutoff", check_positive("cutoff", self.cutoff))
+            object.__setattr__(self, "cutoff", check_positive("cutoff (--cutoff)", self.cutoff))
         object.__setattr__(self, "order", check_count("order", self.order))
 
     def apply(self, x: Float, fps: float) -> Float:

@@ -261,7 +261,7 @@ def follow(
         checkpoint.spec.check(info, str(data.path), actions=has_actions)
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
-    gain = check_real("position_gain", position_gain, minimum=0.0)
+    gain = check_real("position_gain (--position-gain)", position_gain, minimum=0.0)
     index = _episode_index(episode, len(data))
     recorded = data.episode(index)
     states = np.asarray(recorded.state, dtype=np.float64)
@@ -400,7 +400,7 @@ def follow_steps(
         )
     if seconds is None:
         return available
-    return min(available, max(1, round(check_positive("seconds", seconds) * fps)))
+    return min(available, max(1, round(check_positive("seconds (--seconds)", seconds) * fps)))
 
 
 def _episode_index(episode: Any, count: int) -> int:

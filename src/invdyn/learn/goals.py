@@ -138,7 +138,7 @@ def follow_frames(
     goals = data.frames(config.camera_names[0], index)
     start, ahead = config.context, config.offsets[-1]
     steps = follow_steps(len(goals), index, start, ahead, seconds, info.fps)
-    gain = check_real("position_gain", position_gain, minimum=0.0)
+    gain = check_real("position_gain (--position-gain)", position_gain, minimum=0.0)
     full = episode_full_state(data, index)
     recorded_actions = np.asarray(recorded.action, dtype=np.float64)
     actions: list[Float] = []

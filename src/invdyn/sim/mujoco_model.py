@@ -418,9 +418,9 @@ def _attach_payload(mujoco: ModuleType, model: Model, mj_model: Any, plant: Plan
     last = int(mj_model.body_jntadr[mj_body] + mj_model.body_jntnum[mj_body] - 1)
     if joint != last:
         raise InputError(
-            f"Plant.payload_frame: body {model.body_name[body]!r} is an intermediate body of "
-            f"the MuJoCo body {mj_model.body(mj_body).name!r}, which has several joints; attach "
-            "the payload to a frame of its last joint's body"
+            f"Plant.payload_frame (--payload-frame): body {model.body_name[body]!r} is an "
+            f"intermediate body of the MuJoCo body {mj_model.body(mj_body).name!r}, which has "
+            "several joints; attach the payload to a frame of its last joint's body"
         )
     # the payload in the world at qpos0 by invdyn's kinematics, then in the MuJoCo body frame
     data = mujoco.MjData(mj_model)

@@ -292,8 +292,8 @@ def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
         body = int(model.frame_body[k])
         if body < 0:
             raise InputError(
-                f"Plant.payload_frame {name!r} is fixed to the world in {model.name!r}; "
-                "a payload needs a frame on a moving body"
+                f"Plant.payload_frame (--payload-frame) {name!r} is fixed to the world in "
+                f"{model.name!r}; a payload needs a frame on a moving body"
             )
         return body, model.frame_pos[k] + model.frame_rot[k] @ offset
     if name in model.body_name:
@@ -301,7 +301,8 @@ def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
     close = difflib.get_close_matches(name, [*model.frame_name, *model.body_name], n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise InputError(
-        f"Plant.payload_frame {name!r} is neither a frame nor a body of {model.name!r}{hint}"
+        f"Plant.payload_frame (--payload-frame) {name!r} is neither a frame nor a body of "
+        f"{model.name!r}{hint}"
     )
 
 

@@ -170,8 +170,8 @@ def rollout(
     if period > duration * (1.0 + _PERIOD_TOLERANCE):
         # one period would be one long physics call that nothing can interrupt
         raise InputError(
-            f"the control period 1 / control_rate = {period:g} s is longer than the duration "
-            f"{duration:g} s"
+            f"the duration (--duration) {duration:g} s is shorter than one control period, "
+            f"1 / control_rate (--rate) = {period:g} s"
         )
     nsteps = math.ceil(duration * rate - _PERIOD_TOLERANCE)
     q_start = _state("q0", q0, model.nq)
@@ -319,8 +319,8 @@ def _physics_steps(period: float, timestep: float) -> int:
     steps = round(period / timestep)
     if steps < 1 or abs(steps * timestep - period) > _PERIOD_TOLERANCE * period:
         raise InputError(
-            f"the control period 1 / control_rate = {period:g} s is not a whole multiple of "
-            f"Plant.timestep = {timestep:g} s"
+            f"the control period 1 / control_rate (--rate) = {period:g} s is not a whole "
+            f"multiple of the physics step Plant.timestep (--timestep) = {timestep:g} s"
         )
     return steps
 
