@@ -397,6 +397,19 @@ UNTRACKABLE = {
 }
 
 
+@pytest.mark.parametrize(
+    "command", [["track", "pendulum"], ["demo", "--robot", "pendulum"]], ids=["track", "demo"]
+)
+def test_a_run_too_long_to_log_in_memory_is_refused_first(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A billion seconds at 1 kHz: refused first, naming the memory its logs would take,
+    rather than planned and checked for hours before running out of it."""
+    status, _, err = run(capsys, *command, "--duration", "1e9", "--out", str(tmp_path / "r"))
+    assert status == 2 and "--duration 1e+09 s at 1000 Hz is 1e+12 control steps" in err, err
+    assert "exceed this machine's memory" in err and not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("name", list(UNTRACKABLE))
 def test_a_robot_with_nothing_to_track_is_refused_first(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -59,6 +59,8 @@ DEMO_PAYLOAD = 2.0
 """kg carried by the demo's perturbed plant at the end effector."""
 DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
+DEMO_RATE = 1000.0
+"""The demo's control rate, Hz."""
 STATE_ERROR = (
     "the norm of the difference from the recorded state, over every entry of the state "
     "alike (positions and velocities in their own units)"
@@ -857,6 +859,7 @@ def _demo(args: argparse.Namespace) -> int:
     _check_trackable(
         model, f"invdyn track {name} --fixed-base welds what free joints move to the world"
     )
+    _check_run_length(model, args.duration, DEMO_RATE, len(CONTROLLERS) + 3)
     _announce_the_file_as_plant(scene, name)
     trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
@@ -867,7 +870,8 @@ def _demo(args: argparse.Namespace) -> int:
         "payload": (plant, ("pd_gravity", "computed_torque", "feedforward")),
     }
     print(
-        f"{model.name}: a {args.duration:g} s minimum-jerk move across the workspace, 1 kHz "
+        f"{model.name}: a {args.duration:g} s minimum-jerk move across the workspace, "
+        f"{DEMO_RATE / 1000:g} kHz "
         f"control, every controller at {DEFAULT_BANDWIDTH:g} rad/s bandwidth"
     )
     metrics, written, out = {}, [], Path(args.out)
@@ -886,6 +890,7 @@ def _demo(args: argparse.Namespace) -> int:
                 trajectory,
                 controllers,
                 plant=run_plant,
+                control_rate=DEMO_RATE,
                 mj_model=scene,
                 progress=not args.no_progress,
             )
@@ -912,6 +917,7 @@ def _track(args: argparse.Namespace) -> int:
             raise InputError("--no-limit-check applies to a --trajectory CSV file")
         duration = TRACK_DURATION if args.duration is None else args.duration
         _positive_option("--duration", duration)
+        _check_run_length(model, duration, args.rate, len(controllers))
         trajectory = workspace_motion(model, duration=duration)
     else:
         if args.duration is not None:
@@ -1052,7 +1058,7 @@ def _setup(args: argparse.Namespace, plant: Any, trajectory: Any) -> dict[str, A
     return {
         "trajectory": str(getattr(args, "trajectory", "minimum_jerk")),
         "duration": float(trajectory.duration),
-        "control_rate": getattr(args, "rate", 1000.0),
+        "control_rate": getattr(args, "rate", DEMO_RATE),
         "bandwidth": getattr(args, "bandwidth", DEFAULT_BANDWIDTH),
         "payload": plant.payload,
         "payload_frame": plant.payload_frame,
@@ -1251,6 +1257,20 @@ def _check_trackable(model: Model, fixed_base: str) -> None:
 def _positive_option(option: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"{option} must be a positive number, got {value}")
+
+
+def _check_run_length(model: Model, duration: float, rate: float, runs: int) -> None:
+    """`InputError`, before anything is planned or simulated, when `runs` closed-loop runs of
+    `duration` seconds at `rate` Hz would log more than this machine's memory holds (each
+    step's state, reference and torques, in float64)."""
+    steps = duration * rate
+    needed = runs * steps * 8 * (2 * model.nq + 5 * model.nv + 1)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed > memory:
+        raise InputError(
+            f"--duration {duration:g} s at {rate:g} Hz is {steps:.3g} control steps, whose logs "
+            f"({needed / 2**30:.3g} GiB) exceed this machine's memory ({memory / 2**30:.3g} GiB)"
+        )
 
 
 # collect and train
