@@ -13,6 +13,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -634,6 +635,19 @@ def test_a_diverging_run_stops_before_saving_its_weights(episodes, tmp_path):
     with pytest.raises(InputError, match=r"training diverged in epoch \d: its loss is nan"):
         train(episodes, wild, tmp_path / "wild", progress=False)
     assert not (tmp_path / "wild" / "checkpoint").exists()
+
+
+def test_a_run_whose_loss_grew_without_end_is_named_diverged(episodes, tmp_path):
+    """A learning rate that blows the weights up to finite but useless values: the model is
+    saved, as trained, and its validation error, far above the actions' variance, named."""
+    config = small(epochs=3)
+    wild = dataclasses.replace(config, train=dataclasses.replace(config.train, lr=1e3))
+    with pytest.warns(UserWarning, match="times the actions' variance, far worse than predict"):
+        result = train(episodes, wild, tmp_path / "wild", progress=False)
+    assert result.metrics["nmse_mean"] > 10.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        train(episodes, small(epochs=1), tmp_path / "tame", progress=False)
 
 
 def test_cameras_are_named_not_keyed():

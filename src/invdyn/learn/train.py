@@ -63,6 +63,8 @@ IMAGE_EVAL_BATCH = 256
 # a model of frames trains on batches of runs of this many consecutive windows, which share
 # most of their frames, each encoded once
 FRAME_RUN = 16
+# a validation nMSE above this (predicting the actions' mean scores 1) is a diverged training
+DIVERGED_NMSE = 10.0
 # config fields that may change between an interrupted run and its resumption
 _RESUMABLE_CHANGES = ("device", "num_threads", "checkpoint_every", "compile")
 
@@ -312,6 +314,7 @@ def train(
         finally:
             bar.close()
     model.eval()
+    _warn_of_divergence(metrics, tc)
     return TrainResult(
         model=model,
         metrics=metrics,
@@ -447,6 +450,19 @@ def _check_converging(sums: dict[str, float], epoch: int, tc: TrainConfig) -> No
         f"stays as last saved; lower train.lr (now {tc.lr:g}) or set train.grad_clip (now "
         f"{tc.grad_clip:g})"
     )
+
+
+def _warn_of_divergence(metrics: dict[str, float], tc: TrainConfig) -> None:
+    """A warning when the trained model's validation error is more than `DIVERGED_NMSE` times
+    the actions' variance: far worse than predicting their mean, which a loss that grew
+    without becoming infinite leaves (`_check_converging` stops one that did)."""
+    nmse = metrics.get("nmse_mean", math.nan)
+    if nmse > DIVERGED_NMSE:
+        warn(
+            f"the model's validation error is {nmse:.3g} times the actions' variance, far worse "
+            f"than predicting their mean: training diverged; lower train.lr (now {tc.lr:g}) or "
+            f"set train.grad_clip (now {tc.grad_clip:g})"
+        )
 
 
 def _logged_metrics(model: InverseDynamicsModel) -> tuple[str, ...]:
