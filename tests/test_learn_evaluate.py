@@ -514,6 +514,21 @@ def test_plot_predictions_groups_many_dimensions(tmp_path):
         plot_predictions(t, recorded, recorded, labels=labels[:3])
 
 
+def test_every_bottom_plot_of_an_odd_grid_shows_its_times():
+    """Seven dimensions in two columns: the last of the second column, above an empty cell,
+    shows its time tick labels as the bottom row does."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    t = np.linspace(0.0, 1.0, 50)
+    recorded = np.sin(t[:, None] * np.arange(1, 8))
+    figure = plot_predictions(t, recorded, recorded + 0.1, labels=[f"a{i}" for i in range(7)])
+    FigureCanvasAgg(figure).draw()
+    labelled = [ax for ax in figure.axes if ax.get_visible() and ax.get_xlabel()]
+    assert len(labelled) == 2
+    for ax in labelled:
+        assert any(label.get_visible() and label.get_text() for label in ax.get_xticklabels())
+
+
 def _euler_collection(env_id: str, steps: int, seed: int = 0) -> Collection:
     """`env_id` at one semi-implicit Euler step per frame (frame_skip 1), random actions."""
     import gymnasium

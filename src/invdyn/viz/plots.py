@@ -293,6 +293,8 @@ def plot_predictions(
         axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     for ax in axes[max(len(groups) - columns, 0) : len(groups)]:
         ax.set_xlabel(x_label)
+        # above a hidden axes of the last row, a shared x axis has its tick labels off
+        ax.xaxis.set_tick_params(labelbottom=True)
     if title:
         figure.suptitle(title)
     return figure
