@@ -397,6 +397,30 @@ UNTRACKABLE = {
 }
 
 
+def test_a_payload_on_the_axis_of_every_joint_that_moves_it_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pendulum's rod turns about its own origin: a payload there changes no torque (the
+    runs with and without it are the same), and the warning names the frames that would; at
+    the tip it acts, quietly."""
+    command = ["track", "pendulum", "--duration", "0.3", "--no-progress"]
+    logs = {}
+    for name, payload in [
+        ("none", []),
+        ("rod", ["--payload", "5"]),
+        ("tip", ["--payload", "5", "--payload-frame", "tip"]),
+    ]:
+        status, _, err = run(capsys, *command, *payload, "--out", str(tmp_path / name))
+        assert status == 0, err
+        named = "payload at rod lies on the axes of the joints that move it" in err
+        assert named == (name == "rod"), err
+        assert ("frames of pendulum: base, rod, tip" in err) == named
+        log = tmp_path / name / "computed_torque.csv"
+        logs[name] = np.loadtxt(log, delimiter=",", skiprows=1)
+    np.testing.assert_allclose(logs["rod"], logs["none"], atol=1e-9)
+    assert np.abs(logs["tip"] - logs["none"]).max() > 1.0
+
+
 @pytest.mark.parametrize(
     "command", [["track", "pendulum"], ["demo", "--robot", "pendulum"]], ids=["track", "demo"]
 )

@@ -61,6 +61,8 @@ DEMO_MASS_ERROR = 0.2
 """The demo's perturbed plant has links this much heavier than the model's."""
 DEMO_RATE = 1000.0
 """The demo's control rate, Hz."""
+PAYLOAD_LEVER = 1e-9
+"""m/s of the payload's point per unit joint velocity below which no joint moves it."""
 STATE_ERROR = (
     "the norm of the difference from the recorded state, over every entry of the state "
     "alike (positions and velocities in their own units)"
@@ -865,6 +867,7 @@ def _demo(args: argparse.Namespace) -> int:
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
     )
+    _warn_of_a_payload_that_cannot_move(model, plant, f"invdyn track {name} --payload-frame")
     runs = {
         "exact": (Plant(), tuple(CONTROLLERS)),
         "payload": (plant, ("pd_gravity", "computed_torque", "feedforward")),
@@ -1939,7 +1942,7 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
 
     if args.payload_frame is not None and not args.payload:
         raise InputError("--payload-frame places the --payload: give a mass too")
-    return _options_plant(
+    plant = _options_plant(
         payload=args.payload,
         payload_frame=args.payload_frame or (end_effector(model) if args.payload else None),
         mass_scale=_mass_scale(args.mass_error),
@@ -1947,6 +1950,28 @@ def _plant(args: argparse.Namespace, model: Model) -> Any:
         friction=args.friction,
         sensor_noise=args.sensor_noise,
         **({} if args.timestep is None else {"timestep": args.timestep}),
+    )
+    if plant.payload:
+        _warn_of_a_payload_that_cannot_move(model, plant, "--payload-frame")
+    return plant
+
+
+def _warn_of_a_payload_that_cannot_move(model: Model, plant: Plant, placed_by: str) -> None:
+    """A warning when the payload's point lies on the axes of every joint that moves it (at
+    random configurations): a point mass there takes no force from them, nor gives any; the
+    advice names what places it elsewhere (`placed_by`)."""
+    from invdyn.configuration import random_configuration
+    from invdyn.kinematics import point_jacobian
+    from invdyn.sim.plant import payload_point
+
+    body, point = payload_point(model, plant)
+    for q in random_configuration(model, rng=0, shape=3):
+        if np.abs(point_jacobian(model, q, body, point)[3:]).max() > PAYLOAD_LEVER:
+            return
+    warn(
+        f"the payload at {plant.payload_frame} lies on the axes of the joints that move it: "
+        f"it changes no joint's torque; {placed_by} places it off them (frames of "
+        f"{model.name}: {', '.join(model.frame_name)})"
     )
 
 
