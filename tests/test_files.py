@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from invdyn._files import _host, staging_directory, unmakeable, write_json
+from invdyn._files import _host, output_set, staging_directory, unmakeable, write_json
 
 
 def _strict_load(path: Path) -> object:
@@ -97,3 +97,24 @@ def test_a_link_has_its_target_written_and_a_pipe_is_written_into(tmp_path: Path
     write_json(pipe, {"b": 2})
     out, _ = reader.communicate(timeout=30)
     assert json.loads(out) == {"b": 2} and pipe.is_fifo()
+
+
+def test_an_output_set_that_fails_leaves_its_directory_as_it_found_it(tmp_path: Path) -> None:
+    """A failed set of outputs writes nothing; a directory it made is removed again, one
+    that was there (with an earlier run's files) stays as it was."""
+    made = tmp_path / "new"
+    with pytest.raises(KeyboardInterrupt), output_set(made) as staged:
+        (staged / "metrics.json").write_text("{}")
+        raise KeyboardInterrupt
+    assert not made.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "metrics.json").write_text("earlier")
+    with pytest.raises(ValueError), output_set(kept) as staged:
+        (staged / "metrics.json").write_text("{}")
+        raise ValueError
+    assert [p.name for p in kept.iterdir()] == ["metrics.json"]
+    assert (kept / "metrics.json").read_text() == "earlier"
+    with output_set(made) as staged:
+        (staged / "metrics.json").write_text("{}")
+    assert (made / "metrics.json").read_text() == "{}"

@@ -137,15 +137,22 @@ def output_set(directory: Path) -> Iterator[Path]:
     `directory` (made if missing; an earlier run's files of those names replaced) when the
     block ends without an error: an interrupted run leaves the earlier set whole rather than
     mixed with part of its own. The private directory is removed either way (or, after a
-    killed process, by the next run: `staging_directory`)."""
+    killed process, by the next run: `staging_directory`). A `directory` that the block made
+    and that a failed block leaves empty is removed too."""
+    made = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     staging = staging_directory(directory / ".outputs")
+    failed = True
     try:
         yield staging
         for path in sorted(staging.iterdir()):
             os.replace(path, directory / path.name)
+        failed = False
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if failed and made:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
 
 
 def _host() -> str:
