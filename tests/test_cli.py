@@ -180,6 +180,19 @@ def test_track_bad_input(
     assert err.startswith("invdyn: error:") and message in err, err
 
 
+def test_a_json_path_in_the_output_directory_is_refused_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json naming --out itself, or a file in it (the plot the run writes there, say), is
+    refused before the run, which then neither writes nor replaces anything."""
+    out = tmp_path / "run"
+    for json_path in (out, out / "tracking.png"):
+        command = ["track", "pendulum", "--out", str(out), "--json", str(json_path)]
+        status, _, err = run(capsys, *command)
+        assert status == 2 and f"--json {json_path}: inside --out {out}" in err, err
+        assert not out.exists()
+
+
 @requires_erd
 def test_track_floating_base_needs_fixed_base(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -148,6 +148,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         json_path = getattr(args, "json", None)
         _check_json_path(json_path)
+        _check_json_apart_from_out(json_path, getattr(args, "out", None))
         # with --json - standard output carries the JSON alone, for a program to read, and
         # what is printed for a person goes to standard error
         args.json_stream = sys.stdout if json_path == STANDARD_OUTPUT else None
@@ -1147,6 +1148,18 @@ def _check_json_path(path: Path | None) -> None:
             problem = f"cannot be written in {path.parent} ({error.strerror})"
     if problem is not None:
         raise InputError(f"--json {path}: {problem}")
+
+
+def _check_json_apart_from_out(path: Path | None, out: Path | None) -> None:
+    """`InputError`, before any work, when --json names --out itself or a file in it, where
+    the command writes its own files (one of which it would replace, or be replaced by)."""
+    if path is None or out is None or is_stream(path):
+        return
+    if path.absolute() == out.absolute() or out.absolute() in path.absolute().parents:
+        raise InputError(
+            f"--json {path}: inside --out {out}, where the command writes its own files; give "
+            "a path outside it"
+        )
 
 
 def _json_path(text: str) -> Path:
