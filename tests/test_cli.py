@@ -713,12 +713,13 @@ def test_hybrid_learns_the_friction_that_identification_misses(
         assert status == 0, err
 
     collect(10, 5, dataset)
-    status, _, err = run(
+    status, printed, err = run(
         capsys, "ident", str(dataset), "--out", str(out), "--offset", "--cutoff", "none",
         "--learn", "--preset", "small", "--set", "train.epochs=10",
         "--set", "train.num_threads=1", "--no-progress",
     )  # fmt: skip
     assert status == 0, err
+    assert "all on the held-out samples that the networks' windows cover" in printed
     scores = json.loads((out / "report.json").read_text())["held_out_nmse_all"]
     for joint in ("panda_joint5", "panda_joint6", "panda_joint7"):
         better = min(scores["identified"][joint], scores["learned"][joint])

@@ -2053,6 +2053,11 @@ def _ident(args: argparse.Namespace) -> int:
         f"{model.name}: {len(found.identification.base)} base parameters, {args.method}, "
         f"identified on {found.train_part}, held out {found.held_out_part}"
     )
+    if found.learned:
+        print(
+            "all on the held-out samples that the networks' windows cover (report.json: "
+            "held_out_nmse_all; held_out_nmse scores nominal and identified on every one)"
+        )
     _print_errors(
         model, found.learned or {"nominal": found.nominal_nmse, "identified": found.identified_nmse}
     )
