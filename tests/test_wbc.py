@@ -124,6 +124,8 @@ def test_go1_scenarios(load_robot, name):
         height = invdyn.frame_placement(go1, run.q[-1], "FL_foot")[1][2]
         assert height > 0.02 + 0.045  # the foot sphere's centre started 2 cm up
         assert np.all(np.isnan(run.forces[run.time >= 1.5, 0]))  # no contact where it left
+    assert run.lifted == ("FL_foot" if name == "lift" else None)
+    assert run.summary()["lifted_foot"] == run.lifted
 
 
 @requires_erd

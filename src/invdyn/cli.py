@@ -1707,9 +1707,11 @@ def _wbc(args: argparse.Namespace) -> int:
         if math.isnan(run.torque_margin)
         else f"torque margin {_margin(100 * run.torque_margin)} % of the limit"
     )
+    standing = [foot for foot in run.feet if foot != run.lifted]
+    raised = "" if run.lifted is None else f" {run.lifted} by {100 * scenario.lift_height:g} cm"
     print(
-        f"{model.name}, {args.scenario} for {args.duration:g} s{ended} on "
-        f"{', '.join(run.feet)}: "
+        f"{model.name}, {args.scenario}{raised} for {args.duration:g} s{ended} on "
+        f"{', '.join(standing)}: "
         f"centre of mass error {1000 * run.com_rms:.2f} mm RMS, "
         f"{1000 * summary['com_max_error_m']:.2f} mm max; friction cone margin "
         f"{_margin(run.cone_margin)} N, {torque}; {outcome}"

@@ -290,6 +290,11 @@ class BalanceRun:
         return tuple(dict.fromkeys(contact.frame for contact in self.contacts))
 
     @property
+    def lifted(self) -> str | None:
+        """The foot that the ``lift`` scenario raises (the first), None in the others."""
+        return self.feet[0] if self.scenario.name == "lift" else None
+
+    @property
     def labels(self) -> tuple[str, ...]:
         """A name for each contact (`contact_labels`)."""
         return contact_labels(self.contacts)
@@ -335,6 +340,7 @@ class BalanceRun:
         return {
             "scenario": dataclasses.asdict(self.scenario),
             "feet": list(self.feet),
+            "lifted_foot": self.lifted,
             "com_rms_m": self.com_rms,
             "com_max_error_m": float(np.max(np.linalg.norm(self.com - self.com_reference, axis=1))),
             "cone_margin_N": self.cone_margin,
