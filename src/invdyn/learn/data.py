@@ -2140,9 +2140,9 @@ def _read_episodes(pa: ModuleType, pq: ModuleType, root: Path) -> dict[str, np.n
             )[0]
         )
         raise DataError(
-            f"{where}: episode {bad} spans frames {int(episodes['dataset_from_index'][bad])}.."
-            f"{int(episodes['dataset_to_index'][bad])}, but the lengths before it put it at "
-            f"{int(ends[bad] - lengths[bad])}..{int(ends[bad])}"
+            f"{where}: episode {bad} spans frames [{int(episodes['dataset_from_index'][bad])}, "
+            f"{int(episodes['dataset_to_index'][bad])}), but the lengths before it put it at "
+            f"[{int(ends[bad] - lengths[bad])}, {int(ends[bad])})"
         )
     return episodes
 
@@ -2755,7 +2755,7 @@ def _d4rl(h5py: ModuleType, handle: Any, file: Path, rate: float) -> Imported:
     for k, stop in enumerate(stops.tolist()):
         episodes.append(
             _episode(
-                f"{file}: episode {k} (rows {start}..{stop})",
+                f"{file}: episode {k} (rows {start}-{stop - 1})",
                 observations[start:stop],
                 actions[start:stop],
                 rate,
