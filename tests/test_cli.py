@@ -167,6 +167,8 @@ def test_track_reads_a_csv_trajectory(tmp_path: Path, capsys: pytest.CaptureFixt
         (["track", "double_pendulum", "--mass-error", "-1"], "--mass-error"),
         (["track", "double_pendulum", "--rate", "0"], "--rate must be a positive number"),
         (["track", "double_pendulum", "--trajectory", "missing.csv"], "missing.csv"),
+        (["track", "double_pendulum", "--trajectory", "min_jerk"], "neither 'minimum_jerk' nor"),
+        (["track", "."], ".: a directory, not a robot description file"),
         (["track", "double_pendulum", "--json", "."], "--json .: is a directory"),
         (["track", "double_pendulum", "--json", "/proc/m.json"], "cannot be written in /proc"),
         (["track", "double_pendulum", "--json", "/proc/version/m.json"], "(Not a directory)"),

@@ -928,6 +928,10 @@ def _track(args: argparse.Namespace) -> int:
             raise InputError(
                 f"--duration applies to the minimum_jerk trajectory; {args.trajectory} sets its own"
             )
+        if not (Path(args.trajectory).suffix or Path(args.trajectory).exists()):
+            raise InputError(
+                f"--trajectory {args.trajectory}: neither 'minimum_jerk' nor a CSV file"
+            )
         try:
             trajectory = from_csv(model, args.trajectory, check_limits=not args.no_limit_check)
         except InputError as error:

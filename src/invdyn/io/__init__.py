@@ -87,8 +87,9 @@ def load_simulated(source: str | os.PathLike[str], *, floating_base: bool | None
 
 def names_a_file(source: str | os.PathLike[str]) -> bool:
     """Whether `source` is a file path rather than a built-in robot's name: it has a suffix or
-    a '/' (``/dev/fd/63``, say, of a shell's process substitution)."""
-    return bool(Path(source).suffix) or os.sep in os.fspath(source)
+    a '/' (``/dev/fd/63``, say, of a shell's process substitution), or is ``.`` or ``..``."""
+    text = os.fspath(source)
+    return bool(Path(source).suffix) or os.sep in text or text in (os.curdir, os.pardir)
 
 
 def is_mjcf(source: str | os.PathLike[str]) -> bool:
