@@ -936,7 +936,9 @@ def _track(args: argparse.Namespace) -> int:
             trajectory = from_csv(model, args.trajectory, check_limits=not args.no_limit_check)
         except InputError as error:
             skip = "; pass --no-limit-check to skip this check"
-            raise InputError(str(error).replace(LIMIT_CHECK_HINT, skip)) from None
+            message = str(error).replace(LIMIT_CHECK_HINT, skip)
+            named = message.startswith(args.trajectory)
+            raise InputError(message if named else f"{args.trajectory}: {message}") from None
     plant = _plant(args, model)
     results = _run_tracking(
         model,

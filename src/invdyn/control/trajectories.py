@@ -590,19 +590,26 @@ def _limit_message(
     """The message of a limit violation by coordinate `k` of q, or of v when side is 'speed'."""
     hint = LIMIT_CHECK_HINT
     if side == "speed":
-        joint = model.jnt_name[model.dof_body[k]]
+        body = int(model.dof_body[k])
+        unit = _unit(model, body)
         return (
-            f"joint {joint!r} moves at {value:.6g} at t = {t:.6g} s, beyond its velocity limit "
-            f"{bound:.6g}; slow the trajectory down{hint}"
+            f"joint {model.jnt_name[body]!r} moves at {value:.6g} {unit}/s at t = {t:.6g} s, "
+            f"beyond its velocity limit {bound:.6g} {unit}/s; slow the trajectory down{hint}"
         )
-    joint = model.jnt_name[np.repeat(np.arange(model.nbody), model.jnt_nq)[k]]
+    body = int(np.repeat(np.arange(model.nbody), model.jnt_nq)[k])
+    unit = _unit(model, body)
     limit = bound - margin if side == "below" else bound + margin
     which = "lower" if side == "below" else "upper"
     kept = f" with limit_margin {margin:g}" if margin else ""
     return (
-        f"joint {joint!r} reaches {value:.6g} at t = {t:.6g} s, {side} its {which} limit "
-        f"{limit:.6g}{kept}{hint}"
+        f"joint {model.jnt_name[body]!r} reaches {value:.6g} {unit} at t = {t:.6g} s, {side} "
+        f"its {which} limit {limit:.6g} {unit}{kept}{hint}"
     )
+
+
+def _unit(model: Model, body: int) -> str:
+    """The unit of the position of the joint of `body`: m for a prismatic one, else rad."""
+    return "m" if model.jnt_type[body] == JointType.PRISMATIC else "rad"
 
 
 def _check_times(curve: Curve) -> Iterator[Float]:
