@@ -2297,15 +2297,10 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _load(name: str, *, floating_base: bool | None = None) -> Model:
-    """`invdyn.io.load_simulated`, pointing at ``invdyn robots`` when a name is unknown."""
+    """`invdyn.io.load_simulated`, imported when a command loads a robot."""
     from invdyn.io import load_simulated
 
-    try:
-        return load_simulated(name, floating_base=floating_base)
-    except InvdynError as error:
-        if Path(name).suffix or not str(error).startswith("unknown robot"):
-            raise
-        raise type(error)(f"{error}; run 'invdyn robots' for the list") from None
+    return load_simulated(name, floating_base=floating_base)
 
 
 def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

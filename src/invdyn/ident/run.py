@@ -307,7 +307,7 @@ def _scored(
 def _held_out_share(held_out: float) -> float:
     held_out = check_real("held_out (--held-out)", held_out)
     if not 0.0 < held_out < 1.0:
-        raise InputError(f"held_out (--held-out) must be between 0 and 1, got {held_out}")
+        raise InputError(f"held_out (--held-out) must be strictly between 0 and 1, got {held_out}")
     return held_out
 
 

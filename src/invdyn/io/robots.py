@@ -304,7 +304,7 @@ def robot_info(name: str) -> RobotInfo:
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
     raise ModelError(
         f"unknown robot {name!r}{hint} (a file path needs a .urdf or .xml suffix; "
-        "invdyn.io.robots.available_robots() lists the built-in names)"
+        "invdyn.io.robots.available_robots(), or 'invdyn robots', lists the built-in names)"
     )
 
 
