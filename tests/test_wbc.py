@@ -481,9 +481,10 @@ def test_bad_feet_and_scenarios_name_themselves():
     with pytest.raises(invdyn.InputError, match="Scenario.amplitude must be positive"):
         Scenario(amplitude=-0.01)
     # a run that ends before its event would report a push that never came
-    with pytest.raises(invdyn.InputError, match="run of 0.5 s ends before the push at 1 s"):
+    early = r"run of {} s \(--duration\) ends before the {} at {} s"
+    with pytest.raises(invdyn.InputError, match=early.format(0.5, "push", 1)):
         Scenario(name="push", duration=0.5)
-    with pytest.raises(invdyn.InputError, match="run of 1.4 s ends before the lift at 1.5 s"):
+    with pytest.raises(invdyn.InputError, match=early.format(1.4, "lift", 1.5)):
         Scenario(name="lift", duration=1.4)
     Scenario(name="stand", duration=0.5)  # no event
 

@@ -192,8 +192,8 @@ class Scenario:
         }
         if self.name in events and self.duration <= events[self.name]:
             raise InputError(
-                f"Scenario {self.name}: the run of {self.duration:g} s ends before the "
-                f"{self.name} at {events[self.name]:g} s"
+                f"the {self.name} scenario: the run of {self.duration:g} s (--duration) ends "
+                f"before the {self.name} at {events[self.name]:g} s"
             )
 
     def reference(self, start: Float) -> Any:
