@@ -602,7 +602,7 @@ def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
     """A scheduler's SIGTERM unwinds the command (its clean-ups run) and exits 143, quietly."""
     pytest.importorskip("mujoco")
     command = [sys.executable, "-m", "invdyn.cli", "demo", "--robot", "pendulum"]
-    options = ["--duration", "100000", "--out", str(tmp_path), "--no-progress"]
+    options = ["--duration", "10000", "--out", str(tmp_path), "--no-progress"]
     with subprocess.Popen(
         [*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
