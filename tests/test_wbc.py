@@ -154,6 +154,15 @@ def test_wbc_command(tmp_path, capsys):
     # a robot without feet, or without a standing configuration, is told so
     assert cli.main(["wbc", "panda", "--out", str(out)]) == 2
     assert "panda is a fixed-base robot; whole-body control" in capsys.readouterr().err
+    # an MJCF file floats where it declares a free joint, and nowhere else
+    slider = tmp_path / "slider.xml"
+    slider.write_text(
+        '<mujoco><worldbody><body name="cart"><joint name="x" type="slide"/>'
+        '<geom type="box" size="0.1 0.1 0.1" mass="1"/></body></worldbody></mujoco>'
+    )
+    assert cli.main(["wbc", str(slider), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{slider}: no free joint at its root, and whole-body control balances" in err, err
     # a built-in robot whose URDF names no foot stands as its stance says: the small
     # quadruped on its *_contact frames, legs straight
     feet = "FL_contact,FR_contact,BL_contact,BR_contact"

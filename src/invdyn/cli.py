@@ -1746,6 +1746,14 @@ def _legged_robot(robot: str) -> Model:
             f"{robot} is a fixed-base robot; whole-body control balances a legged robot on a "
             f"floating base (run 'invdyn robots' for them; 'invdyn track {robot}' controls it)"
         )
+    from invdyn.io import is_mjcf
+
+    if is_mjcf(robot):
+        # an MJCF file declares its free joints itself; none is added
+        raise InputError(
+            f"{robot}: no free joint at its root, and whole-body control balances a robot on a "
+            "floating base (add <freejoint/> to its root body)"
+        )
     return _load(robot, floating_base=True)
 
 
