@@ -430,8 +430,7 @@ def _composite_momenta(t: Tree, inertias: Tensor, columns: Tensor) -> Tensor:
     """(B, nv, 6) for each dof the momentum of the bodies it moves (its body's subtree) at
     its unit velocity, ``Ic_k s_k``, from the (B, nbody, 6, 6) world `inertias` and the
     (B, nv, 6) world `columns`."""
-    composites = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
-    return (composites @ columns[..., None]).squeeze(-1)
+    return _apply(torch.einsum("kd,bkxy->bdxy", t.moves, inertias), columns)
 
 
 def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
@@ -454,7 +453,10 @@ def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
 def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     """(B, nv, nv) Coriolis matrix of the Christoffel symbols of M,
     C = sum_i J_i^T (I_i J_dot_i + B(I_i, v_i) J_i) in world coordinates, with the body
-    Coriolis matrix B of the CPU kernel (`invdyn.kernels.cpu.coriolis`)."""
+    Coriolis matrix B of the CPU kernel (`invdyn.kernels.cpu.coriolis`), as composites: the
+    bodies that both dof i and dof j move are the subtree of the deeper one's body, d, along
+    which J_i and J_j are the columns s_i, s_j, so ``C_ij = s_i^T (Ic_d s_dot_j + Bc_d s_j)``
+    with the sums Ic, Bc of I and B over that subtree (`mass_matrix`'s form)."""
     rotations, origins = forward_kinematics(t, q, from_roots=True)
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
@@ -462,18 +464,45 @@ def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     body_velocity = torch.einsum("bdx,kd,bd->bkx", columns, t.moves, v)
     # d/dt of a world column: the velocity of its own body crossed with it
     column_rates = _cross_motion(body_velocity[:, t.dof_body], columns)
-    jacobians = columns.transpose(-1, -2)[:, None] * t.moves[:, None, :]
-    rates = column_rates.transpose(-1, -2)[:, None] * t.moves[:, None, :]
-    # B(I, v) J = (v x* (I J) - I (v x J) + J x* (I v)) / 2, column by column (B, nbody, nv, 6)
-    by_column = jacobians.transpose(-1, -2)
-    velocity = body_velocity[:, :, None, :]
-    momentum = (inertias @ body_velocity[..., None]).transpose(-1, -2)
-    turned = _cross_motion(velocity, by_column).transpose(-1, -2)
-    crossed = _cross_force(velocity, (inertias @ jacobians).transpose(-1, -2)) + _cross_force(
-        by_column, momentum
+    composite_inertias = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
+    coriolis_terms = _body_coriolis(inertias, body_velocity)
+    composite_terms = torch.einsum("kd,bkxy->bdxy", t.moves, coriolis_terms)
+    # i the deeper: s_i^T Ic_i s_dot_j + s_i^T Bc_i s_j, row by row
+    momenta = _apply(composite_inertias, columns)
+    pulled = _apply(composite_terms.transpose(-1, -2), columns)
+    deeper_i = momenta @ column_rates.transpose(-1, -2) + pulled @ columns.transpose(-1, -2)
+    # j the deeper: s_i^T (Ic_j s_dot_j + Bc_j s_j), column by column
+    forces = _apply(composite_inertias, column_rates) + _apply(composite_terms, columns)
+    deeper_j = columns @ forces.transpose(-1, -2)
+    # dof j moves the body of dof i (i the deeper), or the other way round
+    below = t.moves[list(t.dof_body)].bool()
+    zero = deeper_i.new_zeros(())
+    return torch.where(below, deeper_i, torch.where(below.T, deeper_j, zero))
+
+
+def _apply(matrices: Tensor, vectors: Tensor) -> Tensor:
+    """(..., n) the (..., n, m) `matrices` times the (..., m) `vectors`."""
+    return (matrices @ vectors[..., None]).squeeze(-1)
+
+
+def _body_coriolis(inertias: Tensor, velocities: Tensor) -> Tensor:
+    """(..., 6, 6) the body Coriolis matrices B(I, v) of (..., 6, 6) world `inertias` and
+    (..., 6) `velocities`: ``B s = (v x* (I s) - I (v x s) + s x* (I v)) / 2``."""
+    crossed = _motion_cross_matrix(velocities)
+    momentum = _apply(inertias, velocities)
+    # s x* h = -[[n^, f^], [f^, 0]] s for the force h = (n, f)
+    n, f = _skew(momentum[..., :3]), _skew(momentum[..., 3:])
+    by_momentum = -torch.cat(
+        [torch.cat([n, f], dim=-1), torch.cat([f, torch.zeros_like(f)], dim=-1)], dim=-2
     )
-    body_terms = inertias @ (rates - 0.5 * turned) + 0.5 * crossed.transpose(-1, -2)
-    return torch.einsum("bkxi,bkxj->bij", jacobians, body_terms)
+    return 0.5 * (-crossed.transpose(-1, -2) @ inertias - inertias @ crossed + by_momentum)
+
+
+def _motion_cross_matrix(velocities: Tensor) -> Tensor:
+    """(..., 6, 6) the matrix [[w^, 0], [u^, w^]] of ``v x`` for (..., 6) motions v = (w, u)."""
+    angular, linear = _skew(velocities[..., :3]), _skew(velocities[..., 3:])
+    top = torch.cat([angular, torch.zeros_like(angular)], dim=-1)
+    return torch.cat([top, torch.cat([linear, angular], dim=-1)], dim=-2)
 
 
 def regressor(t: Tree, q: Tensor, v: Tensor, a: Tensor) -> Tensor:
