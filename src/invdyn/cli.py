@@ -862,17 +862,17 @@ def _demo(args: argparse.Namespace) -> int:
     _check_trackable(
         model, f"invdyn track {name} --fixed-base welds what free joints move to the world"
     )
-    _check_run_length(model, args.duration, DEMO_RATE, len(CONTROLLERS) + 3)
-    _announce_the_file_as_plant(scene, name)
-    trajectory = workspace_motion(model, duration=args.duration)
     plant = Plant(
         payload=DEMO_PAYLOAD, payload_frame=end_effector(model), mass_scale=1.0 + DEMO_MASS_ERROR
     )
-    _warn_of_a_payload_that_cannot_move(model, plant, f"invdyn track {name} --payload-frame")
     runs = {
         "exact": (Plant(), tuple(CONTROLLERS)),
         "payload": (plant, ("pd_gravity", "computed_torque", "feedforward")),
     }
+    _check_run_length(model, args.duration, DEMO_RATE, sum(len(c) for _, c in runs.values()))
+    _announce_the_file_as_plant(scene, name)
+    _warn_of_a_payload_that_cannot_move(model, plant, f"invdyn track {name} --payload-frame")
+    trajectory = workspace_motion(model, duration=args.duration)
     print(
         f"{model.name}: a {args.duration:g} s minimum-jerk move across the workspace, "
         f"{DEMO_RATE / 1000:g} kHz "

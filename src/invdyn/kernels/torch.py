@@ -426,11 +426,26 @@ def _world_inertias(t: Tree, params: Tensor, rotations: Tensor, origins: Tensor)
     return to_body.transpose(-1, -2) @ _body_inertias(t, params) @ to_body
 
 
+def _composites(t: Tree, per_body: Tensor) -> Tensor:
+    """(B, nv, 6, 6) for each dof the sum of (B, nbody, 6, 6) `per_body` over the bodies it
+    moves (its body's subtree)."""
+    return torch.einsum("kd,bkxy->bdxy", t.moves, per_body)
+
+
 def _composite_momenta(t: Tree, inertias: Tensor, columns: Tensor) -> Tensor:
     """(B, nv, 6) for each dof the momentum of the bodies it moves (its body's subtree) at
     its unit velocity, ``Ic_k s_k``, from the (B, nbody, 6, 6) world `inertias` and the
     (B, nv, 6) world `columns`."""
-    return _apply(torch.einsum("kd,bkxy->bdxy", t.moves, inertias), columns)
+    return _apply(_composites(t, inertias), columns)
+
+
+def _by_depth(t: Tree, deeper_row: Tensor, deeper_column: Tensor) -> Tensor:
+    """(B, nv, nv) a matrix whose entry (i, j) couples dof i and dof j through the bodies
+    that both move: `deeper_row`'s where dof j moves dof i's body (an ancestor's dof or one
+    of the same body), `deeper_column`'s where dof i moves dof j's, zero between branches."""
+    below = t.moves[list(t.dof_body)].bool()
+    zero = deeper_row.new_zeros(())
+    return torch.where(below, deeper_row, torch.where(below.T, deeper_column, zero))
 
 
 def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
@@ -442,10 +457,7 @@ def mass_matrix(t: Tree, q: Tensor, params: Tensor) -> Tensor:
     columns = world_columns(t, rotations, origins)
     inertias = _world_inertias(t, params, rotations, origins)
     products = _composite_momenta(t, inertias, columns) @ columns.transpose(-1, -2)
-    # dof j moves the body of dof i: an ancestor's dof or one of the same body
-    below = t.moves[list(t.dof_body)].bool()
-    zero = products.new_zeros(())
-    mass = torch.where(below, products, torch.where(below.T, products.transpose(-1, -2), zero))
+    mass = _by_depth(t, products, products.transpose(-1, -2))
     armature = params[:, 10 * t.nbody : 10 * t.nbody + t.nv]
     return mass + torch.diag_embed(armature.expand(q.shape[0], t.nv))
 
@@ -464,9 +476,8 @@ def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     body_velocity = torch.einsum("bdx,kd,bd->bkx", columns, t.moves, v)
     # d/dt of a world column: the velocity of its own body crossed with it
     column_rates = _cross_motion(body_velocity[:, t.dof_body], columns)
-    composite_inertias = torch.einsum("kd,bkxy->bdxy", t.moves, inertias)
-    coriolis_terms = _body_coriolis(inertias, body_velocity)
-    composite_terms = torch.einsum("kd,bkxy->bdxy", t.moves, coriolis_terms)
+    composite_inertias = _composites(t, inertias)
+    composite_terms = _composites(t, _body_coriolis(inertias, body_velocity))
     # i the deeper: s_i^T Ic_i s_dot_j + s_i^T Bc_i s_j, row by row
     momenta = _apply(composite_inertias, columns)
     pulled = _apply(composite_terms.transpose(-1, -2), columns)
@@ -474,10 +485,7 @@ def coriolis(t: Tree, q: Tensor, v: Tensor, params: Tensor) -> Tensor:
     # j the deeper: s_i^T (Ic_j s_dot_j + Bc_j s_j), column by column
     forces = _apply(composite_inertias, column_rates) + _apply(composite_terms, columns)
     deeper_j = columns @ forces.transpose(-1, -2)
-    # dof j moves the body of dof i (i the deeper), or the other way round
-    below = t.moves[list(t.dof_body)].bool()
-    zero = deeper_i.new_zeros(())
-    return torch.where(below, deeper_i, torch.where(below.T, deeper_j, zero))
+    return _by_depth(t, deeper_i, deeper_j)
 
 
 def _apply(matrices: Tensor, vectors: Tensor) -> Tensor:
