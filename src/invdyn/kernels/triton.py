@@ -298,9 +298,7 @@ class _FusedRnea(torch.autograd.Function):
     ) -> Tensor:
         ctx.save_for_backward(q, v, a, params)
         ctx.tree = t
-        # the program reads unit quaternions and (cos, sin) pairs
-        unit = kernels.unit_rotations(t, q)
-        return launch(model, unit, v, a, params if given_params else None)
+        return _forward(t, model, q, v, a, params, given_params)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
@@ -317,6 +315,20 @@ class _FusedRnea(torch.autograd.Function):
         return (None, None, *(next(grads) if need else None for need in needed), None)
 
 
+def _forward(
+    t: kernels.Tree,
+    model: Model,
+    q: Tensor,
+    v: Tensor,
+    a: Tensor,
+    params: Tensor,
+    given_params: bool,
+) -> Tensor:
+    # the program reads unit quaternions and (cos, sin) pairs
+    unit = kernels.unit_rotations(t, q)
+    return launch(model, unit, v, a, params if given_params else None)
+
+
 def rnea(
     t: kernels.Tree,
     model: Model,
@@ -326,5 +338,9 @@ def rnea(
     params: Tensor,
     given_params: bool,
 ) -> Tensor:
-    """(B, nv) joint forces by the fused kernel, differentiable like the torch path's rnea."""
-    return _FusedRnea.apply(t, model, q, v, a, params, given_params)
+    """(B, nv) joint forces by the fused kernel, differentiable like the torch path's rnea
+    (through an autograd function where a gradient may be asked for; without one, which costs
+    tens of microseconds a call, where none can)."""
+    if torch.is_grad_enabled() and any(x.requires_grad for x in (q, v, a, params)):
+        return _FusedRnea.apply(t, model, q, v, a, params, given_params)
+    return _forward(t, model, q, v, a, params, given_params)
