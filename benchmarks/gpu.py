@@ -30,6 +30,7 @@ Needs the ``learn`` (torch) and ``oracle`` (Pinocchio) extras, and Triton on CUD
     python benchmarks/gpu.py                    # every batch; on a CPU, minutes
     python benchmarks/gpu.py --quick            # the smallest two batches, fewer repeats
     python benchmarks/gpu.py --launches panda   # and the launch shapes of panda's kernel
+    python benchmarks/gpu.py --robots talos --dtypes float64 --batches 1048576
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ QUICK_BATCHES = (4096, 65536)
 # without a GPU: the torch path on a CPU is minutes per case at the larger batches
 CPU_BATCHES = (4096,)
 WIDTHS = (16, 18, 8, 8, 10, 10, 6, 9, 8)
-DTYPES = (torch.float32, torch.float64)
+DTYPE_NAMES = {"float32": torch.float32, "float64": torch.float64}
 LAUNCHES = tuple(fused.Launch(per * warps, warps) for warps in (1, 2, 4, 8) for per in (32, 64))
 # rnea_derivatives holds 3 nv^2 outputs and nv tangents per state: at most this many bytes
 DERIVATIVE_BYTES = 8e9
@@ -85,7 +86,14 @@ def main() -> None:
     parser.add_argument(
         "--batches", type=int, nargs="+", help="batch sizes (default: 4096 65536 1048576 on CUDA)"
     )
+    parser.add_argument(
+        "--robots", nargs="+", choices=[name for name, _ in ROBOTS], help="default: all"
+    )
+    parser.add_argument(
+        "--dtypes", nargs="+", choices=list(DTYPE_NAMES), help="default: float32 float64"
+    )
     args = parser.parse_args()
+    dtypes = tuple(DTYPE_NAMES[name] for name in args.dtypes or DTYPE_NAMES)
     if robots.example_robot_data_dir() is None:
         sys.exit("benchmarks/gpu.py needs example-robot-data: pip install -e '.[oracle]'")
     cuda = torch.cuda.is_available()
@@ -105,10 +113,14 @@ def main() -> None:
         )
     elif not fusing:
         print("NOTE: Triton is missing: rnea takes the torch path")
-    models = {name: invdyn.load(name, floating_base=floating) for name, floating in ROBOTS}
+    models = {
+        name: invdyn.load(name, floating_base=floating)
+        for name, floating in ROBOTS
+        if name in (args.robots or [name])
+    }
     if fusing:
-        sweep = [(args.launches, dtype, launch) for dtype in DTYPES for launch in LAUNCHES]
-        defaults = [(name, dtype, fused.LAUNCH[dtype]) for name in models for dtype in DTYPES]
+        sweep = [(args.launches, dtype, launch) for dtype in dtypes for launch in LAUNCHES]
+        defaults = [(name, dtype, fused.LAUNCH[dtype]) for name in models for dtype in dtypes]
         precompile(defaults + (sweep if args.launches else []))
     print(f"\nthroughput on {device} [evaluations/s], median of {repeats} repeats")
     print_row(
@@ -116,7 +128,7 @@ def main() -> None:
     )
     for name, model in models.items():
         pins = pinocchio_throughput(name, model, batches, repeats)
-        for dtype in DTYPES:
+        for dtype in dtypes:
             error = fused_error(model, dtype, device) if fusing else ""
             for batch in batches:
                 for line in batch_rows(
@@ -132,7 +144,7 @@ def main() -> None:
     )
     if fusing and args.launches:
         model = invdyn.load(args.launches, floating_base=dict(ROBOTS).get(args.launches))
-        print_launches(model, max(batches), repeats, device)
+        print_launches(model, max(batches), repeats, device, dtypes)
 
 
 def batch_rows(
@@ -268,11 +280,17 @@ def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> str:
     return ""
 
 
-def print_launches(model: invdyn.Model, batch: int, repeats: int, device: torch.device) -> None:
+def print_launches(
+    model: invdyn.Model,
+    batch: int,
+    repeats: int,
+    device: torch.device,
+    dtypes: tuple[torch.dtype, ...],
+) -> None:
     """Throughput of the fused kernel of `model` at every launch shape."""
     print(f"\nfused rnea of {model.name} at batch {batch}, by launch shape [evaluations/s]")
     print_row(["dtype", "states/block", "warps", "throughput"])
-    for dtype in DTYPES:
+    for dtype in dtypes:
         states = random_states(model, batch, dtype, device)
         for launch in LAUNCHES:
             call = partial(fused.launch, model, *states, None, launch)

@@ -18,7 +18,9 @@
   dynamics and frame kinematics in one graph (``fullgraph=True``) once the model has been
   called on tensors of that dtype and device.
 * Errors: shapes, non-finite values, complex tensors, singular mass matrices.
-* On a CUDA device: `tests/test_fused.py` (rnea's fused kernel and the mass matrix).
+* On a CUDA device (marked ``gpu``): every function above, float64, on every robot of the
+  dynamics identities, stays on the device and equals the numpy path; rnea's fused kernel is
+  `tests/test_fused.py`'s.
 """
 
 from __future__ import annotations
@@ -119,6 +121,53 @@ def test_aba_equals_numpy_in_the_force_domain(model):
         rtol=RTOL,
         what=f"{model.name} M @ aba",
     )
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_every_function_on_cuda_equals_numpy(model):
+    """rnea takes external forces here, so that it runs the torch path, not the fused kernel;
+    forward dynamics is compared in the force domain, as on the CPU."""
+    q, v, a = states(model, "torch-cuda")
+    forces = external_forces(model, len(q))
+    frame = len(model.frame_name) - 1
+    mass = invdyn.mass_matrix(model, q)
+    calls = {
+        "rnea": lambda q, v, a, f: invdyn.rnea(model, q, v, a, f_ext=f),
+        "gravity": lambda q, v, a, f: invdyn.gravity(model, q),
+        "bias": lambda q, v, a, f: invdyn.bias(model, q, v),
+        "mass_matrix": lambda q, v, a, f: invdyn.mass_matrix(model, q),
+        "coriolis": lambda q, v, a, f: invdyn.coriolis(model, q, v),
+        "regressor": lambda q, v, a, f: invdyn.joint_torque_regressor(model, q, v, a),
+        "rnea_derivatives": lambda q, v, a, f: invdyn.rnea_derivatives(model, q, v, a, f_ext=f),
+        "aba": lambda q, v, a, f: invdyn.aba(model, q, v, a, f_ext=f),
+        "aba_derivatives": lambda q, v, a, f: invdyn.aba_derivatives(model, q, v, a),
+        "forward_kinematics": lambda q, v, a, f: invdyn.forward_kinematics(model, q),
+        "frame_placement": lambda q, v, a, f: invdyn.frame_placement(model, q, frame),
+        "frame_jacobian": lambda q, v, a, f: invdyn.frame_jacobian(model, q, frame),
+        "frame_acceleration": lambda q, v, a, f: invdyn.frame_acceleration(model, q, v, a, frame),
+        "center_of_mass": lambda q, v, a, f: invdyn.center_of_mass(model, q),
+        "centroidal_momentum_rate": lambda q, v, a, f: invdyn.centroidal_momentum_rate(
+            model, q, v, a
+        ),
+    }
+    # whole inverses (aba's derivatives) agree as the conditioning of M allows
+    cond = max(np.linalg.cond(m) for m in mass)
+    rtols = {"aba_derivatives": max(1e-8, 100 * np.finfo(np.float64).eps * cond)}
+    on_cuda = [torch.tensor(x, device="cuda") for x in (q, v, a, forces)]
+    for what, call in calls.items():
+        ours, expected = as_tuple(call(*on_cuda)), as_tuple(call(q, v, a, forces))
+        assert all(x.device.type == "cuda" for x in ours), what
+        in_force_domain = what.startswith("aba")
+        for x, y in zip(ours, expected, strict=True):
+            x = x.cpu().numpy()
+            if in_force_domain:
+                x, y = (np.einsum("bij,bj...->bi...", mass, z) for z in (x, y))
+            assert_close(x, y, rtol=rtols.get(what, RTOL), what=f"{model.name} {what}")
+
+
+def as_tuple(result):
+    return result if isinstance(result, tuple) else (result,)
 
 
 def test_quaternions_and_pairs_of_any_norm_read_as_numpy_reads_their_rotation(robot):
@@ -488,6 +537,19 @@ def test_with_parameters_names_bad_parameters(load_robot):
 # ----------------------------------------------------------------------------------------------
 # errors
 # ----------------------------------------------------------------------------------------------
+
+
+def test_the_finiteness_check_sees_past_its_sum_overflowing():
+    from invdyn._tensors import all_finite
+
+    big = torch.full((4, 3), 3e38, dtype=torch.float32)  # finite entries, an infinite sum
+    assert all_finite(big) and not torch.isfinite(big.sum())
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        x = big.clone()
+        x[2, 1] = bad
+        assert not all_finite(x), bad
+    assert not all_finite(torch.tensor([float("inf"), -float("inf")]))  # a NaN sum
+    assert all_finite(torch.zeros(0, 3)) and all_finite(torch.ones(3, requires_grad=True))
 
 
 def test_bad_tensors_get_errors_that_name_them(load_robot):
