@@ -1,0 +1,102 @@
+"""Where the time of ``invdyn.rnea`` on CUDA tensors goes, beyond its fused kernel.
+
+For the Panda in float32 and TALOS in float64, at batches of 4096 and 1,048,576 states, the
+median time per call (ms, each call synchronised) of:
+
+* ``public rnea``: ``invdyn.rnea`` as called (arguments checked, results checked finite);
+* ``kernel``: the fused Triton kernel alone (`invdyn.kernels.triton.launch`);
+* ``fused.rnea``: the kernel with the scaling of q's quaternions and (cos, sin) pairs to unit
+  norm that precedes it;
+* ``unit_rotations``, ``prepare`` (argument checks and flattening) and ``isfinite.all``
+  (``torch.isfinite(out).all()``, the check that a single sum replaced), each alone;
+* ``empty sync``: a synchronisation alone;
+
+then torch.profiler's table of ten calls of ``invdyn.rnea`` at the largest batch. Needs CUDA
+and Triton::
+
+    python benchmarks/rnea_overhead.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+import invdyn
+from invdyn import _tensors
+from invdyn.configuration import random_configuration
+from invdyn.kernels import torch as kernels
+from invdyn.kernels import triton as fused
+
+CASES = (("panda", False, torch.float32), ("talos", True, torch.float64))
+BATCHES = (4096, 1 << 20)
+REPEATS = 20
+
+
+def median_ms(call: Callable[[], object]) -> float:
+    """Median milliseconds of `REPEATS` synchronised calls, after one."""
+    with torch.no_grad():
+        call()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            call()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def parts(model: invdyn.Model, batch: int, dtype: torch.dtype) -> dict[str, Callable[[], object]]:
+    """The calls timed, on random states of `model`."""
+    rng = np.random.default_rng(0)
+    q = torch.tensor(random_configuration(model, rng=rng, shape=batch), dtype=dtype, device="cuda")
+    v = torch.randn(batch, model.nv, dtype=dtype, device="cuda")
+    a = torch.randn_like(v)
+    named = {
+        "q": (q, (model.nq,)),
+        "v": (v, (model.nv,)),
+        "a": (a, (model.nv,)),
+        "f_ext": (None, (model.nbody, 6)),
+    }
+    tree = kernels.tree(model, dtype, q.device)
+    out = fused.launch(model, q, v, a, None)
+    return {
+        "public rnea": lambda: invdyn.rnea(model, q, v, a),
+        "kernel": lambda: fused.launch(model, q, v, a, None),
+        "fused.rnea": lambda: fused.rnea(tree, model, q, v, a, tree.params[None], False),
+        "unit_rotations": lambda: kernels.unit_rotations(tree, q),
+        "prepare": lambda: _tensors.prepare(model, named),
+        "isfinite.all": lambda: bool(torch.isfinite(out).all()),
+        "empty sync": lambda: None,
+    }
+
+
+def main() -> None:
+    if not (torch.cuda.is_available() and fused.available()):
+        sys.exit("benchmarks/rnea_overhead.py needs a CUDA device and Triton")
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    for name, floating, dtype in CASES:
+        model = invdyn.load(name, floating_base=floating)
+        for batch in BATCHES:
+            calls = parts(model, batch, dtype)
+            print(f"\n{name} {dtype} batch {batch}: median ms per call")
+            for what, call in calls.items():
+                print(f"  {what:36s} {median_ms(call):8.4f}")
+        with torch.profiler.profile(activities=activities) as profile, torch.no_grad():
+            for _ in range(10):
+                calls["public rnea"]()
+                torch.cuda.synchronize()
+        table = profile.key_averages().table(
+            sort_by="self_cuda_time_total", row_limit=12, max_name_column_width=40
+        )
+        print(table)
+
+
+if __name__ == "__main__":
+    main()
