@@ -5,10 +5,9 @@ median time per call (ms, each call synchronised) of:
 
 * ``public rnea``: ``invdyn.rnea`` as called (arguments checked, results checked finite);
 * ``kernel``: the fused Triton kernel alone (`invdyn.kernels.triton.launch`);
-* ``fused.rnea``: the kernel with the scaling of q's quaternions and (cos, sin) pairs to unit
-  norm that precedes it;
-* ``unit_rotations``, ``prepare`` (argument checks and flattening) and ``isfinite.all``
-  (``torch.isfinite(out).all()``, the check that a single sum replaced), each alone;
+* ``fused.rnea``: the kernel as `invdyn.kernels.triton.rnea` launches it;
+* ``prepare`` (argument checks and flattening) and ``all_finite`` (the results' check), each
+  alone;
 * ``empty sync``: a synchronisation alone;
 
 then torch.profiler's table of ten calls of ``invdyn.rnea`` at the largest batch. Needs CUDA
@@ -70,9 +69,8 @@ def parts(model: invdyn.Model, batch: int, dtype: torch.dtype) -> dict[str, Call
         "public rnea": lambda: invdyn.rnea(model, q, v, a),
         "kernel": lambda: fused.launch(model, q, v, a, None),
         "fused.rnea": lambda: fused.rnea(tree, model, q, v, a, tree.params[None], False),
-        "unit_rotations": lambda: kernels.unit_rotations(tree, q),
         "prepare": lambda: _tensors.prepare(model, named),
-        "isfinite.all": lambda: bool(torch.isfinite(out).all()),
+        "all_finite": lambda: _tensors.all_finite(out),
         "empty sync": lambda: None,
     }
 

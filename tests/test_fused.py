@@ -3,7 +3,8 @@
 
 * Everywhere: the program of every robot of the dynamics identities, evaluated by torch on the
   CPU, equals the numpy path to 1e-10, with the model's parameters written in and with
-  parameters read per state or once for all; programs hold no products by 0 or 1 and read each
+  parameters read per state or once for all, and on quaternions and (cos θ, sin θ) pairs of
+  any norm, zero included; programs hold no products by 0 or 1 and read each
   input right before its first use; the kernel's text is valid Python; constants that float32
   does not hold exactly keep their float64 value.
 * On a CUDA device (marked ``gpu``): ``invdyn.rnea`` of CUDA tensors (the fused kernel) equals
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close, states, with_joint_terms
+from conftest import assert_close, off_unit, rotation_blocks, states, with_joint_terms
 from invdyn.regressor import inertial_parameters
 
 torch = pytest.importorskip("torch")
@@ -53,6 +54,19 @@ def test_program_equals_numpy(model):
         rebuilt = invdyn.with_parameters(model, params[k])
         expected_k = invdyn.rnea(rebuilt, q[k], v[k], a[k])
         assert_close(ours[k].numpy(), expected_k, rtol=RTOL, what=f"{model.name} params {k}")
+
+
+def test_program_reads_rotations_of_any_norm_as_numpy_does(model):
+    """Quaternions and (cos θ, sin θ) pairs off unit norm, and one of each robot zero (no
+    rotation): the kernel reads q as it is given, not scaled first."""
+    q, v, a = states(model, "unrolled-norm", n=4)
+    scaled = off_unit(model, q)
+    for block in rotation_blocks(model):
+        scaled[0, block] = 0.0
+    expected = invdyn.rnea(model, scaled, v, a)
+    own = torch.tensor(inertial_parameters(model))[None]
+    ours = unrolled.torch_rnea(model, True)(*(torch.tensor(x) for x in (scaled, v, a)), own)
+    assert_close(ours.numpy(), expected, rtol=RTOL, what=model.name)
 
 
 def test_program_folds_constants_and_loads_late(load_robot):

@@ -153,6 +153,17 @@ def sign(x):
 
 
 @triton.jit
+def inverse_norm(square):
+    # 1 / sqrt(square), and 0 for 0
+    return tl.where(square != 0, 1.0 / tl.sqrt(square), 0.0).to(square.dtype)
+
+
+@triton.jit
+def is_zero(square):
+    return tl.where(square == 0, 1.0, 0.0).to(square.dtype)
+
+
+@triton.jit
 def _reduced(x):
     y = x.to(tl.float64)
     n = tl.floor(y * tl.full([], 6.36619772367581382433e-01, tl.float64) + 0.5)
@@ -298,7 +309,7 @@ class _FusedRnea(torch.autograd.Function):
     ) -> Tensor:
         ctx.save_for_backward(q, v, a, params)
         ctx.tree = t
-        return _forward(t, model, q, v, a, params, given_params)
+        return launch(model, q, v, a, params if given_params else None)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
@@ -315,20 +326,6 @@ class _FusedRnea(torch.autograd.Function):
         return (None, None, *(next(grads) if need else None for need in needed), None)
 
 
-def _forward(
-    t: kernels.Tree,
-    model: Model,
-    q: Tensor,
-    v: Tensor,
-    a: Tensor,
-    params: Tensor,
-    given_params: bool,
-) -> Tensor:
-    # the program reads unit quaternions and (cos, sin) pairs
-    unit = kernels.unit_rotations(t, q)
-    return launch(model, unit, v, a, params if given_params else None)
-
-
 def rnea(
     t: kernels.Tree,
     model: Model,
@@ -343,4 +340,4 @@ def rnea(
     tens of microseconds a call, where none can)."""
     if torch.is_grad_enabled() and any(x.requires_grad for x in (q, v, a, params)):
         return _FusedRnea.apply(t, model, q, v, a, params, given_params)
-    return _forward(t, model, q, v, a, params, given_params)
+    return launch(model, q, v, a, params if given_params else None)

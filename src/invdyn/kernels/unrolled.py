@@ -251,21 +251,32 @@ def _inertia_times(b: _Builder, p: Sequence[Value], m: Vector) -> Vector:
 
 
 def _quaternion_rotation(b: _Builder, quat: Vector) -> Matrix:
-    """R of the unit quaternion [x, y, z, w] (the fused kernel's caller scales q's,
-    `invdyn.kernels.torch.unit_rotations`)."""
+    """R of the quaternion [x, y, z, w] of any norm, as of its unit quaternion: the unit
+    quaternion's 2 (products) are 2 / |quat|^2 here; a zero quaternion (2 / |quat|^2 taken as
+    0) is no rotation, as the numpy path reads it."""
     x, y, z, w = quat
+    inverse = b.function("inverse_norm", b.dot(quat, quat))
+    twice_unit = b.mul(2.0, b.mul(inverse, inverse))
 
     def twice(s: Value, t: Value, sign: float, u: Value, v: Value) -> Value:
-        return b.mul(2.0, b.add(b.mul(s, t), b.mul(sign, b.mul(u, v))))
+        return b.mul(twice_unit, b.add(b.mul(s, t), b.mul(sign, b.mul(u, v))))
 
     def diagonal(s: Value, t: Value) -> Value:
-        return b.sub(1.0, b.mul(2.0, b.add(b.mul(s, s), b.mul(t, t))))
+        return b.sub(1.0, b.mul(twice_unit, b.add(b.mul(s, s), b.mul(t, t))))
 
     return [
         [diagonal(y, z), twice(x, y, -1.0, z, w), twice(x, z, 1.0, y, w)],
         [twice(x, y, 1.0, z, w), diagonal(x, z), twice(y, z, -1.0, x, w)],
         [twice(x, z, -1.0, y, w), twice(y, z, 1.0, x, w), diagonal(x, y)],
     ]
+
+
+def _unit_pair(b: _Builder, c: Value, s: Value) -> tuple[Value, Value]:
+    """(cos θ, sin θ) of the pair (c, s) of any norm: (c, s) / |(c, s)|, and (1, 0) (no
+    rotation) for (0, 0), as the numpy path reads it."""
+    square = b.dot([c, s], [c, s])
+    inverse = b.function("inverse_norm", square)
+    return b.add(b.mul(c, inverse), b.function("is_zero", square)), b.mul(s, inverse)
 
 
 def _axis_rotation(b: _Builder, axis: np.ndarray, c: Value, s: Value) -> Matrix:
@@ -292,7 +303,7 @@ def _joint_transform(b: _Builder, model: Model, i: int, q: Sequence[str]) -> _Tr
         c, s = b.function("cos", q[k]), b.function("sin", q[k])
         return _Transform(_axis_rotation(b, axis, c, s), None)
     if jtype == JointType.CONTINUOUS:
-        return _Transform(_axis_rotation(b, axis, q[k], q[k + 1]), None)
+        return _Transform(_axis_rotation(b, axis, *_unit_pair(b, q[k], q[k + 1])), None)
     if jtype == JointType.PRISMATIC:
         return _Transform(None, b.scale(q[k], [float(e) for e in axis]))
     if jtype == JointType.SPHERICAL:
@@ -423,15 +434,24 @@ def torch_rnea(model: Model, constant_params: bool) -> Callable[..., object]:
         ),
         "    return tau\n",
     ]
-    namespace = {"torch": torch, "cos": torch.cos, "sin": torch.sin, "sign": torch.sign}
+    namespace = {
+        "torch": torch,
+        "cos": torch.cos,
+        "sin": torch.sin,
+        "sign": torch.sign,
+        "inverse_norm": lambda square: torch.where(square != 0, torch.rsqrt(square), 0.0),
+        "is_zero": lambda square: (square == 0).to(square.dtype),
+    }
     exec(compile("".join(lines), f"<invdyn rnea of {model.name}>", "exec"), namespace)
     return cast(Callable[..., object], namespace["rnea"])
 
 
 def flops(program: Program) -> int:
-    """Arithmetic operations of a program (each +, -, *, cos, sin, sign counts one)."""
+    """Arithmetic operations of a program (each +, -, *, cos, sin, sign, inverse_norm and
+    is_zero counts one)."""
+    functions = ("cos(", "sin(", "sign(", "inverse_norm(", "is_zero(")
     count = 0
     for _, expression, _ in program.statements:
-        count += sum(expression.count(op) for op in (" + ", " - ", " * ", "cos(", "sin(", "sign("))
+        count += sum(expression.count(op) for op in (" + ", " - ", " * ", *functions))
         count += expression.startswith("-")
     return count
