@@ -7,6 +7,9 @@
   any norm, zero included; programs hold no products by 0 or 1 and read each
   input right before its first use; the kernel's text is valid Python; constants that float32
   does not hold exactly keep their float64 value.
+* With Triton installed (the ``dev`` extra): the kernel run by Triton's interpreter on the CPU
+  equals the numpy path for a fixed arm, continuous joints and floating bases, in float64 and
+  float32, on rotations of any norm, with the model's parameters and per-state ones.
 * On a CUDA device (marked ``gpu``): ``invdyn.rnea`` of CUDA tensors (the fused kernel) equals
   the numpy path on every joint type and base, in float64 and float32, for every launch shape,
   with parameters given or not; joint angles beyond the kernel's sine are recomputed by the
@@ -17,7 +20,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +40,7 @@ from invdyn.kernels import triton as fused  # noqa: E402
 from invdyn.kernels import unrolled  # noqa: E402
 
 RTOL = 1e-10
+needs_triton = pytest.mark.skipif(not fused.available(), reason="Triton missing")
 
 
 def perturbed_parameters(model, n: int, seed: int = 0) -> np.ndarray:
@@ -98,6 +107,45 @@ def test_program_folds_constants_and_loads_late(load_robot):
     for row in stores:
         defined = lines[row].split(" = ")[1]
         assert lines[row - 1].startswith(f"{defined} = "), lines[row - 1 : row + 1]
+
+
+# a fixed arm, continuous joints, floating bases
+INTERPRETED_ROBOTS = [("panda", False), ("kinova", False), ("talos", True), ("solo12", True)]
+
+
+@needs_triton
+def test_kernel_run_by_tritons_interpreter_equals_numpy():
+    """The kernel as Triton runs it, by its interpreter on the CPU, in a process of its own:
+    the interpreter is chosen when Triton is imported."""
+    calls = [f"t.interpreted_rnea_equals_numpy({n!r}, {f})" for n, f in INTERPRETED_ROBOTS]
+    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": path}
+    code = "; ".join(["import test_fused as t", *calls])
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-4000:]
+
+
+def interpreted_rnea_equals_numpy(name: str, floating: bool) -> None:
+    """The fused kernel (under ``TRITON_INTERPRET=1``) equals the numpy path: float64 and
+    float32, q of any norm (zero rotations included), the model's parameters and per-state
+    ones."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", invdyn.ModelWarning)
+        model = with_joint_terms(invdyn.load(name, floating_base=floating))
+    q, v, a = states(model, "interpreted", n=5)
+    q = off_unit(model, q)
+    for block in rotation_blocks(model):
+        q[0, block] = 0.0
+    expected = invdyn.rnea(model, q, v, a)
+    for dtype, rtol in ((torch.float64, RTOL), (torch.float32, 1e-4)):
+        ours = fused.launch(model, *(torch.tensor(x, dtype=dtype) for x in (q, v, a)), None)
+        assert ours.dtype == dtype
+        assert_close(ours.double().numpy(), expected, rtol=rtol, what=f"{name} {dtype}")
+    params = perturbed_parameters(model, len(q))
+    ours = fused.launch(model, *(torch.tensor(x) for x in (q, v, a, params)))
+    for k in range(len(q)):
+        expected_k = invdyn.rnea(invdyn.with_parameters(model, params[k]), q[k], v[k], a[k])
+        assert_close(ours[k].numpy(), expected_k, rtol=RTOL, what=f"{name} params {k}")
 
 
 def test_kernel_text_is_python_with_exact_float64_constants(load_robot):
@@ -186,7 +234,6 @@ GPU_ROBOTS = [
     ("double_pendulum_continuous", False, True),
 ]
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-needs_triton = pytest.mark.skipif(not fused.available(), reason="Triton missing")
 
 
 def cuda_tensors(*arrays, dtype=torch.float64):

@@ -154,8 +154,9 @@ def sign(x):
 
 @triton.jit
 def inverse_norm(square):
-    # 1 / sqrt(square), and 0 for 0
-    return tl.where(square != 0, 1.0 / tl.sqrt(square), 0.0).to(square.dtype)
+    # 1 / sqrt(square), and 0 for 0 (without dividing by it)
+    turned = square != 0
+    return tl.where(turned, 1.0 / tl.sqrt(tl.where(turned, square, 1.0)), 0.0).to(square.dtype)
 
 
 @triton.jit
