@@ -179,6 +179,35 @@ MALFORMED = {
         robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1"/></inertial></link>'),
         r"link 'a': inertia ixy is missing",
     ),
+    "two inertials": (
+        robot(link("a").replace("</link>", '<inertial><mass value="2"/></inertial></link>')),
+        r"link 'a': <link> has 2 <inertial> elements; the format allows one",
+    ),
+    "two masses": (
+        robot(link("a").replace("</inertial>", '<mass value="2"/></inertial>')),
+        r"link 'a': <inertial> has 2 <mass> elements",
+    ),
+    "two joint origins": (
+        arm(extra='<origin xyz="0 0 1"/><origin xyz="0 0 2"/><limit effort="1" velocity="1"/>'),
+        r"joint 'j': <joint> has 2 <origin> elements",
+    ),
+    "two axes": (
+        arm(extra='<axis xyz="0 0 1"/><axis xyz="1 0 0"/><limit effort="1" velocity="1"/>'),
+        r"joint 'j': <joint> has 2 <axis> elements",
+    ),
+    "two limits": (
+        arm(extra='<limit effort="1" velocity="1"/><limit effort="2" velocity="1"/>'),
+        r"joint 'j': <joint> has 2 <limit> elements",
+    ),
+    "two child elements": (
+        robot(
+            link("a"),
+            link("b"),
+            link("c"),
+            joint("j", "a", "b").replace("</joint>", '<child link="c"/></joint>'),
+        ),
+        r"joint 'j': <joint> has 2 <child> elements",
+    ),
     "xacro markup": (
         robot(link("a"), '<xacro:macro name="leg" params="side"/>').replace(
             'name="bot"', 'name="bot" xmlns:xacro="http://www.ros.org/wiki/xacro"'

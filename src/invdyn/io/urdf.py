@@ -300,7 +300,7 @@ def _name(element: Element, index: int, source: str, kind: str) -> tuple[str, st
 def _parse_link(element: Element, index: int, source: str) -> _Link:
     """A <link>: its inertia moved to the link frame, zero when it has no <inertial>."""
     name, where = _name(element, index, source, "link")
-    inertial = element.find("inertial")
+    inertial = _optional_child(element, "inertial", where)
     if inertial is None:
         return _Link(name, 0.0, np.zeros(3), np.zeros((3, 3)))
 
@@ -346,7 +346,7 @@ def _parse_joint(element: Element, index: int, source: str) -> _Joint:
     velocity, effort, damping, friction = np.inf, np.inf, 0.0, 0.0
     if kind in _AXIAL:
         axis = _axis(element, where)
-        limit = element.find("limit")
+        limit = _optional_child(element, "limit", where)
         if limit is None and kind != "continuous":
             raise ModelError(f"{where}: a {kind} joint needs a <limit> element")
         if limit is not None:
@@ -359,7 +359,7 @@ def _parse_joint(element: Element, index: int, source: str) -> _Joint:
                 raise ModelError(f"{where}: limit lower {lower:g} is above upper {upper:g}")
             if lower == upper == 0.0:
                 lower, upper = -np.inf, np.inf
-        dynamics = element.find("dynamics")
+        dynamics = _optional_child(element, "dynamics", where)
         if dynamics is not None:
             damping = _number(dynamics.get("damping"), where, "dynamics damping", 0.0, sign=True)
             friction = _number(dynamics.get("friction"), where, "dynamics friction", 0.0, sign=True)
@@ -369,16 +369,27 @@ def _parse_joint(element: Element, index: int, source: str) -> _Joint:
 
 
 def _child(element: Element, tag: str, where: str) -> Element:
-    """The first <tag> child of `element`, raising `ModelError` when there is none."""
-    found = element.find(tag)
+    """The <tag> child of `element`, raising `ModelError` when there is none or several."""
+    found = _optional_child(element, tag, where)
     if found is None:
         raise ModelError(f"{where}: <{element.tag}> has no <{tag}> element")
     return found
 
 
+def _optional_child(element: Element, tag: str, where: str) -> Element | None:
+    """The <tag> child of `element`, None when there is none, `ModelError` when there are
+    several (the format allows one, and readers differ on which of several they take)."""
+    found = element.findall(tag)
+    if len(found) > 1:
+        raise ModelError(
+            f"{where}: <{element.tag}> has {len(found)} <{tag}> elements; the format allows one"
+        )
+    return found[0] if found else None
+
+
 def _origin(element: Element, where: str, what: str) -> tuple[Float, Float]:
     """(3, 3) rotation and (3,) position of `element`'s <origin>, identity when it has none."""
-    origin = element.find("origin")
+    origin = _optional_child(element, "origin", where)
     if origin is None:
         return np.eye(3), np.zeros(3)
     xyz = _numbers(origin.get("xyz"), 3, where, f"{what} xyz", default=(0.0, 0.0, 0.0))
@@ -388,7 +399,7 @@ def _origin(element: Element, where: str, what: str) -> tuple[Float, Float]:
 
 def _axis(element: Element, where: str) -> Float:
     """(3,) unit joint axis, (1, 0, 0) when there is no <axis>."""
-    found = element.find("axis")
+    found = _optional_child(element, "axis", where)
     text = None if found is None else found.get("xyz")
     axis = _numbers(text, 3, where, "axis xyz", default=(1.0, 0.0, 0.0))
     norm = float(np.linalg.norm(axis))
