@@ -443,6 +443,12 @@ def test_named_feet_soles_and_poses_are_checked(load_robot):
         invdyn.InputError, match=r"Scenario.pose \(--pose\) must have shape \(\.\.\., 19\)"
     ):
         standing(solo, contacts, 0.02, (0.0,) * 7)
+    turned_nowhere = named.copy()
+    turned_nowhere[3:7] = 0.0
+    with pytest.raises(
+        invdyn.InputError, match=r"Scenario.pose \(--pose\): the quaternion of joint 'root_joint'"
+    ):
+        standing(solo, contacts, 0.02, tuple(turned_nowhere))
     raised = named.copy()
     raised[solo.jnt_qadr[solo.jnt_name.index("HR_KFE")]] += 0.4
     with pytest.raises(invdyn.InputError, match=r"not every foot reaches the ground: HR_FOOT \d+"):

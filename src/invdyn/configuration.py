@@ -120,7 +120,7 @@ def _sample_shape(shape: object) -> tuple[int, ...]:
     raise InputError(f"shape must be an integer >= 0 or a tuple of them, got {shape!r}")
 
 
-def normalize(model: Model, q: ArrayLike) -> Float:
+def normalize(model: Model, q: ArrayLike, name: str = "q") -> Float:
     """`q` with unit quaternions and unit ``(cos θ, sin θ)`` pairs, as Pinocchio's ``normalize``.
 
     The dynamics and kinematics read a quaternion or ``(cos θ, sin θ)`` pair of any norm as
@@ -130,6 +130,7 @@ def normalize(model: Model, q: ArrayLike) -> Float:
     Args:
       model: the robot.
       q: (..., nq) configurations.
+      name: what messages call `q`.
 
     Returns:
       (..., nq) configurations, other coordinates unchanged.
@@ -137,7 +138,7 @@ def normalize(model: Model, q: ArrayLike) -> Float:
     Raises:
       InputError: a quaternion or ``(cos θ, sin θ)`` pair of zero norm, which has no direction.
     """
-    out = _configuration(model, "q", q).copy()
+    out = _configuration(model, name, q).copy()
     for _, part, _ in _directions(model):
         out[..., part] /= np.linalg.norm(out[..., part], axis=-1, keepdims=True)
     return out

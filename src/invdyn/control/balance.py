@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn._arrays import as_float_array, check_positive, check_real, repeated
+from invdyn._arrays import check_positive, check_real, repeated
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
-from invdyn.configuration import neutral, quat_exp, quat_multiply
+from invdyn.configuration import neutral, normalize, quat_exp, quat_multiply
 from invdyn.control.wbc import (
     CenterOfMassTask,
     FramePositionTask,
@@ -495,7 +495,7 @@ def standing(
     puts joints outside their limits, its soles are not parallel, its feet do not all reach
     the ground (`GROUND_TOLERANCE`), or its centre of mass is not above their support."""
     if pose is not None and not isinstance(pose, str):
-        q = as_float_array("Scenario.pose (--pose)", pose, model.nq).copy()
+        q = normalize(model, pose, "Scenario.pose (--pose)")
         if q.ndim != 1:
             raise InputError(
                 f"Scenario.pose (--pose) must be one configuration of {model.nq} values"
