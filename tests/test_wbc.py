@@ -591,7 +591,14 @@ def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
     assert run.fell and 0.1 < run.fell_at < 0.5
     assert len(run.time) == len(run.steps) and run.time[-1] < run.fell_at
     assert run.summary()["fell_at_s"] == run.fell_at
-    plot_balance(run, "pushed")
+    # the torque panel names the three joints nearest their limits, of solo12's twelve
+    panel = plot_balance(run, "pushed").axes[4]
+    named = [text.get_text() for text in panel.get_legend().get_texts()]
+    peaks = dict(zip(run.joints, (np.abs(run.joint_torques) / run.torque_limit).max(axis=0)))
+    assert len(run.joints) == 12 and len(panel.lines) == 12 and len(named) == 3
+    assert min(peaks[name] for name in named) >= max(
+        peak for name, peak in peaks.items() if name not in named
+    )
     # the command says so in its exit status too, for a script to see
     from invdyn import cli
 

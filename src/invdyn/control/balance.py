@@ -248,6 +248,8 @@ class BalanceRun:
       com_reference: (T, 3) its reference.
       steps: the controller's solution at every step (`invdyn.control.wbc.Step`).
       torque_limit: (nv - 6,) the joints' torque bounds.
+      joints: (nv - 6,) the names of the coordinates they bound (`Model.dof_names` past the
+        floating base's).
       fell_at: when the robot lost balance and the run stopped, s (its QP had no solution
         then); None when it did not.
       unsolved: why the run stopped while the robot still stood: the `QPError` of the step
@@ -262,6 +264,7 @@ class BalanceRun:
     com_reference: Float
     steps: list[Step]
     torque_limit: Float
+    joints: tuple[str, ...]
     fell_at: float | None = None
     unsolved: str | None = None
 
@@ -693,6 +696,7 @@ def run_balance(model: Model, scenario: Scenario, *, progress: bool = False) -> 
         com_reference=np.array([reference(t)[0] for t in run.time]),
         steps=wbc.steps,
         torque_limit=wbc.torque_limit,
+        joints=model.dof_names[6:],
         fell_at=fell_at,
         unsolved=unsolved,
     )

@@ -31,6 +31,8 @@ LEGEND_BESIDE = 16
 LEGEND_ROW = 0.16
 LEGEND_CHARACTER = 0.06
 LEGEND_HANDLE = 0.6
+#: joints that a balance plot names, the most loaded (the others are drawn in grey)
+MOST_LOADED = 3
 
 
 def plot_joint_series(
@@ -347,6 +349,21 @@ def plot_error_bars(
     return figure
 
 
+def _most_loaded(axis: Any, time: Any, loads: Any, names: Sequence[str]) -> None:
+    """Each column of `loads` (T, n), named by `names`, against `time` (T,): the `MOST_LOADED`
+    of largest peak in colour and named in a legend beside the axes, the others thin and grey
+    (a humanoid has thirty joints, which no legend or palette tells apart)."""
+    peaks = loads.max(axis=0, initial=0.0)
+    order = [int(j) for j in np.argsort(-peaks, kind="stable")]
+    for j in order[MOST_LOADED:]:
+        axis.plot(time, loads[:, j], color="0.75", linewidth=0.6)
+    for j in order[:MOST_LOADED]:
+        axis.plot(time, loads[:, j], linewidth=1.2, label=names[j])
+    if order:
+        title = "most loaded" if len(order) > MOST_LOADED else None
+        axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title=title)
+
+
 def plot_balance(run: Any, title: str) -> Figure:
     """A balance run (`invdyn.control.balance.BalanceRun`): the centre of mass against its
     reference on each axis, the feet's normal forces, and each limited joint's torque as a
@@ -373,10 +390,11 @@ def plot_balance(run: Any, title: str) -> Figure:
     torques = np.abs(run.joint_torques)
     limited = np.isfinite(run.torque_limit)
     if limited.any():
-        axes[4].plot(run.time, torques[:, limited] / run.torque_limit[limited], linewidth=0.8)
+        names = [name for name, bound in zip(run.joints, limited, strict=True) if bound]
+        _most_loaded(axes[4], run.time, torques[:, limited] / run.torque_limit[limited], names)
         axes[4].set_ylabel("|torque| / limit")
     else:
-        axes[4].plot(run.time, torques, linewidth=0.8)
+        _most_loaded(axes[4], run.time, torques, list(run.joints))
         axes[4].set_ylabel("|torque| (N m), no limits")
     axes[4].set_xlabel("time (s)")
     figure.suptitle(title)
