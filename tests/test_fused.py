@@ -49,6 +49,17 @@ def perturbed_parameters(model, n: int, seed: int = 0) -> np.ndarray:
     return inertial_parameters(model) * rng.uniform(0.8, 1.2, size=(n, 1))
 
 
+def rnea_per_state(model, q, v, a, params: np.ndarray) -> np.ndarray:
+    """(n, nv) the numpy path's joint forces of each state k on the model rebuilt from
+    `params[k]` (numpy calls take one parameter set, tensor calls a batch)."""
+    return np.stack(
+        [
+            invdyn.rnea(invdyn.with_parameters(model, params[k]), q[k], v[k], a[k])
+            for k in range(len(q))
+        ]
+    )
+
+
 def test_program_equals_numpy(model):
     q, v, a = states(model, "unrolled", n=5)
     expected = invdyn.rnea(model, q, v, a)
@@ -59,9 +70,7 @@ def test_program_equals_numpy(model):
         assert_close(ours.numpy(), expected, rtol=RTOL, what=f"{model.name} constant={constant}")
     params = perturbed_parameters(model, len(q))
     ours = unrolled.torch_rnea(model, False)(*tensors, torch.tensor(params))
-    for k in range(len(q)):
-        rebuilt = invdyn.with_parameters(model, params[k])
-        expected_k = invdyn.rnea(rebuilt, q[k], v[k], a[k])
+    for k, expected_k in enumerate(rnea_per_state(model, q, v, a, params)):
         assert_close(ours[k].numpy(), expected_k, rtol=RTOL, what=f"{model.name} params {k}")
 
 
@@ -143,8 +152,7 @@ def interpreted_rnea_equals_numpy(name: str, floating: bool) -> None:
         assert_close(ours.double().numpy(), expected, rtol=rtol, what=f"{name} {dtype}")
     params = perturbed_parameters(model, len(q))
     ours = fused.launch(model, *(torch.tensor(x) for x in (q, v, a, params)))
-    for k in range(len(q)):
-        expected_k = invdyn.rnea(invdyn.with_parameters(model, params[k]), q[k], v[k], a[k])
+    for k, expected_k in enumerate(rnea_per_state(model, q, v, a, params)):
         assert_close(ours[k].numpy(), expected_k, rtol=RTOL, what=f"{name} params {k}")
 
 
@@ -272,7 +280,7 @@ def test_fused_rnea_every_launch_shape_and_parameter_kind(load_robot):
             assert_close(ours.cpu().numpy(), expected, rtol=RTOL, what=f"{block}/{warps}")
     params = perturbed_parameters(model, len(q))
     ours = invdyn.rnea(model, tq, tv, ta, params=cuda_tensors(params)[0])
-    expected = invdyn.rnea(model, q, v, a, params=params)
+    expected = rnea_per_state(model, q, v, a, params)
     assert_close(ours.cpu().numpy(), expected, rtol=RTOL, what="per-state params")
     shared = inertial_parameters(model) * 1.1
     ours = invdyn.rnea(model, tq[::2], tv[::2], ta[::2], params=cuda_tensors(shared)[0])
