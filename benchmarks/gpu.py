@@ -113,11 +113,7 @@ def main() -> None:
         )
     elif not fusing:
         print("NOTE: Triton is missing: rnea takes the torch path")
-    models = {
-        name: invdyn.load(name, floating_base=floating)
-        for name, floating in ROBOTS
-        if name in (args.robots or [name])
-    }
+    models = {name: load(name) for name, _ in ROBOTS if name in (args.robots or [name])}
     if fusing:
         sweep = [(args.launches, dtype, launch) for dtype in dtypes for launch in LAUNCHES]
         defaults = [(name, dtype, fused.LAUNCH[dtype]) for name in models for dtype in dtypes]
@@ -143,7 +139,7 @@ def main() -> None:
         " to the largest joint force"
     )
     if fusing and args.launches:
-        model = invdyn.load(args.launches, floating_base=dict(ROBOTS).get(args.launches))
+        model = load(args.launches)
         print_launches(model, max(batches), repeats, device, dtypes)
 
 
@@ -242,6 +238,11 @@ def relative_error(model: invdyn.Model, dtype: torch.dtype, device: torch.device
     return f"{np.abs(ours - expected).max() / np.abs(expected).max():.1e}"
 
 
+def load(name: str) -> invdyn.Model:
+    """A robot of `ROBOTS` with its base as listed there (another with its default base)."""
+    return invdyn.load(name, floating_base=dict(ROBOTS).get(name))
+
+
 def random_states(
     model: invdyn.Model, batch: int, dtype: torch.dtype, device: torch.device
 ) -> tuple[torch.Tensor, ...]:
@@ -274,7 +275,7 @@ def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> str:
     """Compile one fused kernel; what went wrong, or nothing."""
     name, dtype, launch = wanted
     try:
-        model = invdyn.load(name, floating_base=dict(ROBOTS).get(name))
+        model = load(name)
         states = random_states(model, 8, dtype, torch.device("cuda"))
         fused.launch(model, *states, None, launch)
         torch.cuda.synchronize()
@@ -288,7 +289,7 @@ def compile_numpy_path(names: list[str]) -> str:
     as `relative_error` calls it; what went wrong, or nothing."""
     try:
         for name in names:
-            model = invdyn.load(name, floating_base=dict(ROBOTS).get(name))
+            model = load(name)
             states = random_states(model, 64, torch.float64, torch.device("cpu"))
             invdyn.rnea(model, *(x.numpy() for x in states))
     except Exception:

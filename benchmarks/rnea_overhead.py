@@ -10,53 +10,35 @@ median time per call (ms, each call synchronised) of:
   alone;
 * ``empty sync``: a synchronisation alone;
 
-then torch.profiler's table of ten calls of ``invdyn.rnea`` at the largest batch. Needs CUDA
-and Triton::
+each timed as `benchmarks/gpu.py` times its cases (the median of 20 calls after one), on its
+random states; then torch.profiler's table of ten calls of ``invdyn.rnea`` at the largest
+batch. Needs CUDA and Triton::
 
     python benchmarks/rnea_overhead.py
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from collections.abc import Callable
 
-import numpy as np
 import torch
 
 import invdyn
+from gpu import load, random_states, throughput
 from invdyn import _tensors
-from invdyn.configuration import random_configuration
 from invdyn.kernels import torch as kernels
 from invdyn.kernels import triton as fused
 
-CASES = (("panda", False, torch.float32), ("talos", True, torch.float64))
+CASES = (("panda", torch.float32), ("talos", torch.float64))
+DEVICE = torch.device("cuda")
 BATCHES = (4096, 1 << 20)
 REPEATS = 20
 
 
-def median_ms(call: Callable[[], object]) -> float:
-    """Median milliseconds of `REPEATS` synchronised calls, after one."""
-    with torch.no_grad():
-        call()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            call()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
 def parts(model: invdyn.Model, batch: int, dtype: torch.dtype) -> dict[str, Callable[[], object]]:
     """The calls timed, on random states of `model`."""
-    rng = np.random.default_rng(0)
-    q = torch.tensor(random_configuration(model, rng=rng, shape=batch), dtype=dtype, device="cuda")
-    v = torch.randn(batch, model.nv, dtype=dtype, device="cuda")
-    a = torch.randn_like(v)
+    q, v, a = random_states(model, batch, dtype, DEVICE)
     named = {
         "q": (q, (model.nq,)),
         "v": (v, (model.nv,)),
@@ -75,17 +57,23 @@ def parts(model: invdyn.Model, batch: int, dtype: torch.dtype) -> dict[str, Call
     }
 
 
+def median_ms(call: Callable[[], object], batch: int) -> str:
+    """Median milliseconds per synchronised call (`gpu.throughput`), or why there is none."""
+    rate = throughput(call, batch, DEVICE, REPEATS)
+    return "out of memory" if rate is None else f"{batch / rate * 1e3:8.4f}"
+
+
 def main() -> None:
     if not (torch.cuda.is_available() and fused.available()):
         sys.exit("benchmarks/rnea_overhead.py needs a CUDA device and Triton")
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    for name, floating, dtype in CASES:
-        model = invdyn.load(name, floating_base=floating)
+    for name, dtype in CASES:
+        model = load(name)
         for batch in BATCHES:
             calls = parts(model, batch, dtype)
             print(f"\n{name} {dtype} batch {batch}: median ms per call")
             for what, call in calls.items():
-                print(f"  {what:36s} {median_ms(call):8.4f}")
+                print(f"  {what:36s} {median_ms(call, batch)}")
         with torch.profiler.profile(activities=activities) as profile, torch.no_grad():
             for _ in range(10):
                 calls["public rnea"]()
