@@ -12,7 +12,8 @@ momentum matrix (against ``pin.computeCentroidalMap``) and its rate (against
 ``pin.getFrameClassicalAcceleration``), on the Panda (fixed base, its hand) and TALOS
 (floating base, its left sole); batched rnea throughput at several batch sizes against
 ``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
-a robot and make its first rnea call.
+a robot and make its first rnea call and its first batched one, with the kernels cached and,
+without ``--quick``, with an empty cache (compiling them).
 
 Latencies are the median over repeats of the mean time per call within a repeat. Ratios are
 invdyn / Pinocchio: below 1 means invdyn is faster for latency, above 1 means invdyn has more
@@ -68,8 +69,11 @@ model = invdyn.load("panda")
 q = np.zeros(model.nq)
 loaded = time.perf_counter()
 invdyn.rnea(model, q, q, q)
+called = time.perf_counter()
+batch = np.zeros((64, model.nq))
+invdyn.rnea(model, batch, batch, batch)
 end = time.perf_counter()
-print(end - start, imported - start, loaded - imported, end - loaded)
+print(end - start, imported - start, loaded - imported, called - loaded, end - called)
 """
 
 
@@ -315,18 +319,23 @@ def measure(call: Callable[[], object], settings: Settings) -> float:
 
 
 def first_call(*, cold: bool) -> None:
-    """Time import + load + first rnea, and the first rnea alone, in fresh processes."""
-    print("\nfresh process: python -c 'import invdyn; invdyn.load(\"panda\"); invdyn.rnea(...)'")
+    """Time import, load, a first rnea call and a first batched one (64 states) in fresh
+    processes."""
+    print("\nfresh process: import invdyn, load the Panda, rnea of one state, then of 64")
     rows = [["numba cache as installed", *fresh_process({})]]
     if cold:
         with tempfile.TemporaryDirectory() as cache:
             rows.append(["empty numba cache", *fresh_process({"NUMBA_CACHE_DIR": cache})])
-    table(["", "import+load+first call", "import", "load", "first rnea call"], rows)
+    table(
+        ["", "all", "import", "load", "first rnea call", "first batched rnea call"],
+        rows,
+    )
     print("  (seconds; with an empty cache each kernel compiles at its first call)")
 
 
 def fresh_process(env: dict[str, str]) -> list[str]:
-    """Seconds for import + load + first call, import, load and first call, as text."""
+    """Seconds for all of `FIRST_CALL`, import, load, first call and first batched call, as
+    text."""
     result = subprocess.run(
         [sys.executable, "-c", FIRST_CALL],
         env={**os.environ, **env},
