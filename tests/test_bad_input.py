@@ -292,6 +292,13 @@ def test_complex_values_are_refused(function, pendulum2):
         _call(function, pendulum2, q=np.array([0.3 + 1j, 0.3]))
 
 
+@pytest.mark.parametrize(("function", "argument"), ARGUMENTS)
+def test_booleans_are_refused(function, argument, pendulum2):
+    """A boolean array is a mistake (a mask passed for a state), not zeros and ones."""
+    with pytest.raises(invdyn.InputError, match=rf"^{argument} .*dtype bool"):
+        _call(function, pendulum2, **{argument: np.zeros(2, dtype=bool)})
+
+
 @pytest.mark.parametrize("function", ["rnea", "aba", "bias"])
 def test_huge_finite_values_give_no_nan(function, pendulum2):
     v = np.array([1e200, -1e200])
@@ -596,6 +603,14 @@ def test_load_mjcf_with_floating_base(tmp_path: Path):
 def test_load_non_path(source):
     with pytest.raises((invdyn.InputError, invdyn.ModelError), match="source"):
         invdyn.load(source)
+
+
+def test_load_xml_text_points_at_parse_urdf():
+    text = invdyn.io.robots.robot_path("double_pendulum").read_text()
+    with pytest.raises(invdyn.InputError, match="source is XML text.*parse_urdf") as info:
+        invdyn.load(text)
+    assert len(str(info.value)) < 200  # the document is not repeated
+    assert invdyn.io.urdf.parse_urdf(text).nv == invdyn.load("double_pendulum").nv
 
 
 @pytest.mark.parametrize(

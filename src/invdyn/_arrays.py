@@ -24,8 +24,11 @@ def any_tensor(*xs: object) -> bool:
     return any(type(x).__module__.startswith("torch") for x in xs)
 
 
-def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray:
-    """`x` as a C-contiguous float64 array of shape (..., *size), or `InputError` naming it."""
+def as_float_array(
+    name: str, x: Any, size: int | tuple[int, ...], *, batch: bool = True
+) -> np.ndarray:
+    """`x`, integers or floats (booleans refused, as a mistake), as a C-contiguous float64 array
+    of shape (..., *size), or of shape `size` alone without `batch`; or `InputError` naming it."""
     trailing = (size,) if isinstance(size, int) else size
     if any_tensor(x):
         raise InputError(f"{name}: torch tensors are not accepted here; pass a numpy array")
@@ -33,19 +36,28 @@ def as_float_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray
         array = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be an array of numbers: {exc}") from None
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise InputError(
             f"{name} must be an array of numbers, got {type(x).__name__} of dtype {array.dtype}"
         )
-    if array.ndim < len(trailing) or array.shape[array.ndim - len(trailing) :] != trailing:
-        expected = ", ".join(["..."] + [str(n) for n in trailing])
-        raise InputError(f"{name} must have shape ({expected}), got {array.shape}")
+    if array.shape[max(0, array.ndim - len(trailing)) :] != trailing or (
+        not batch and array.ndim != len(trailing)
+    ):
+        expected = ", ".join(["..."] * batch + [str(n) for n in trailing])
+        comma = "," if len(trailing) == 1 and not batch else ""
+        batched = not batch and array.ndim > len(trailing) and array.shape[-1] == trailing[-1]
+        note = " (one for the whole batch with numpy arrays; a batch of them needs tensors)"
+        raise InputError(
+            f"{name} must have shape ({expected}{comma}), got {array.shape}{note * batched}"
+        )
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
-def as_finite_array(name: str, x: Any, size: int | tuple[int, ...]) -> np.ndarray:
+def as_finite_array(
+    name: str, x: Any, size: int | tuple[int, ...], *, batch: bool = True
+) -> np.ndarray:
     """`as_float_array` of `x`, or `InputError` naming it when it holds NaN or inf."""
-    array = as_float_array(name, x, size)
+    array = as_float_array(name, x, size, batch=batch)
     if not np.isfinite(array).all():
         raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     return array

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -170,8 +171,8 @@ def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple
     default floating dtype when they all hold integers), and the first tensor's device."""
     tensors = [x for x, _ in named.values() if isinstance(x, Tensor)]
     for tensor in tensors:
-        if tensor.is_complex():
-            raise InputError(f"tensors must be real, got dtype {tensor.dtype}")
+        if tensor.is_complex() or tensor.dtype == torch.bool:
+            raise InputError(f"tensors must hold real numbers, got dtype {tensor.dtype}")
     floating = [t.dtype for t in tensors if t.is_floating_point()]
     dtype = functools.reduce(torch.promote_types, floating) if floating else None
     dtype = dtype or torch.get_default_dtype()
@@ -183,8 +184,10 @@ def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple
 def _as_tensor(name: str, x: Any, core: tuple[int, ...], dtype: Any, device: Any) -> Tensor:
     if isinstance(x, Tensor) and x.device != device:
         raise InputError(f"{name} is on {x.device}, the other tensors on {device}")
-    if isinstance(x, Tensor) and x.is_complex():
-        raise InputError(f"{name} must be real, got dtype {x.dtype}")
+    if (isinstance(x, Tensor) and (x.is_complex() or x.dtype == torch.bool)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind not in "iuf"
+    ):
+        raise InputError(f"{name} must hold real numbers, got dtype {x.dtype}")
     try:
         tensor = torch.as_tensor(x, dtype=dtype, device=device)
     except (TypeError, ValueError, RuntimeError) as exc:

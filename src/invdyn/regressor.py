@@ -68,12 +68,7 @@ def with_parameters(model: Model, params: Array | None) -> Model:
     if params is None:
         return model
     packed(model)
-    params = as_finite_array("params", params, 10 * model.nbody + 3 * model.nv)
-    if params.ndim != 1:
-        raise InputError(
-            f"params must have shape ({10 * model.nbody + 3 * model.nv},) with numpy arrays "
-            f"(a batch of parameter sets needs tensors), got {params.shape}"
-        )
+    params = as_finite_array("params", params, 10 * model.nbody + 3 * model.nv, batch=False)
     bodies = params[: 10 * model.nbody].reshape(model.nbody, 10)
     mass, moment = bodies[:, 0], bodies[:, 1:4]
     for i in np.flatnonzero((mass < 0) | ((mass == 0) & np.any(moment != 0, axis=1))):

@@ -38,8 +38,9 @@ def load(
       The validated model.
 
     Raises:
-      InputError: bad options, or a path (a source with a suffix or a '/') that is not a
-        regular file: a directory, a pipe (``/dev/fd/63`` of a shell's ``<(...)``), a device.
+      InputError: bad options, XML text as `source`, or a path (a source with a suffix or a
+        '/') that is not a regular file: a directory, a pipe (``/dev/fd/63`` of a shell's
+        ``<(...)``), a device.
       ModelError: an unknown name, or a description that cannot be read or used.
     """
     from invdyn.io import mjcf, robots, urdf
@@ -54,6 +55,11 @@ def load(
         if not (isinstance(flag, bool) or (flag is None and name == "floating_base")):
             allowed = "True, False or None" if name == "floating_base" else "True or False"
             raise InputError(f"{name} must be {allowed}, got {flag!r}")
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        raise InputError(
+            "source is XML text, not a robot name or a file path: give invdyn.io.urdf.parse_urdf "
+            "the text of a URDF, or write it to a .urdf or .xml file"
+        )
     path = Path(source)
     if names_a_file(source):
         check_regular_file(path, "a robot description file (.urdf or .xml)")

@@ -131,7 +131,7 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
     path = Path(path)
     check_regular_file(path, "an MJCF file")
     if not path.is_file():
-        raise ModelError(f"{path}: no such file, not an MJCF file")
+        raise ModelError(f"{path}: cannot read the file (no such file)")
     try:
         import mujoco
     except ImportError as error:
