@@ -24,6 +24,11 @@ def any_tensor(*xs: object) -> bool:
     return any(type(x).__module__.startswith("torch") for x in xs)
 
 
+#: numpy dtype kinds that hold real numbers (integers, unsigned, floats): not booleans, which a
+#: numeric argument given one holds by mistake (a mask), nor complex numbers or objects
+REAL_KINDS = "iuf"
+
+
 def as_float_array(
     name: str, x: Any, size: int | tuple[int, ...], *, batch: bool = True
 ) -> np.ndarray:
@@ -36,7 +41,7 @@ def as_float_array(
         array = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be an array of numbers: {exc}") from None
-    if array.dtype.kind not in "iuf":
+    if array.dtype.kind not in REAL_KINDS:
         raise InputError(
             f"{name} must be an array of numbers, got {type(x).__name__} of dtype {array.dtype}"
         )

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from invdyn._arrays import overflow_error
+from invdyn._arrays import REAL_KINDS, overflow_error
 from invdyn.errors import InputError
 from invdyn.kernels import torch as kernels
 from invdyn.kernels import triton as fused
@@ -66,6 +66,7 @@ def prepare(
     `params` (..., 10 nbody + 3 nv) of a call on `model`."""
     if params is not None:
         named = {**named, "params": (params, (10 * model.nbody + 3 * model.nv,))}
+    _check_real(named)
     dtype, device = _dtype_and_device(named)
     tensors = {
         name: None if x is None else _as_tensor(name, x, core, dtype, device)
@@ -166,13 +167,20 @@ def check_finite(prepared: Prepared) -> None:
             raise InputError(f"{name} holds a non-finite value (NaN or inf)")
 
 
+def _check_real(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> None:
+    """`InputError` naming the first tensor or numpy array of `named` that holds no real
+    numbers: complex numbers, or booleans (a mask passed by mistake, not zeros and ones)."""
+    for name, (x, _) in named.items():
+        if (isinstance(x, Tensor) and (x.is_complex() or x.dtype == torch.bool)) or (
+            isinstance(x, np.ndarray) and x.dtype.kind not in REAL_KINDS
+        ):
+            raise InputError(f"{name} must hold real numbers, got dtype {x.dtype}")
+
+
 def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple[Any, Any]:
     """The call's dtype, the floating dtypes of its tensors promoted as torch promotes them (the
     default floating dtype when they all hold integers), and the first tensor's device."""
     tensors = [x for x, _ in named.values() if isinstance(x, Tensor)]
-    for tensor in tensors:
-        if tensor.is_complex() or tensor.dtype == torch.bool:
-            raise InputError(f"tensors must hold real numbers, got dtype {tensor.dtype}")
     floating = [t.dtype for t in tensors if t.is_floating_point()]
     dtype = functools.reduce(torch.promote_types, floating) if floating else None
     dtype = dtype or torch.get_default_dtype()
@@ -184,10 +192,6 @@ def _dtype_and_device(named: Mapping[str, tuple[Any, tuple[int, ...]]]) -> tuple
 def _as_tensor(name: str, x: Any, core: tuple[int, ...], dtype: Any, device: Any) -> Tensor:
     if isinstance(x, Tensor) and x.device != device:
         raise InputError(f"{name} is on {x.device}, the other tensors on {device}")
-    if (isinstance(x, Tensor) and (x.is_complex() or x.dtype == torch.bool)) or (
-        isinstance(x, np.ndarray) and x.dtype.kind not in "iuf"
-    ):
-        raise InputError(f"{name} must hold real numbers, got dtype {x.dtype}")
     try:
         tensor = torch.as_tensor(x, dtype=dtype, device=device)
     except (TypeError, ValueError, RuntimeError) as exc:
