@@ -29,6 +29,7 @@ from invdyn.learn.data import (
     write_dataset,
 )
 from invdyn.learn.video import (
+    _FileReader,
     decode_video,
     encode_video,
     frame_histogram,
@@ -190,6 +191,31 @@ def test_episodes_read_in_any_order(tmp_path):
     for k in (3, 0, 2, 2, 1, 3, 0):
         for camera in ("side", "front"):
             np.testing.assert_array_equal(dataset.frames(camera, k), in_order[camera][k])
+
+
+def test_spans_read_in_any_order_after_seeks(tmp_path):
+    """A file's reader gives the frames of any span of times, asked for in any order, as one
+    decoding of the whole file does; also after a seek that lands on a span's first frame (a
+    keyframe), when an earlier span is asked for next."""
+    import av
+
+    path = encode_video(tmp_path / "a.mp4", pattern(120), FPS, gop=10)
+    whole, times = _FileReader(path).span(-1.0, np.inf)
+    assert len(times) == 120
+    with av.open(str(path)) as container:
+        packets = container.demux(container.streams.video[0])
+        keyframes = [p.pts * p.time_base for p in packets if p.is_keyframe and p.pts is not None]
+    starts = [int(np.argmin(np.abs(times - float(t)))) for t in keyframes if t > 0]
+    assert len(starts) >= 3
+    # from the last keyframe back, each followed by the frames just before it, then at random
+    firsts = [110, *(k for start in starts[::-1] for k in (start, start - 5))]
+    firsts += list(np.random.default_rng(0).integers(0, 120, 40))
+    reader = _FileReader(path)
+    for first in firsts:
+        last = min(119, first + 8)
+        images, got = reader.span(times[first], times[last])
+        np.testing.assert_array_equal(got, times[first : last + 1])
+        np.testing.assert_array_equal(images, whole[first : last + 1])
 
 
 def test_reading_in_order_holds_about_an_episode(tmp_path):

@@ -438,6 +438,8 @@ class _FileReader:
         self._buffer: list[tuple[float, Frames]] = []
         # the time of the last frame decoded, and of the last one dropped
         self._last = self._dropped = -np.inf
+        # the earliest time this decoding can give: frames before a seek's are not decoded
+        self._origin = -np.inf if seconds is None else seconds
         self._ended = False
 
     def span(self, first: float, last: float) -> tuple[Frames, NDArray[np.float64]]:
@@ -453,7 +455,7 @@ class _FileReader:
             self._dropped = max(t for t, _ in self._buffer if t < first)
         self._buffer = kept
         try:
-            if first <= self._dropped:
+            if first <= self._dropped or first < self._origin:
                 self._start(first)
             # to the first frame after `last`, which tells whether there is one
             while not self._ended and self._last <= last:
