@@ -1563,8 +1563,8 @@ def _lane_backward_pass(ints, reals, w, tau, scratch):
 
 
 # compiled on its own rather than inlined into rnea_batch: numba's inlining of this much code
-# into a parallel kernel made the first batched call compile for 94 s on a 2-core machine,
-# against 20 s so; the batches run about 10% slower for the Panda, 3% for TALOS (one thread)
+# into a parallel kernel made the first batched call compile for 89-94 s on a 2-core machine,
+# against 20-23 s so; the batches run about 10% slower for the Panda, 3% for TALOS (one thread)
 @jit(fastmath=_FAST)
 def _rnea_lanes(ints, reals, q, v, a, fext, tau, start, stop):
     """`rnea` of states start..stop, LANES at a time; the worst status.
