@@ -11,9 +11,8 @@ momentum matrix (against ``pin.computeCentroidalMap``) and its rate (against
 ``pin.forwardKinematics`` then ``pin.getFrameVelocity`` or
 ``pin.getFrameClassicalAcceleration``), on the Panda (fixed base, its hand) and TALOS
 (floating base, its left sole); batched rnea throughput at several batch sizes against
-``pin.rneaInParallel`` on all cores; and the time a fresh process takes to import invdyn, load
-a robot and make its first rnea call and its first batched one, with the kernels cached and,
-without ``--quick``, with an empty cache (compiling them).
+``pin.rneaInParallel`` on all cores. (`benchmarks/cold_start.py` times the first calls of a
+fresh process.)
 
 Latencies are the median over repeats of the mean time per call within a repeat. Ratios are
 invdyn / Pinocchio: below 1 means invdyn is faster for latency, above 1 means invdyn has more
@@ -36,21 +35,19 @@ import dataclasses
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 import timeit
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import numba
 import numpy as np
 import pinocchio as pin
 
 import invdyn
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
+from invdyn.kernels import cpu as cpu_kernels
 from tables import table
 
 ROBOTS = (("panda", False), ("talos", True))
@@ -58,23 +55,6 @@ ROBOTS = (("panda", False), ("talos", True))
 FRAMES = {"panda": "panda_hand", "talos": "left_sole_link"}
 BATCHES = (64, 4096, 65536)
 QUICK_BATCHES = (64, 4096)
-
-FIRST_CALL = """
-import time
-start = time.perf_counter()
-import numpy as np
-import invdyn
-imported = time.perf_counter()
-model = invdyn.load("panda")
-q = np.zeros(model.nq)
-loaded = time.perf_counter()
-invdyn.rnea(model, q, q, q)
-called = time.perf_counter()
-batch = np.zeros((64, model.nq))
-invdyn.rnea(model, batch, batch, batch)
-end = time.perf_counter()
-print(end - start, imported - start, loaded - imported, called - loaded, end - called)
-"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +107,6 @@ def main() -> None:
     table(["robot", "function", "invdyn", "pinocchio", "invdyn/pin"], latency_rows)
     print(f"\nbatched rnea throughput on {threads} threads [million samples/s]")
     table(["robot", "batch", "invdyn", "pinocchio", "invdyn/pin"], batch_rows)
-    first_call(cold=not args.quick)
 
 
 def latency(
@@ -307,7 +286,7 @@ def check(
 
 def measure(call: Callable[[], object], settings: Settings) -> float:
     """Median over repeats of the mean seconds per call, after a warm-up."""
-    # the first call may compile; then grow the calls per repeat to the target time
+    # a first call, then grow the calls per repeat to the target time
     call()
     timer = timeit.Timer(call)
     number, elapsed = 1, timer.timeit(1)
@@ -318,35 +297,6 @@ def measure(call: Callable[[], object], settings: Settings) -> float:
     return statistics.median(timer.repeat(repeat=settings.repeats, number=number)) / number
 
 
-def first_call(*, cold: bool) -> None:
-    """Time import, load, a first rnea call and a first batched one (64 states) in fresh
-    processes."""
-    print("\nfresh process: import invdyn, load the Panda, rnea of one state, then of 64")
-    rows = [["numba cache as installed", *fresh_process({})]]
-    if cold:
-        with tempfile.TemporaryDirectory() as cache:
-            rows.append(["empty numba cache", *fresh_process({"NUMBA_CACHE_DIR": cache})])
-    table(
-        ["", "all", "import", "load", "first rnea call", "first batched rnea call"],
-        rows,
-    )
-    print("  (seconds; with an empty cache each kernel compiles at its first call)")
-
-
-def fresh_process(env: dict[str, str]) -> list[str]:
-    """Seconds for all of `FIRST_CALL`, import, load, first call and first batched call, as
-    text."""
-    result = subprocess.run(
-        [sys.executable, "-c", FIRST_CALL],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    return [f"{float(x):.3f}" for x in result.stdout.split()]
-
-
 def print_machine(threads: int) -> None:
     cpu = platform.processor() or platform.machine()
     try:
@@ -354,9 +304,9 @@ def print_machine(threads: int) -> None:
             cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
     except (OSError, StopIteration):
         pass
-    print(f"cpu: {cpu}; os.cpu_count() {threads}; numba threads {numba.get_num_threads()}")
+    print(f"cpu: {cpu}; os.cpu_count() {threads}; invdyn's threads {cpu_kernels.num_threads()}")
     print(
-        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"python {platform.python_version()}, numpy {np.__version__}, "
         f"invdyn {invdyn.__version__}, pinocchio {pin.__version__}"
     )
 

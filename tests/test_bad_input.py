@@ -339,7 +339,9 @@ def test_f_ext_shape(function, pendulum2):
 
 
 @pytest.mark.parametrize("function", ["rnea", "aba"])
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "abc", object()], ids=repr)
+@pytest.mark.parametrize(
+    "bad", [np.nan, np.inf, -np.inf, "abc", object()], ids=["nan", "inf", "-inf", "text", "object"]
+)
 def test_f_ext_values(function, bad, pendulum2):
     fn, names = FUNCTIONS[function]
     args = [_good(pendulum2, names)[name] for name in names]

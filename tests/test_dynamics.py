@@ -20,11 +20,8 @@ Every identity runs on the plain model and on a copy with armature, viscous and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
-import numba
 import numpy as np
 import pytest
 
@@ -424,7 +421,7 @@ def test_batches_equal_single_calls(model):
 @pytest.mark.parametrize("batch", [1, 15, 16, 17, 33, 100])
 def test_rnea_batches_of_any_size_equal_single_calls(model, batch):
     """Batched rnea runs blocks of LANES states, padding the last, split among threads from
-    `compiler.PARALLEL_FROM` states on: every size and every joint type gives the single-call
+    `cpu.PARALLEL_FROM` states on: every size and every joint type gives the single-call
     results."""
     q, v, a = states(model, f"lanes{batch}", n=batch)
     f_ext = np.random.default_rng(batch).normal(size=(batch, model.nbody, 6))
@@ -461,7 +458,7 @@ def test_kernel_sine_and_cosine_match_the_library():
     x = np.concatenate(
         [
             rng.uniform(-scale, scale, 100_000)
-            for scale in (1e-9, 1.0, np.pi, 100.0, cpu._SIN_COS_RANGE)
+            for scale in (1e-9, 1.0, np.pi, 100.0, cpu.SIN_COS_RANGE)
         ]
         + [np.arange(-4000, 4000) * np.pi / 4, [0.0, -0.0, 5e-324]]
     )
@@ -472,15 +469,8 @@ def test_kernel_sine_and_cosine_match_the_library():
     assert np.isnan(sine).all() and np.isnan(cosine).all()
 
 
-@numba.njit
-def _lane_sin_cos_into(x, sine, cosine):
-    for k in range(x.shape[0]):
-        sine[k], cosine[k] = cpu._sin_cos(x[k])
-
-
 def _lane_sin_cos(x):
-    sine, cosine = np.empty_like(x), np.empty_like(x)
-    _lane_sin_cos_into(x, sine, cosine)
+    sine, cosine = np.array([cpu.lane_sin_cos(value) for value in x]).T
     return sine, cosine
 
 
@@ -578,31 +568,37 @@ def test_a_robot_without_moving_joints_gives_empty_results():
     assert invdyn.forward_kinematics(model, empty)[0].shape == (3, 0, 3, 3)
 
 
-def test_single_call_kernels_compile_at_their_first_call_for_their_signature_alone():
-    """Importing the kernels compiles none of the single-call ones (a first import after
-    installation would compile them all); called, each takes its signature's arrays, or
-    read-only ones, and other types raise TypeError, which sends the public functions down
-    their general path."""
-    script = (
-        "import numba, invdyn.kernels.cpu as c, invdyn.kernels.cpu_derivatives as d\n"
-        "ks = [k for m in (c, d) for k in vars(m).values()\n"
-        "      if isinstance(k, numba.core.registry.CPUDispatcher)\n"
-        "      and k.__name__.endswith(('_vector', '_matrix'))]\n"
-        "print(len(ks), sum(len(k.signatures) for k in ks))\n"
-    )
-    printed = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert int(printed[0]) >= 11 and printed[1] == "0"
+def test_kernels_take_their_arrays_and_refuse_others():
+    """The compiled kernels take C-contiguous float64 arrays, read-only inputs among them (a
+    rollout's, say); other types raise TypeError, which sends the public functions down their
+    general path; a single state of the wrong sizes gives -1, a batch ValueError, and so does a
+    body index outside the model."""
     model = invdyn.load("double_pendulum")
     ints, reals = model.kernel_data
     whole = np.array([1, 2])
     with pytest.raises(TypeError):
         cpu.rnea_vector(ints, reals, whole, whole, whole, np.empty(2))
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, [1.0, 2.0], whole, whole, np.empty(2))
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, np.empty((2, 2))[:, 0], whole, whole, np.empty(2))
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, np.empty(2))
     as_floats = whole.astype(float)
-    # read-only arrays (a rollout's, say) take the kernel too, in a version of their own
     frozen = as_floats.copy()
     frozen.setflags(write=False)
     assert cpu.rnea_vector(ints, reals, frozen, frozen, frozen, np.empty(2)) == 0
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, frozen, frozen, frozen, frozen)
+    assert cpu.rnea_vector(ints, reals, as_floats, as_floats, np.ones(3), np.empty(2)) == -1
+    frame = np.eye(4)[:3].T.ravel().copy()
+    out = np.empty(12)
+    assert cpu.frame_placement_vector(ints, reals, as_floats, model.nbody, frame, out) == -1
+    assert cpu.frame_placement_vector(ints, reals, as_floats, -1, frame, out) == 0
+    batch = np.ones((3, 2))
+    with pytest.raises(ValueError, match="argument 5"):
+        cpu.rnea_batch(ints, reals, batch, batch, batch, np.zeros((2, 0, 6)), np.empty((3, 2)))
+    with pytest.raises(ValueError, match="argument 3"):
+        cpu.frame_placement_batch(ints, reals, batch, 5, frame, np.empty((3, 12)))
     expected = invdyn.rnea(model, as_floats, as_floats, as_floats)
     np.testing.assert_allclose(invdyn.rnea(model, whole, whole, whole), expected, rtol=1e-12)

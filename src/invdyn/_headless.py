@@ -14,6 +14,7 @@ every ``import invdyn``).
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import sys
 
@@ -44,3 +45,13 @@ def _loads(name: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def prepare_gl_context() -> None:
+    """Import Triton, where it is installed, before MuJoCo's first EGL context: Mesa's software
+    renderer loads an LLVM of its own, and a process that imports Triton after that (as
+    ``torch.compile`` does) crashes in Triton's LLVM, where the other order works."""
+    if os.environ.get("MUJOCO_GL") != "egl" or "triton" in sys.modules:
+        return
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401

@@ -31,7 +31,6 @@ from invdyn._arrays import (
 )
 from invdyn.errors import ModelError
 from invdyn.kernels import cpu
-from invdyn.kernels.compiler import parallel_from
 from invdyn.model import Model
 
 Array = NDArray[np.float64]
@@ -59,7 +58,7 @@ def center_of_mass(model: Model, q: Array) -> Array:
         return _on_tensors(model, "center_of_mass", (3,), q=q)
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], 3))
-    raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out, parallel_from()), ("q",))
+    raise_for_status(cpu.center_of_mass_batch(ints, reals, q, out), ("q",))
     return out.reshape((*lead, 3))
 
 
@@ -104,9 +103,7 @@ def centroidal_momentum_rate(model: Model, q: Array, v: Array, a: Array) -> Arra
         return _on_tensors(model, "centroidal_rate", (6,), q=q, v=v, a=a)
     (q, v, a), lead = _states(model, q=q, v=v, a=a)
     out = np.empty((q.shape[0], 6))
-    raise_for_status(
-        cpu.centroidal_rate_batch(ints, reals, q, v, a, out, parallel_from()), ("q", "v", "a")
-    )
+    raise_for_status(cpu.centroidal_rate_batch(ints, reals, q, v, a, out), ("q", "v", "a"))
     return out.reshape((*lead, 6))
 
 
@@ -121,7 +118,7 @@ def _momentum_rows(model: Model, q: Array, rows: int) -> Array:
         return _on_tensors(model, "centroidal_matrix", (rows, model.nv), rows, q=q)
     (q,), lead = _states(model, q=q)
     out = np.empty((q.shape[0], rows, model.nv))
-    raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out, parallel_from()), ("q",))
+    raise_for_status(cpu.centroidal_matrix_batch(ints, reals, q, out), ("q",))
     return out.reshape((*lead, rows, model.nv))
 
 

@@ -42,6 +42,7 @@ from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
+from invdyn.extras import require_extras
 from invdyn.io import names_a_file, robots
 from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, TABLE_SUFFIXES, Episode, Imported
 from invdyn.learn.video import check_fps
@@ -143,9 +144,11 @@ def _run(argv: Sequence[str] | None) -> int:
         # into a log file, bars that redraw their line are noise; train prints epoch lines
         args.no_progress = True
     command: Callable[[argparse.Namespace], int] = args.command
+    extras: Callable[[argparse.Namespace], tuple[str, ...]] = args.extras
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
+        require_extras(*extras(args), purpose=args.command_parser.prog)
         json_path = getattr(args, "json", None)
         _check_json_path(json_path)
         _check_json_apart_from_out(json_path, getattr(args, "out", None))
@@ -278,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
         help="duration of the move in seconds (default: 5)",
     )
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")
-    demo.set_defaults(command=_demo)
+    demo.set_defaults(command=_demo, extras=_needs("sim"))
 
     track = commands.add_parser(
         "track",
@@ -351,7 +354,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the metrics here (-: to stdout, the rest to stderr)",
     )
     track.add_argument("--no-progress", action="store_true", help="no progress bars")
-    track.set_defaults(command=_track)
+    track.set_defaults(command=_track, extras=_needs("sim"))
 
     collect = commands.add_parser(
         "collect",
@@ -421,7 +424,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     collect.add_argument("--no-progress", action="store_true", help="no progress bars")
-    collect.set_defaults(command=_collect)
+    collect.set_defaults(command=_collect, extras=_needs("sim", "learn"))
 
     importer = commands.add_parser(
         "import",
@@ -494,7 +497,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     importer.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     importer.add_argument("--no-progress", action="store_true", help="no progress bars")
-    importer.set_defaults(command=_import)
+    importer.set_defaults(command=_import, extras=_needs("learn"))
 
     train = commands.add_parser(
         "train",
@@ -527,7 +530,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bar: a line per epoch instead (losses, learning rate, minutes)",
     )
-    train.set_defaults(command=_train)
+    train.set_defaults(command=_train, extras=_needs("learn"))
 
     wbc = commands.add_parser(
         "wbc",
@@ -588,7 +591,7 @@ def _parser() -> argparse.ArgumentParser:
         help="output directory (default: invdyn-wbc)",
     )
     wbc.add_argument("--no-progress", action="store_true", help="no progress bar")
-    wbc.set_defaults(command=_wbc)
+    wbc.set_defaults(command=_wbc, extras=_needs("sim", "control"))
 
     evaluate = commands.add_parser(
         "evaluate",
@@ -620,7 +623,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_json_path,
         help="also write the metrics here (-: to stdout, the rest to stderr)",
     )
-    evaluate.set_defaults(command=_evaluate)
+    evaluate.set_defaults(command=_evaluate, extras=_needs("learn"))
 
     label = commands.add_parser(
         "label",
@@ -666,7 +669,7 @@ def _parser() -> argparse.ArgumentParser:
         help="Ray cluster to join ('auto', 'ray://host:10001'); default: a local instance",
     )
     label.add_argument("--no-progress", action="store_true", help="no progress bars")
-    label.set_defaults(command=_label)
+    label.set_defaults(command=_label, extras=_label_extras)
 
     follow = commands.add_parser(
         "follow",
@@ -727,7 +730,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_json_path,
         help="write the results here (-: to stdout, the rest to stderr)",
     )
-    follow.set_defaults(command=_follow)
+    follow.set_defaults(command=_follow, extras=_needs("learn", "sim"))
 
     ident = commands.add_parser(
         "ident",
@@ -803,7 +806,7 @@ def _parser() -> argparse.ArgumentParser:
         help="output directory (default: ./invdyn-ident)",
     )
     ident.add_argument("--no-progress", action="store_true", help="no progress bars")
-    ident.set_defaults(command=_ident)
+    ident.set_defaults(command=_ident, extras=_needs("learn"))
 
     info = commands.add_parser(
         "info",
@@ -828,20 +831,31 @@ def _parser() -> argparse.ArgumentParser:
         const=False,
         help="fix the root link to the world",
     )
-    info.set_defaults(command=_info)
+    info.set_defaults(command=_info, extras=_needs())
 
     listing = commands.add_parser(
         "robots",
         help="list the built-in robot names",
         description="List the built-in robot names and whether each is installed.",
     )
-    listing.set_defaults(command=_robots)
+    listing.set_defaults(command=_robots, extras=_needs())
     for command_parser in commands.choices.values():
         command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
 # demo and track
+
+
+def _needs(*extras: str) -> Callable[[argparse.Namespace], tuple[str, ...]]:
+    """The extras a command needs whatever its arguments, as a function of them."""
+    return lambda args: extras
+
+
+def _label_extras(args: argparse.Namespace) -> tuple[str, ...]:
+    """label runs on Ray with several workers or a cluster's address."""
+    on_ray = args.workers > 1 or args.address is not None
+    return ("learn", "ray") if on_ray else ("learn",)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -33,8 +33,7 @@ from invdyn._arrays import (
     raise_for_status,
 )
 from invdyn.errors import InputError, ModelError
-from invdyn.kernels import cpu, cpu_derivatives
-from invdyn.kernels.compiler import parallel_from
+from invdyn.kernels import cpu
 from invdyn.kinematics import forward_kinematics, world_columns
 from invdyn.model import Model
 from invdyn.regressor import with_parameters
@@ -50,7 +49,7 @@ _ndarray = np.ndarray
 _rnea_vector = cpu.rnea_vector
 _crba_vector = cpu.crba_vector
 _aba_vector = cpu.aba_vector
-_rnea_derivatives_vector = cpu_derivatives.rnea_derivatives_vector
+_rnea_derivatives_vector = cpu.rnea_derivatives_vector
 _NO_FORCES_BATCH = NO_FORCES[None]
 
 
@@ -104,9 +103,7 @@ def rnea(
     else:
         q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     tau = np.empty((q.shape[0], nv))
-    raise_for_status(
-        cpu.rnea_batch(ints, reals, q, v, a, forces, tau, parallel_from()), _STATE_NAMES
-    )
+    raise_for_status(cpu.rnea_batch(ints, reals, q, v, a, forces, tau), _STATE_NAMES)
     return tau.reshape((*lead, nv))
 
 
@@ -141,7 +138,7 @@ def mass_matrix(model: Model, q: Array, *, params: Array | None = None) -> Array
     lead = q.shape[:-1]
     out = np.empty((int(np.prod(lead)), nv, nv))
     raise_for_status(
-        cpu.crba_batch(ints, reals, q.reshape(out.shape[0], model.nq), out, parallel_from()),
+        cpu.crba_batch(ints, reals, q.reshape(out.shape[0], model.nq), out),
         _STATE_NAMES,
     )
     return out.reshape((*lead, nv, nv))
@@ -189,7 +186,7 @@ def aba(
         return _dispatch(aba, model, {"q": q, "v": v, "tau": tau, "f_ext": f_ext}, params)
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     qdd = np.empty((q.shape[0], nv))
-    _check_aba(model, cpu.aba_batch(ints, reals, q, v, tau, forces, qdd, parallel_from()))
+    _check_aba(model, cpu.aba_batch(ints, reals, q, v, tau, forces, qdd))
     return qdd.reshape((*lead, nv))
 
 
@@ -251,7 +248,7 @@ def coriolis(model: Model, q: Array, v: Array, *, params: Array | None = None) -
     lead = batch_shape({"q": (q, 1), "v": (v, 1)})
     qf, vf = flatten(q, lead, 1), flatten(v, lead, 1)
     out = np.empty((qf.shape[0], model.nv, model.nv))
-    raise_for_status(cpu.coriolis_batch(ints, reals, qf, vf, out, parallel_from()), _STATE_NAMES)
+    raise_for_status(cpu.coriolis_batch(ints, reals, qf, vf, out), _STATE_NAMES)
     return out.reshape((*lead, model.nv, model.nv))
 
 
@@ -303,9 +300,7 @@ def rnea_derivatives(
         return _three(_dispatch(rnea_derivatives, model, named, params))
     q, v, a, forces, lead = _states(model, q, v, a, f_ext)
     out = np.empty((3, q.shape[0], nv, nv))
-    status = cpu_derivatives.rnea_derivatives_batch(
-        ints, reals, q, v, a, forces, *out, parallel_from()
-    )
+    status = cpu.rnea_derivatives_batch(ints, reals, q, v, a, forces, *out)
     raise_for_status(status, _STATE_NAMES)
     dq, dv, da = (x.reshape((*lead, nv, nv)) for x in out)
     return dq, dv, da
@@ -343,9 +338,7 @@ def aba_derivatives(
     q, v, tau, forces, lead = _states(model, q, v, tau, f_ext, names=_ABA_NAMES)
     nv = model.nv
     out = np.empty((3, q.shape[0], nv, nv))
-    status = cpu_derivatives.aba_derivatives_batch(
-        ints, reals, q, v, tau, forces, *out, parallel_from()
-    )
+    status = cpu.aba_derivatives_batch(ints, reals, q, v, tau, forces, *out)
     _check_aba(model, status)
     dq, dv, dtau = (x.reshape((*lead, nv, nv)) for x in out)
     return dq, dv, dtau

@@ -32,6 +32,10 @@ class DataError(InvdynError, ValueError):
     """A dataset is truncated, inconsistent or in an unknown format."""
 
 
+class MissingExtraError(InvdynError, ImportError):
+    """An optional extra that the work needs is not installed."""
+
+
 class ModelWarning(UserWarning):
     """A robot description is usable but physically doubtful (for example a bad inertia)."""
 

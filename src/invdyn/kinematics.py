@@ -32,7 +32,6 @@ from invdyn._arrays import (
 )
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
-from invdyn.kernels.compiler import parallel_from
 from invdyn.model import JointType, Model
 from invdyn.spatial import cross
 
@@ -78,9 +77,7 @@ def _world_placements(model: Model, q: Array) -> tuple[Array, tuple[int, ...]]:
     lead = q.shape[:-1]
     world = np.empty((int(np.prod(lead)), model.nbody, 12))
     flat = q.reshape(world.shape[0], model.nq)
-    raise_for_status(
-        cpu.forward_kinematics_batch(ints, reals, flat, world, parallel_from()), ("q",)
-    )
+    raise_for_status(cpu.forward_kinematics_batch(ints, reals, flat, world), ("q",))
     return world, lead
 
 
@@ -124,7 +121,7 @@ def frame_placement(model: Model, q: Array, frame: str | int) -> tuple[Array, Ar
     flat = flatten(q, lead, 1)
     placed = np.empty((len(flat), 12))
     raise_for_status(
-        cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed, parallel_from()),
+        cpu.frame_placement_batch(ints, reals, flat, body, frame_data, placed),
         ("q",),
     )
     placed = placed.reshape((*lead, 12))
@@ -165,9 +162,7 @@ def frame_jacobian(
     flat = flatten(q, lead, 1)
     jacobian = np.empty((len(flat), 6, model.nv))
     raise_for_status(
-        cpu.frame_jacobian_batch(
-            ints, reals, flat, body, frame_data, ref, jacobian, parallel_from()
-        ),
+        cpu.frame_jacobian_batch(ints, reals, flat, body, frame_data, ref, jacobian),
         ("q",),
     )
     return jacobian.reshape((*lead, 6, model.nv))
@@ -252,9 +247,7 @@ def _frame_motion(
     lead = q.shape[:-1]
     qs, vs, accs = (flatten(x, lead, 1) for x in (q, v, a))
     motion = np.empty((len(qs), 12))
-    status = cpu.frame_motion_batch(
-        ints, reals, qs, vs, accs, body, frame_data, ref, motion, parallel_from()
-    )
+    status = cpu.frame_motion_batch(ints, reals, qs, vs, accs, body, frame_data, ref, motion)
     raise_for_status(status, _MOTION)
     return motion.reshape((*lead, 12))
 

@@ -25,7 +25,6 @@ from invdyn._arrays import (
 )
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
-from invdyn.kernels.compiler import parallel_from
 from invdyn.model import Model
 
 Array = NDArray[np.float64]
@@ -119,9 +118,7 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
     qf, vf, af = (flatten(x, lead, 1) for x in (q, v, a))
     columns = 10 * model.nbody + 3 * model.nv
     out = np.empty((qf.shape[0], model.nv, columns))
-    raise_for_status(
-        cpu.regressor_batch(ints, reals, qf, vf, af, out, parallel_from()), ("q", "v", "a")
-    )
+    raise_for_status(cpu.regressor_batch(ints, reals, qf, vf, af, out), ("q", "v", "a"))
     return out.reshape((*lead, model.nv, columns))
 
 

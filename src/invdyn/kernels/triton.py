@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from invdyn._waits import announced
 from invdyn.kernels import torch as kernels
 from invdyn.kernels.unrolled import rnea_program
 from invdyn.model import Model
@@ -54,6 +55,9 @@ LAUNCH = {torch.float32: Launch(128, 4), torch.float64: Launch(128, 4)}
 _UNSPECIALISED = ["n", *(f"{x}_stride" for x in ("q", "v", "a", "params", "tau"))]
 
 _TRITON_DTYPES = {torch.float32: "tl.float32", torch.float64: "tl.float64"}
+
+# the kernels launched in this process, with their devices
+_LAUNCHED: set[tuple[Any, torch.device]] = set()
 
 
 @functools.cache
@@ -288,9 +292,16 @@ def launch(
     for x in arrays:
         strides += [x.stride(0) if x.shape[0] > 1 else 0, x.stride(1)]
     grid = (triton.cdiv(batch, shape.block),)
-    # Triton launches on the current device; the interpreter (TRITON_INTERPRET=1) on the CPU
-    with torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext():
+    # Triton launches on the current device; the interpreter (TRITON_INTERPRET=1) on the CPU;
+    # a kernel's first launch on a device compiles it, or loads it from Triton's cache
+    first = (kernel, q.device) not in _LAUNCHED
+    compiling = f"compiling the fused rnea kernel of {model.name} ({q.dtype}, {q.device})"
+    with (
+        torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext(),
+        announced(compiling) if first else contextlib.nullcontext(),
+    ):
         kernel[grid](*arrays, *strides, batch, BLOCK=shape.block, num_warps=shape.warps)
+    _LAUNCHED.add((kernel, q.device))
     return tau
 
 

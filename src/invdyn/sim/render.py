@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 from invdyn import __version__
 from invdyn._arrays import check_count, hash_arrays, not_a_model
 from invdyn._files import atomic_open
+from invdyn._headless import prepare_gl_context
 from invdyn._parallel import iter_in_shards
 from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError, warn
@@ -692,6 +693,7 @@ def _renderer(mujoco: ModuleType, mj_model: Any, width: int, height: int) -> Any
         mj_model = copy.deepcopy(mj_model)
         mj_model.vis.global_.offwidth = max(width, buffer.offwidth)
         mj_model.vis.global_.offheight = max(height, buffer.offheight)
+    prepare_gl_context()
     try:
         return mujoco.Renderer(mj_model, height=height, width=width)
     except Exception as error:  # GLFW without a display, no EGL device, ...
