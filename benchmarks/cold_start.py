@@ -6,7 +6,7 @@ process, with what the first left on disk. The script times, one after the other
 loading the robot (the Panda with a fixed base, TALOS with a floating one); the first single
 call of rnea, the mass matrix, aba, the analytic derivatives of rnea and a frame Jacobian; then
 the first batched rnea of 4,096 states (``pin.rneaInParallel`` on all cores for Pinocchio).
-It prints seconds per step and in all, and the ratio of the totals.
+It prints milliseconds per step and in all, and the ratio of the totals.
 
 Needs the ``oracle`` extra (Pinocchio and example-robot-data)::
 
@@ -108,18 +108,20 @@ def main() -> None:
             for which, index in (("fresh", 0), ("second", 1)):
                 steps = [statistics.median(run[index][k] for run in runs) for k in range(8)]
                 totals[name, f"{library} {which}"] = sum(steps)
-                rows.append(
-                    [name, library, which, f"{sum(steps):.3f}", *(f"{s:.3f}" for s in steps)]
-                )
-    print(f"first calls in fresh processes [s], median of {args.runs} run(s)")
+                rows.append([name, library, which, *(_ms(s) for s in (sum(steps), *steps))])
+    print(f"first calls in fresh processes [ms], median of {args.runs} run(s)")
     table(["robot", "library", "process", "all", *STEPS], rows)
     print("\ninvdyn / Pinocchio, all steps")
     ratios = []
     for name, _, _ in ROBOTS:
         for which in ("fresh", "second"):
             ours, theirs = totals[name, f"invdyn {which}"], totals[name, f"pinocchio {which}"]
-            ratios.append([name, which, f"{ours:.3f}", f"{theirs:.3f}", f"{ours / theirs:.2f}"])
-    table(["robot", "process", "invdyn", "pinocchio", "invdyn/pin"], ratios)
+            ratios.append([name, which, _ms(ours), _ms(theirs), f"{ours / theirs:.2f}"])
+    table(["robot", "process", "invdyn [ms]", "pinocchio [ms]", "invdyn/pin"], ratios)
+
+
+def _ms(seconds: float) -> str:
+    return f"{1000 * seconds:.1f}"
 
 
 def fresh_and_second(code: str) -> tuple[list[float], list[float]]:

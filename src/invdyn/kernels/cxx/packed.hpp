@@ -38,7 +38,8 @@ constexpr int WORK_COLUMNS = 30;
 
 // a function compiled once per x86-64 level (AVX-512, AVX2 with FMA, baseline) and picked at
 // load time for the processor at hand, where the toolchain can (GCC on Linux): for the loops
-// over SIMD lanes, which the compiler vectorises to the widest registers there are
+// over SIMD lanes, which the compiler vectorises to the widest registers there are, and the
+// long straight-line arithmetic of the derivatives
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define INVDYN_SIMD_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
