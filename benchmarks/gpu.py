@@ -255,16 +255,12 @@ def random_states(
 
 def precompile(kernels_wanted: list[tuple[Any, torch.dtype, fused.Launch]]) -> None:
     """Compile the fused kernels (robot name, dtype, launch shape) in parallel processes, which
-    leave them in Triton's cache for this one, and, beside them, the numpy path's kernels that
-    the error column runs (numba's cache, likewise: minutes on a fresh machine when compiled
-    one after the other in this process); each is reported as it is done."""
+    leave them in Triton's cache for this one; each is reported as it is done."""
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
-    robots_used = sorted({name for name, _, _ in kernels_wanted})
-    workers = min(len(kernels_wanted) + 1, os.cpu_count() or 1)
+    workers = min(len(kernels_wanted), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         jobs = {pool.submit(compile_one, w): " ".join(map(str, w)) for w in kernels_wanted}
-        jobs[pool.submit(compile_numpy_path, robots_used)] = "the numpy path's rnea"
         for job in as_completed(jobs):
             failure = job.result()
             took = time.perf_counter() - start
@@ -281,19 +277,6 @@ def compile_one(wanted: tuple[str, torch.dtype, fused.Launch]) -> str:
         torch.cuda.synchronize()
     except Exception:
         return f"compiling {name} {dtype} {launch} failed:\n{traceback.format_exc()}"
-    return ""
-
-
-def compile_numpy_path(names: list[str]) -> str:
-    """Compile (into numba's cache) the numpy path's rnea on a batch of these robots' states,
-    as `relative_error` calls it; what went wrong, or nothing."""
-    try:
-        for name in names:
-            model = load(name)
-            states = random_states(model, 64, torch.float64, torch.device("cpu"))
-            invdyn.rnea(model, *(x.numpy() for x in states))
-    except Exception:
-        return f"compiling the numpy path's rnea failed:\n{traceback.format_exc()}"
     return ""
 
 

@@ -27,7 +27,7 @@ def collect(episodes: int, seed: int) -> Collection:
 
 
 recorded = collect(episodes=40, seed=0)
-config = preset("small").with_overrides(["train.epochs=30"])
+config = preset("default").with_overrides(["train.epochs=30"])
 with tempfile.TemporaryDirectory() as run:
     result = train(recorded.episodes, config, run, progress=False)
 validation = result.metrics["r2_mean"]

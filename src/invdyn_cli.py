@@ -1,5 +1,5 @@
 """The ``invdyn`` console command: `invdyn.cli.main`, imported so that a Ctrl-C while it loads
-(numpy, numba's first compiles, MuJoCo: seconds) ends it as one later does, with
+(numpy, torch, MuJoCo: up to seconds) ends it as one later does, with
 ``invdyn: interrupted`` and status 130 rather than a traceback.
 
 A module of its own, outside the invdyn package: importing any module of the package runs

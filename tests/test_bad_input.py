@@ -127,16 +127,15 @@ def test_array_subclasses_are_read_as_arrays(function, pendulum2):
     _, names = FUNCTIONS[function]
     plain = _good(pendulum2, names)
     masked = {name: np.ma.masked_array(x) for name, x in plain.items()}
-    # masked first: numba types a subclass as an ndarray only once it has compiled for one
+    # masked first, in case the first call of a kernel treated subclasses otherwise
     result, expected = _call(function, pendulum2, **masked), _call(function, pendulum2)
     for want, got in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, result))):
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
 def test_a_masked_array_in_a_fresh_process_is_read_as_an_array():
-    """The first call of a process with a masked array: numba, which has compiled nothing for
-    this process yet, refuses the subclass, so each function must not hand it over as it is
-    (in the test process above, earlier calls had compiled the kernels already)."""
+    """The first call of a process with a masked array, before any other call has run: each
+    function reads it as the array it holds."""
     script = """
 import numpy as np, invdyn
 m = invdyn.load("double_pendulum")

@@ -580,7 +580,7 @@ sys.exit({function}())
 
 
 def test_ctrl_c_while_invdyn_loads_is_one_line() -> None:
-    """Ctrl-C while the console script imports invdyn (numba's first compiles take a while)
+    """Ctrl-C while the console script imports invdyn (torch or MuJoCo may take a while)
     ends it as a Ctrl-C during a command does: status 130, one line, no traceback."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
     pyproject = Path(__file__).parents[1] / "pyproject.toml"
@@ -696,6 +696,7 @@ def test_collect_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert status == 2 and "training from train.init" in err and "state names" in err, err
 
 
+@pytest.mark.slow
 @requires_erd
 def test_hybrid_learns_the_friction_that_identification_misses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -743,6 +744,7 @@ def test_hybrid_learns_the_friction_that_identification_misses(
     assert status == 0 and not (out / "evaluation").exists(), err
 
 
+@pytest.mark.slow
 @requires_erd
 def test_collect_with_a_payload_then_identify(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -12,13 +12,21 @@ import pytest
 from conftest import ERD_INSTALLED
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
+# the examples that train a network for half a minute or more
+SLOW = {"learned_inverse_dynamics"}
 
 
 def test_examples_exist() -> None:
     assert len(EXAMPLES) >= 2
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize(
+    "script",
+    [
+        pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
+        for p in EXAMPLES
+    ],
+)
 def test_example_runs(script: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(script)],

@@ -147,6 +147,7 @@ def test_torque_offsets_are_recovered(panda):
     assert np.all(without.offsets == 0.0) and without.joint_std.max() > 0.1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("samples", "noise"), [(3000, 0.05), (150, 1.0)], ids=["rich", "scarce"])
 def test_consistent_fit_gives_physical_bodies(panda, samples, noise):
     pytest.importorskip("torch")

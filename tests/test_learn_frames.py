@@ -226,6 +226,7 @@ def test_frames_estimate_the_state_for_the_head(data, tmp_path):
         InverseDynamicsModel(model.config, no_state)
 
 
+@pytest.mark.slow
 def test_compiled_encoders_train_as_the_plain_ones(data, tmp_path):
     train_data, _ = data
     plain = config(2, augment=0)

@@ -365,6 +365,7 @@ def test_the_first_call_leaves_the_model_usable_for_autograd(first):
     assert x.grad is not None and torch.isfinite(x.grad).all() and jacobian.shape == (2, 2, 2)
 
 
+@pytest.mark.slow
 def test_torch_compile_traces_the_functions_in_one_graph(load_robot):
     """After one eager call (of rnea) has built the model's tensors, rnea, the mass matrix,
     aba, a frame's placement, Jacobian and acceleration and the centroidal momentum's rate

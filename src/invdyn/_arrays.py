@@ -13,7 +13,7 @@ from invdyn.errors import InputError
 from invdyn.kernels.cpu import OVERFLOW
 
 F64 = np.dtype(np.float64)
-# empty, so nothing can write to it; left writable because numba dispatches slower on read-only
+# empty: no external forces, for every state of a batch
 NO_FORCES = np.zeros((0, 6))
 # a standard deviation at or below this is taken as no variation at all (`spread`)
 SPREAD_FLOOR = 1e-8
@@ -100,12 +100,10 @@ def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:
 def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
     """`array` broadcast to (*lead, *core shape) and reshaped to (B, *core shape).
 
-    The result is C-contiguous and writable (numba types read-only views slowly), a view of
-    `array` when no broadcast is needed.
+    The result is C-contiguous, a view of `array` when no broadcast is needed.
     """
     core_shape = array.shape[array.ndim - core :]
-    flags = array.flags
-    if array.shape[: array.ndim - core] == lead and flags.writeable and flags.c_contiguous:
+    if array.shape[: array.ndim - core] == lead and array.flags.c_contiguous:
         return array.reshape((math.prod(lead), *core_shape))
     full = np.array(np.broadcast_to(array, (*lead, *core_shape)), order="C")
     return full.reshape((math.prod(lead), *core_shape))

@@ -129,7 +129,7 @@ def _single(kernel: Any, ints: Any, reals: Any, *arrays: object, out: Array) -> 
     explains the error."""
     first = arrays[0]
     if type(first) is not _ndarray or first.ndim != 1:
-        # tensors never reach the kernels; a batch would fail numba's typing, slowly
+        # tensors never reach the kernels, and batches take the general path
         return -1
     try:
         status: int = kernel(ints, reals, *arrays, out)

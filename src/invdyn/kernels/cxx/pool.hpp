@@ -7,9 +7,6 @@
 // another thread asks for meanwhile runs on its own thread.
 #pragma once
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -19,6 +16,12 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#include <sched.h>
+#define INVDYN_POSIX 1
+#endif
 
 namespace invdyn {
 
@@ -110,9 +113,11 @@ class Pool {
 // until the process ends (a forked child forgets its parent's, whose threads it lacks)
 inline Pool*& pool_slot() {
   static Pool* pool = nullptr;
+#ifdef INVDYN_POSIX
   static const bool forgets_at_fork =
       pthread_atfork(nullptr, nullptr, [] { pool_slot() = nullptr; }) == 0;
   (void)forgets_at_fork;
+#endif
   return pool;
 }
 
