@@ -37,6 +37,7 @@ from invdyn._files import (
     unmakeable,
     write_json,
 )
+from invdyn._waits import announced
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -148,7 +149,10 @@ def _run(argv: Sequence[str] | None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        require_extras(*extras(args), purpose=args.command_parser.prog)
+        needed = extras(args)
+        require_extras(*needed, purpose=args.command_parser.prog)
+        if "learn" in needed:
+            _load_torch()
         json_path = getattr(args, "json", None)
         _check_json_path(json_path)
         _check_json_apart_from_out(json_path, getattr(args, "out", None))
@@ -845,6 +849,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # demo and track
+
+
+def _load_torch() -> None:
+    """Import PyTorch, which takes seconds the first time, saying so when it does."""
+    with announced("loading PyTorch"):
+        import torch  # noqa: F401
 
 
 def _needs(*extras: str) -> Callable[[argparse.Namespace], tuple[str, ...]]:

@@ -1,0 +1,53 @@
+"""Waits that say what they are, once they last."""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+
+import pytest
+
+from invdyn._waits import announced
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_step_says_what_it_does_and_how_long_it_took(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with caplog.at_level(logging.INFO, logger="invdyn"), announced("compiling x", after=0.05):
+        time.sleep(0.3)
+    assert caplog.records[0].getMessage() == "compiling x..."
+    assert caplog.records[1].getMessage().startswith("compiling x: done in 0.")
+    assert terminal.getvalue().startswith("invdyn: compiling x...\ninvdyn: compiling x: done in")
+
+
+def test_a_short_step_says_nothing(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with caplog.at_level(logging.INFO, logger="invdyn"), announced("compiling x", after=5.0):
+        pass
+    assert not caplog.records and not terminal.getvalue()
+
+
+def test_a_log_file_gets_the_lines_but_no_terminal_text(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    with caplog.at_level(logging.INFO, logger="invdyn"), announced("loading y", after=0.01):
+        time.sleep(0.1)
+    assert len(caplog.records) == 2 and not stream.getvalue()
+
+
+def test_an_error_in_the_step_passes_through() -> None:
+    with pytest.raises(ValueError, match="bad"), announced("z", after=5.0):
+        raise ValueError("bad")
