@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 import zlib
 from collections.abc import Callable
@@ -60,6 +61,15 @@ def robot_params(cases: list[tuple[str, bool]]) -> list:
 
 
 requires_erd = pytest.mark.skipif(not ERD_INSTALLED, reason="example-robot-data is not installed")
+
+# the lines of a wait that said what it was doing (`invdyn._waits.announced`), which a busy
+# machine prints where a quiet one does not
+_ANNOUNCED = re.compile(r"^invdyn: .*(\.\.\.|: done in [0-9.]+ s)\n", re.MULTILINE)
+
+
+def unannounced(err: str) -> str:
+    """Standard error `err` without the lines of waits that said what they were doing."""
+    return _ANNOUNCED.sub("", err)
 
 
 def mujoco_mass_matrix(mj_model, data) -> np.ndarray:

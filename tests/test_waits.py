@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from invdyn._waits import announced
+from invdyn._waits import announced, on_stderr
 
 
 class _Terminal(io.StringIO):
@@ -17,15 +17,34 @@ class _Terminal(io.StringIO):
 
 
 def test_a_long_step_says_what_it_does_and_how_long_it_took(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    terminal = _Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
     with caplog.at_level(logging.INFO, logger="invdyn"), announced("compiling x", after=0.05):
         time.sleep(0.3)
     assert caplog.records[0].getMessage() == "compiling x..."
     assert caplog.records[1].getMessage().startswith("compiling x: done in 0.")
+
+
+def test_without_a_logging_handler_a_terminal_shows_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as in a script: no handler above the invdyn logger (pytest's own are on the root)
+    monkeypatch.setattr(logging.getLogger("invdyn"), "propagate", False)
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with announced("compiling x", after=0.05):
+        time.sleep(0.3)
     assert terminal.getvalue().startswith("invdyn: compiling x...\ninvdyn: compiling x: done in")
+
+
+def test_the_command_line_sends_the_lines_to_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    with on_stderr(), announced("loading y", after=0.01):
+        time.sleep(0.1)
+    with on_stderr(quiet=True), announced("loading z", after=0.01):
+        time.sleep(0.1)
+    said = stream.getvalue().splitlines()
+    assert said[0] == "invdyn: loading y..." and said[1].startswith("invdyn: loading y: done in")
+    assert len(said) == 2
 
 
 def test_a_short_step_says_nothing(

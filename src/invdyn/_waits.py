@@ -1,7 +1,9 @@
 """Waits that say what they are: a step that may take a while (compiling a GPU kernel,
-importing torch, loading a large model) runs under `announced`, which logs what it is doing to
-the ``invdyn`` logger and shows it on a terminal once the step has lasted `SILENT_S`, then how
-long it took. A step that finishes sooner says nothing.
+importing torch, a fit or a simulation without a progress bar) runs under `announced`, which
+logs what it is doing to the ``invdyn`` logger once the step has lasted `SILENT_S`, then how
+long it took, and shows both on a terminal where no logging handler takes them. A step that
+finishes sooner says nothing. The command line sends the logger's records to standard error
+(`on_stderr`), so that its messages reach a terminal and a log file alike.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ logger = logging.getLogger("invdyn")
 
 
 def _say(message: str) -> None:
-    """Log `message` at INFO, and write it to standard error when that is a terminal."""
+    """Log `message` at INFO; where no handler takes the ``invdyn`` logger's records (a
+    script's or notebook's default), also write it to standard error when that is a
+    terminal."""
     logger.info(message)
     stream = sys.stderr
-    if stream is not None and stream.isatty():
+    if not logger.hasHandlers() and stream is not None and stream.isatty():
         print(f"invdyn: {message}", file=stream, flush=True)
 
 
@@ -48,3 +52,19 @@ def announced(what: str, *, after: float = SILENT_S) -> Iterator[None]:
         timer.join()
         if said.is_set():
             _say(f"{what}: done in {time.perf_counter() - start:.1f} s")
+
+
+@contextmanager
+def on_stderr(*, quiet: bool = False) -> Iterator[None]:
+    """Within the block, the ``invdyn`` logger's records of INFO and above go to standard
+    error as ``invdyn: <message>`` lines, or nowhere when `quiet`."""
+    handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("invdyn: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -37,7 +37,7 @@ from invdyn._files import (
     unmakeable,
     write_json,
 )
-from invdyn._waits import announced
+from invdyn._waits import announced, on_stderr
 from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.control.tracking import DEFAULT_BANDWIDTH
@@ -160,7 +160,12 @@ def _run(argv: Sequence[str] | None) -> int:
         # what is printed for a person goes to standard error
         args.json_stream = sys.stdout if json_path == STANDARD_OUTPUT else None
         printed = sys.stderr if args.json_stream is not None else sys.stdout
-        with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stdout(printed),
+            # the processes of a distributed run after the first say what the first says
+            on_stderr(quiet=_repeats_the_first_process()),
+        ):
             warnings.showwarning = _show_warning
             return command(args)
     except _Terminated:

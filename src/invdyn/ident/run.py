@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
 from invdyn._files import remove_stale, write_json
+from invdyn._waits import announced
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
@@ -281,7 +282,9 @@ def _scored(
             f"the torques of {', '.join(constant)} are constant in the held-out {parts[1]}: "
             "their nMSE is undefined (NaN); hold out a part that moves them (--held-out)"
         )
-    result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
+    fitting = f"identifying {model.name}'s parameters ({method}) on {len(fit.tau)} samples"
+    with announced(fitting):
+        result = identify(model, fit.q, fit.v, fit.a, fit.tau, method=method, offset=offset)
     nominal = normalised_mse(rnea(model, score.q, score.v, score.a), score.tau)
     identified = normalised_mse(result.predict(model, score.q, score.v, score.a), score.tau)
     worse = worse_than(model.dof_names, identified, nominal, WORSE_THAN_NOMINAL)
