@@ -1,10 +1,22 @@
-"""Type stubs of the compiled kernels (src/invdyn/kernels/cxx/module.cpp)."""
+"""Type stubs of the compiled kernels (src/invdyn/kernels/cxx/module.cpp, whose docstrings
+give each kernel's arguments)."""
+
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-_Ints = NDArray[np.int64]
-_Reals = NDArray[np.float64]
+class _Kernel(Protocol):
+    """The packed model (ints, reals), then C-contiguous float64 arrays and int body indices
+    and frame codes, as the kernel declares; returns a status."""
+
+    def __call__(
+        self,
+        ints: NDArray[np.int64],
+        reals: NDArray[np.float64],
+        /,
+        *args: NDArray[np.float64] | int,
+    ) -> int: ...
 
 REVOLUTE: int
 CONTINUOUS: int
@@ -20,98 +32,31 @@ PARALLEL_FROM: int
 LANES: int
 SIN_COS_RANGE: float
 
-def rnea_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, tau: _Reals, /
-) -> int: ...
-def aba_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, tau: _Reals, qdd: _Reals, /
-) -> int: ...
-def crba_vector(ints: _Ints, reals: _Reals, q: _Reals, mass_matrix: _Reals, /) -> int: ...
-def forward_kinematics_vector(ints: _Ints, reals: _Reals, q: _Reals, world: _Reals, /) -> int: ...
-def frame_placement_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, body: int, frame: _Reals, out: _Reals, /
-) -> int: ...
-def frame_jacobian_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, body: int, frame: _Reals, ref: int, out: _Reals, /
-) -> int: ...
-def frame_motion_vector(
-    ints: _Ints,
-    reals: _Reals,
-    q: _Reals,
-    v: _Reals,
-    a: _Reals,
-    body: int,
-    frame: _Reals,
-    ref: int,
-    out: _Reals,
-    /,
-) -> int: ...
-def center_of_mass_vector(ints: _Ints, reals: _Reals, q: _Reals, out: _Reals, /) -> int: ...
-def centroidal_matrix_vector(ints: _Ints, reals: _Reals, q: _Reals, out: _Reals, /) -> int: ...
-def centroidal_rate_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, out: _Reals, /
-) -> int: ...
-def rnea_derivatives_vector(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, out: _Reals, /
-) -> int: ...
-def rnea_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, fext: _Reals, tau: _Reals, /
-) -> int: ...
-def aba_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, tau: _Reals, fext: _Reals, qdd: _Reals, /
-) -> int: ...
-def crba_batch(ints: _Ints, reals: _Reals, q: _Reals, mass_matrix: _Reals, /) -> int: ...
-def forward_kinematics_batch(ints: _Ints, reals: _Reals, q: _Reals, world: _Reals, /) -> int: ...
-def frame_placement_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, body: int, frame: _Reals, out: _Reals, /
-) -> int: ...
-def frame_jacobian_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, body: int, frame: _Reals, ref: int, out: _Reals, /
-) -> int: ...
-def frame_motion_batch(
-    ints: _Ints,
-    reals: _Reals,
-    q: _Reals,
-    v: _Reals,
-    a: _Reals,
-    body: int,
-    frame: _Reals,
-    ref: int,
-    out: _Reals,
-    /,
-) -> int: ...
-def regressor_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, out: _Reals, /
-) -> int: ...
-def coriolis_batch(ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, out: _Reals, /) -> int: ...
-def center_of_mass_batch(ints: _Ints, reals: _Reals, q: _Reals, out: _Reals, /) -> int: ...
-def centroidal_matrix_batch(ints: _Ints, reals: _Reals, q: _Reals, out: _Reals, /) -> int: ...
-def centroidal_rate_batch(
-    ints: _Ints, reals: _Reals, q: _Reals, v: _Reals, a: _Reals, out: _Reals, /
-) -> int: ...
-def rnea_derivatives_batch(
-    ints: _Ints,
-    reals: _Reals,
-    q: _Reals,
-    v: _Reals,
-    a: _Reals,
-    fext: _Reals,
-    dq: _Reals,
-    dv: _Reals,
-    da: _Reals,
-    /,
-) -> int: ...
-def aba_derivatives_batch(
-    ints: _Ints,
-    reals: _Reals,
-    q: _Reals,
-    v: _Reals,
-    tau: _Reals,
-    fext: _Reals,
-    dq: _Reals,
-    dv: _Reals,
-    dtau: _Reals,
-    /,
-) -> int: ...
+rnea_vector: _Kernel
+aba_vector: _Kernel
+crba_vector: _Kernel
+forward_kinematics_vector: _Kernel
+frame_placement_vector: _Kernel
+frame_jacobian_vector: _Kernel
+frame_motion_vector: _Kernel
+center_of_mass_vector: _Kernel
+centroidal_matrix_vector: _Kernel
+centroidal_rate_vector: _Kernel
+rnea_derivatives_vector: _Kernel
+rnea_batch: _Kernel
+aba_batch: _Kernel
+crba_batch: _Kernel
+forward_kinematics_batch: _Kernel
+frame_placement_batch: _Kernel
+frame_jacobian_batch: _Kernel
+frame_motion_batch: _Kernel
+regressor_batch: _Kernel
+coriolis_batch: _Kernel
+center_of_mass_batch: _Kernel
+centroidal_matrix_batch: _Kernel
+centroidal_rate_batch: _Kernel
+rnea_derivatives_batch: _Kernel
+aba_derivatives_batch: _Kernel
+
 def lane_sin_cos(x: float, /) -> tuple[float, float]: ...
 def num_threads() -> int: ...
