@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from invdyn._waits import announced
 from invdyn.errors import InputError, warn
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import (
@@ -268,9 +269,10 @@ def train(
                         # this process's share of the batch, weighted so that the gradients that
                         # the processes average are the whole batch's
                         local, weight = distributed.share(rows)
-                        loss, batch_metrics = step(data.batch(local))
-                        optimizer.zero_grad(set_to_none=True)
-                        (loss * weight).backward()
+                        with _compiling(tc.compile and epoch == start and b == 0):
+                            loss, batch_metrics = step(data.batch(local))
+                            optimizer.zero_grad(set_to_none=True)
+                            (loss * weight).backward()
                         if tc.grad_clip > 0:
                             torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
                         optimizer.step()
@@ -335,6 +337,11 @@ class _Loss(torch.nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
         return self.model.loss(batch)
+
+
+def _compiling(first_step: bool) -> contextlib.AbstractContextManager[None]:
+    """Where the first step of a compiled model compiles it (up to a minute), saying so."""
+    return announced("compiling the frame encoders") if first_step else contextlib.nullcontext()
 
 
 def _compile_encoders(model: InverseDynamicsModel) -> None:
