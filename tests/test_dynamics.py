@@ -602,3 +602,48 @@ def test_kernels_take_their_arrays_and_refuse_others():
         cpu.frame_placement_batch(ints, reals, batch, 5, frame, np.empty((3, 12)))
     expected = invdyn.rnea(model, as_floats, as_floats, as_floats)
     np.testing.assert_allclose(invdyn.rnea(model, whole, whole, whole), expected, rtol=1e-12)
+    # arrays the kernels cannot read as they are: another byte order, unaligned
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, as_floats.astype(">f8"), as_floats, as_floats, np.empty(2))
+    with pytest.raises(TypeError):
+        cpu.rnea_vector(ints, reals, _unaligned(as_floats), as_floats, as_floats, np.empty(2))
+    # a regressor's width, and packed arrays that do not hold a model
+    states = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="argument 5"):
+        cpu.regressor_batch(ints, reals, states, states, states, np.empty((3, 2, 1)))
+    assert not ints.flags.writeable and not reals.flags.writeable
+    for row, column, value in ((1, 0, 1), (1, 1, 9), (1, 3, 5), (0, 4, 3)):
+        bad = ints.copy()
+        bad[row, column] = value
+        with pytest.raises(ValueError, match="not a packed model"):
+            cpu.crba_batch(bad, reals, states, np.empty((3, 2, 2)))
+    bad_nq = reals.copy()
+    bad_nq[-1, 3] = np.nan
+    with pytest.raises(ValueError, match="not a packed model"):
+        cpu.rnea_vector(ints, bad_nq, as_floats, as_floats, as_floats, np.empty(2))
+
+
+def _unaligned(x: np.ndarray) -> np.ndarray:
+    """A copy of the float64 array x at an address that is not a multiple of 8."""
+    raw = np.zeros(x.nbytes + 1, dtype=np.uint8)[1:]
+    copy = raw.view(np.float64).reshape(x.shape)
+    copy[...] = x
+    assert not copy.flags.aligned
+    return copy
+
+
+@pytest.mark.parametrize("odd", ["byte order", "unaligned", "read-only"])
+def test_arrays_of_any_byte_order_alignment_or_writability_give_the_same_results(robot, odd):
+    q, v, a = states(robot, "odd", n=40)
+    kinds = {
+        "byte order": lambda x: x.astype(x.dtype.newbyteorder()),
+        "unaligned": _unaligned,
+        "read-only": lambda x: np.frombuffer(x.tobytes()).reshape(x.shape),
+    }
+    made = kinds[odd]
+    for lead in (0, slice(None)):
+        plain = [np.ascontiguousarray(x[lead]) for x in (q, v, a)]
+        given = [made(x) for x in plain]
+        for function in (invdyn.rnea, invdyn.aba):
+            _assert_same(function(robot, *given), function(robot, *plain))
+        _assert_same(invdyn.mass_matrix(robot, given[0]), invdyn.mass_matrix(robot, plain[0]))

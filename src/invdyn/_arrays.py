@@ -32,8 +32,9 @@ REAL_KINDS = "iuf"
 def as_float_array(
     name: str, x: Any, size: int | tuple[int, ...], *, batch: bool = True
 ) -> np.ndarray:
-    """`x`, integers or floats (booleans refused, as a mistake), as a C-contiguous float64 array
-    of shape (..., *size), or of shape `size` alone without `batch`; or `InputError` naming it."""
+    """`x`, integers or floats (booleans refused, as a mistake), as a C-contiguous, aligned
+    float64 array in the machine's byte order, of shape (..., *size), or of shape `size` alone
+    without `batch`; or `InputError` naming it."""
     trailing = (size,) if isinstance(size, int) else size
     if any_tensor(x):
         raise InputError(f"{name}: torch tensors are not accepted here; pass a numpy array")
@@ -55,7 +56,7 @@ def as_float_array(
         raise InputError(
             f"{name} must have shape ({expected}{comma}), got {array.shape}{note * batched}"
         )
-    return np.ascontiguousarray(array, dtype=np.float64)
+    return np.require(array, dtype=np.float64, requirements=["C", "A"])
 
 
 def as_finite_array(
@@ -100,10 +101,12 @@ def batch_shape(named: dict[str, tuple[np.ndarray, int]]) -> tuple[int, ...]:
 def flatten(array: np.ndarray, lead: tuple[int, ...], core: int) -> np.ndarray:
     """`array` broadcast to (*lead, *core shape) and reshaped to (B, *core shape).
 
-    The result is C-contiguous, a view of `array` when no broadcast is needed.
+    The result is C-contiguous and aligned, as the kernels read it, a view of `array` when no
+    broadcast or copy is needed.
     """
     core_shape = array.shape[array.ndim - core :]
-    if array.shape[: array.ndim - core] == lead and array.flags.c_contiguous:
+    flags = array.flags
+    if array.shape[: array.ndim - core] == lead and flags.c_contiguous and flags.aligned:
         return array.reshape((math.prod(lead), *core_shape))
     full = np.array(np.broadcast_to(array, (*lead, *core_shape)), order="C")
     return full.reshape((math.prod(lead), *core_shape))

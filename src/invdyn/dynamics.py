@@ -578,14 +578,14 @@ def _states(
 
 
 def _plain_batch(q: object, nq: int, v: object, x: object, nv: int) -> bool:
-    """Whether q (B..., nq), v and x (B..., nv) are writable C-contiguous float64 arrays with one
-    batch shape: the common case, which needs no conversion, broadcast or copy."""
+    """Whether q (B..., nq), v and x (B..., nv) are C-contiguous, aligned float64 arrays with
+    one batch shape: the common case, which needs no conversion, broadcast or copy."""
     if not (isinstance(q, np.ndarray) and isinstance(v, np.ndarray) and isinstance(x, np.ndarray)):
         return False
     if q.ndim < 1 or q.shape[-1] != nq or v.shape != (*q.shape[:-1], nv) or x.shape != v.shape:
         return False
     return all(
-        a.dtype == F64 and a.flags.c_contiguous and a.flags.writeable and type(a) is np.ndarray
+        a.dtype == F64 and a.flags.c_contiguous and a.flags.aligned and type(a) is np.ndarray
         for a in (q, v, x)
     )
 

@@ -156,7 +156,11 @@ def pack_model(model: Model) -> tuple[np.ndarray, np.ndarray]:
     dofs[-1, :3] = model.gravity
     dofs[-1, 3] = model.nq
     dofs[-1, 4] = float(np.any(dofs[:-1, :3] != 0.0))
-    return (
+    packed = (
         np.ascontiguousarray(ints, dtype=np.int64),
         np.ascontiguousarray(np.concatenate([reals, dofs]), dtype=np.float64),
     )
+    # read-only: batches read them on other threads, without the GIL
+    for array in packed:
+        array.setflags(write=False)
+    return packed

@@ -251,7 +251,7 @@ inline int64_t aba_derivatives(const Packed& m, const double* q, const double* v
   for (int64_t j = 0; j < nv; ++j) {
     double diagonal = mass[nv * j + j];
     for (int64_t k = 0; k < j; ++k) diagonal -= mass[nv * j + k] * mass[nv * j + k];
-    if (!(diagonal > 0.0)) return SINGULAR;
+    if (!(diagonal > 0.0)) return STATUS_SINGULAR;
     mass[nv * j + j] = std::sqrt(diagonal);
     for (int64_t r = j + 1; r < nv; ++r) {
       double value = mass[nv * r + j];

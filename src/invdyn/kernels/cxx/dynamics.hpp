@@ -62,7 +62,7 @@ inline int64_t rnea_status(const Packed& m, const double* q, const double* v, co
                            const double* fext, int64_t nforces, const double* tau) {
   if (status_of_result(tau, m.nv) == 0) return 0;
   const int64_t culprit = check_state(m, q, v, a, fext, nforces);
-  return culprit != 0 ? culprit : OVERFLOW;
+  return culprit != 0 ? culprit : STATUS_OVERFLOW;
 }
 
 // the backward pass of rnea over the forces in w: tau_i = S^T f_i, then f_i to the parent
@@ -285,7 +285,7 @@ inline void fold_into_parent(const Placement& p, const double* bias_acc, int64_t
 }
 
 // Articulated-body algorithm: the accelerations qdd (nv) of (q, v, tau) under fext (nforces,
-// 6); SINGULAR when a joint's articulated inertia is singular (a massless subtree)
+// 6); STATUS_SINGULAR when a joint's articulated inertia is singular (a massless subtree)
 inline int64_t aba(const Packed& m, const double* q, const double* v, const double* tau,
                    const double* fext, int64_t nforces, double* qdd) {
   struct Tag;
@@ -312,7 +312,7 @@ inline int64_t aba(const Packed& m, const double* q, const double* v, const doub
   // pass 2 (leaves to root): articulated inertias and bias forces
   for (int64_t i = nbody - 1; i >= 0; --i) {
     double* si = s + ABA_COLUMNS * i;
-    if (!articulate(m, v, tau, i, si)) return SINGULAR;
+    if (!articulate(m, v, tau, i, si)) return STATUS_SINGULAR;
     const int64_t parent = m.parent(i);
     if (parent >= 0)
       fold_into_parent(placement(w, i), w + WORK_COLUMNS * i + W_A, m.joint_nv(i), si,

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <utility>
 
 #include "centroidal.hpp"
 #include "derivatives.hpp"
@@ -31,18 +32,20 @@ constexpr int MAX_ARGS = 10;
 // one call from Python: the packed model, then the arguments of `specs`, each a body index
 // ("body", -1 for the world), a JACOBIAN_* code ("ref") or an array given by its dimensions
 // (an output where they start with '>'): numbers, the model's nq, nv and nbody, B the batch
-// (set by its first use), F one state or B, K no body or nbody, R 3 or 6 rows, * any size
+// (set by its first use), F one state or B, K no body or nbody, R 3 or 6 rows, P the dynamic
+// parameters (10 nbody + 3 nv)
 class Call {
  public:
   Call(const char* name, PyObject* const* argv, Py_ssize_t nargs,
        std::initializer_list<const char*> specs)
       : name_(name) {
-    if (nargs != static_cast<Py_ssize_t>(specs.size()) + 2) {
+    if (specs.size() > MAX_ARGS || nargs != static_cast<Py_ssize_t>(specs.size()) + 2) {
       PyErr_Format(PyExc_TypeError, "%s takes %zu arguments, got %zd", name, specs.size() + 2,
                    nargs);
       return;
     }
     if (!read_model(argv)) return;
+    batched_ = std::strncmp(*specs.begin(), "B ", 2) == 0;
     int k = 0;
     for (const char* spec : specs) {
       if (!read(k, spec, argv[k + 2])) return;
@@ -56,7 +59,7 @@ class Call {
   bool ok() const { return parsed_ && sizes_ok_; }
   PyObject* failure() const {
     if (!parsed_) return nullptr;
-    if (batch_ < 0) return PyLong_FromLong(-1);
+    if (!batched_) return PyLong_FromLong(-1);
     PyErr_Format(PyExc_ValueError, "%s: argument %d does not fit the model or the batch", name_,
                  wrong_ + 2);
     return nullptr;
@@ -66,11 +69,11 @@ class Call {
   double* out(int k, int64_t b = 0) const { return data(k) + b * stride_[k]; }
   int64_t integer(int k) const { return integers_[k]; }
   int64_t rows() const { return rows_; }
-  int64_t batch() const { return batch_; }
-  // the external forces of state b of argument k (F, K, 6), and how many bodies they cover
+  // the external forces (F, K, 6) of argument k: of state b, how many bodies they cover (K)
+  // and how many states they are given for (F)
   const double* forces(int k, int64_t b) const { return in(k, dim_[k] == 1 ? 0 : b); }
-  int64_t force_count(int) const { return forces_; }
-  int64_t leading(int k) const { return dim_[k]; }
+  int64_t force_bodies() const { return forces_; }
+  int64_t force_states(int k) const { return dim_[k]; }
 
   // a single state's status from kernel(), or nullptr with MemoryError
   template <typename Kernel>
@@ -125,8 +128,14 @@ class Call {
       PyErr_Format(PyExc_TypeError, "%s: (ints, reals) is not a packed model", name_);
       return false;
     }
-    m = Packed(static_cast<const int64_t*>(PyArray_DATA(ints)),
-               static_cast<const double*>(PyArray_DATA(reals)), nbody, rows);
+    const auto* int_data = static_cast<const int64_t*>(PyArray_DATA(ints));
+    const auto* real_data = static_cast<const double*>(PyArray_DATA(reals));
+    if (!valid(int_data, real_data, nbody, rows)) {
+      PyErr_Format(PyExc_ValueError, "%s: (ints, reals) is not a packed model: its joints' "
+                   "parents, types or coordinates do not fit together", name_);
+      return false;
+    }
+    m = Packed(int_data, real_data, nbody, rows);
     return true;
   }
 
@@ -161,7 +170,7 @@ class Call {
       if (d == ndim - 1) break;
     }
     // a single state's arrays count one state each
-    if (batch_ < 0) stride_[k] = 0;
+    if (!batched_) stride_[k] = 0;
     return true;
   }
 
@@ -171,7 +180,6 @@ class Call {
     const auto is = [&](const char* name) {
       return length == std::strlen(name) && std::strncmp(dim, name, length) == 0;
     };
-    if (is("*")) return true;
     if (is("nq")) return size == m.nq;
     if (is("nv")) return size == m.nv;
     if (is("nbody")) return size == m.nbody;
@@ -184,6 +192,7 @@ class Call {
       forces_ = size;
       return size == 0 || size == m.nbody;
     }
+    if (is("P")) return size == 10 * m.nbody + 3 * m.nv;
     if (is("R")) {
       rows_ = size;
       return size == 3 || size == 6;
@@ -195,18 +204,20 @@ class Call {
     if (PyArray_Check(object)) {
       auto* array = reinterpret_cast<PyArrayObject*>(object);
       if (PyArray_TYPE(array) == type && PyArray_NDIM(array) == ndim &&
-          PyArray_IS_C_CONTIGUOUS(array) && (!writable || PyArray_ISWRITEABLE(array)))
+          PyArray_IS_C_CONTIGUOUS(array) && PyArray_ISALIGNED(array) &&
+          PyArray_ISNOTSWAPPED(array) && (!writable || PyArray_ISWRITEABLE(array)))
         return array;
     }
-    PyErr_Format(PyExc_TypeError, "%s: argument %d must be a C-contiguous%s %s array of %d "
-                 "dimensions", name_, position, writable ? " writable" : "",
-                 type == NPY_INT64 ? "int64" : "float64", ndim);
+    PyErr_Format(PyExc_TypeError, "%s: argument %d must be a C-contiguous, aligned%s %s array of "
+                 "%d dimensions in the machine's byte order", name_, position,
+                 writable ? ", writable" : "", type == NPY_INT64 ? "int64" : "float64", ndim);
     return nullptr;
   }
 
   double* data(int k) const { return static_cast<double*>(PyArray_DATA(arrays_[k])); }
 
   const char* name_;
+  bool batched_ = false;
   bool parsed_ = false;
   bool sizes_ok_ = true;
   int wrong_ = 0;
@@ -303,7 +314,7 @@ FUNCTION(rnea_derivatives_vector) {
 FUNCTION(rnea_batch) {
   CALL(rnea_batch, "B nq", "B nv", "B nv", "F K 6", ">B nv");
   return c.pieces(LANES, [&](int64_t start, int64_t stop) {
-    return rnea_lanes(m, c.in(0), c.in(1), c.in(2), c.in(3), c.leading(3), c.force_count(3),
+    return rnea_lanes(m, c.in(0), c.in(1), c.in(2), c.in(3), c.force_states(3), c.force_bodies(),
                       c.out(4), start, stop);
   });
 }
@@ -311,7 +322,7 @@ FUNCTION(rnea_batch) {
 FUNCTION(aba_batch) {
   CALL(aba_batch, "B nq", "B nv", "B nv", "F K 6", ">B nv");
   return c.each([&](int64_t b) {
-    return aba(m, c.in(0, b), c.in(1, b), c.in(2, b), c.forces(3, b), c.force_count(3),
+    return aba(m, c.in(0, b), c.in(1, b), c.in(2, b), c.forces(3, b), c.force_bodies(),
                c.out(4, b));
   });
 }
@@ -349,7 +360,7 @@ FUNCTION(frame_motion_batch) {
 }
 
 FUNCTION(regressor_batch) {
-  CALL(regressor_batch, "B nq", "B nv", "B nv", ">B nv *");
+  CALL(regressor_batch, "B nq", "B nv", "B nv", ">B nv P");
   return c.each([&](int64_t b) {
     return regressor(m, c.in(0, b), c.in(1, b), c.in(2, b), c.out(3, b));
   });
@@ -384,7 +395,7 @@ FUNCTION(rnea_derivatives_batch) {
        ">B nv nv");
   return c.each([&](int64_t b) {
     return rnea_derivatives(m, c.in(0, b), c.in(1, b), c.in(2, b), c.forces(3, b),
-                            c.force_count(3), c.out(4, b), c.out(5, b), c.out(6, b));
+                            c.force_bodies(), c.out(4, b), c.out(5, b), c.out(6, b));
   });
 }
 
@@ -393,7 +404,7 @@ FUNCTION(aba_derivatives_batch) {
        ">B nv nv");
   return c.each([&](int64_t b) {
     return aba_derivatives(m, c.in(0, b), c.in(1, b), c.in(2, b), c.forces(3, b),
-                           c.force_count(3), c.out(4, b), c.out(5, b), c.out(6, b));
+                           c.force_bodies(), c.out(4, b), c.out(5, b), c.out(6, b));
   });
 }
 
@@ -473,8 +484,8 @@ PyMODINIT_FUNC PyInit__cpu() {
       {"PRISMATIC", invdyn::PRISMATIC},
       {"SPHERICAL", invdyn::SPHERICAL},
       {"FREE", invdyn::FREE},
-      {"SINGULAR", invdyn::SINGULAR},
-      {"OVERFLOW", invdyn::OVERFLOW},
+      {"SINGULAR", invdyn::STATUS_SINGULAR},
+      {"OVERFLOW", invdyn::STATUS_OVERFLOW},
       {"JACOBIAN_LOCAL", invdyn::JACOBIAN_LOCAL},
       {"JACOBIAN_WORLD", invdyn::JACOBIAN_WORLD},
       {"JACOBIAN_LOCAL_WORLD_ALIGNED", invdyn::JACOBIAN_LOCAL_WORLD_ALIGNED},

@@ -9,9 +9,9 @@
 //     dof its armature, viscous and Coulomb friction; then a last row with gravity (3), nq and
 //     whether any joint term is non-zero.
 // Spatial vectors are [angular; linear]. A kernel returns a status: 0 when every input was
-// finite, else the position of the first non-finite argument (1 for q, ...), OVERFLOW when
-// finite inputs gave a non-finite result, SINGULAR when forward dynamics met a joint that
-// moves no mass.
+// finite, else the position of the first non-finite argument (1 for q, ...), STATUS_OVERFLOW
+// when finite inputs gave a non-finite result, STATUS_SINGULAR when forward dynamics met a joint
+// that moves no mass.
 #pragma once
 
 #include <cmath>
@@ -23,8 +23,8 @@ namespace invdyn {
 enum JointType : int64_t { REVOLUTE = 0, CONTINUOUS = 1, PRISMATIC = 2, SPHERICAL = 3, FREE = 4 };
 
 // statuses beyond the argument positions
-constexpr int64_t SINGULAR = 5;
-constexpr int64_t OVERFLOW = 6;
+constexpr int64_t STATUS_SINGULAR = 5;
+constexpr int64_t STATUS_OVERFLOW = 6;
 
 // columns of a packed body row
 constexpr int AXIS = 0, ROT = 3, POS = 12, MASS = 15, MOMENT = 16, INERTIA = 19;
@@ -40,7 +40,8 @@ constexpr int WORK_COLUMNS = 30;
 // load time for the processor at hand, where the toolchain can (GCC on Linux): for the loops
 // over SIMD lanes, which the compiler vectorises to the widest registers there are, and the
 // long straight-line arithmetic of the derivatives
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && \
+    defined(__GLIBC__)
 #define INVDYN_SIMD_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -58,7 +59,8 @@ struct Packed {
   int64_t nq = 0;
 
   Packed() = default;
-  // ints (nbody, INT_COLUMNS) and reals (real_rows, REAL_COLUMNS), real_rows > nbody
+  // ints (nbody, INT_COLUMNS) and reals (real_rows, REAL_COLUMNS), real_rows > nbody, whose
+  // values `valid` has checked
   Packed(const int64_t* ints_, const double* reals_, int64_t nbody_, int64_t real_rows)
       : ints(ints_), reals(reals_), nbody(nbody_), nv(real_rows - nbody_ - 1),
         nq(static_cast<int64_t>(reals_[REAL_COLUMNS * (real_rows - 1) + 3])) {}
@@ -82,12 +84,31 @@ struct Packed {
   bool has_joint_terms() const { return reals[REAL_COLUMNS * (nbody + nv) + 4] != 0.0; }
 };
 
+// whether packed arrays of these shapes hold a model the kernels can read without reading or
+// writing outside their arguments: parents before children, known joint types and axes, each
+// joint's coordinates following the previous joint's and filling q (nq) and v (nv)
+inline bool valid(const int64_t* ints, const double* reals, int64_t nbody, int64_t real_rows) {
+  const double nq = reals[REAL_COLUMNS * (real_rows - 1) + 3];
+  if (!(nq >= 0.0 && nq <= 1e9 && nq == std::floor(nq))) return false;
+  const Packed m(ints, reals, nbody, real_rows);
+  int64_t qadr = 0, vadr = 0;
+  for (int64_t i = 0; i < nbody; ++i) {
+    const int64_t type = m.type(i);
+    if (m.parent(i) < -1 || m.parent(i) >= i || type < REVOLUTE || type > FREE) return false;
+    if (m.aligned_axis(i) < -1 || m.aligned_axis(i) > 2) return false;
+    if (m.qadr(i) != qadr || m.vadr(i) != vadr) return false;
+    qadr += type == FREE ? 7 : (type == SPHERICAL ? 4 : (type == CONTINUOUS ? 2 : 1));
+    vadr += m.joint_nv(i);
+  }
+  return qadr == m.nq && vadr == m.nv;
+}
+
 inline double sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x); }
 
-// 0 when every entry of x (n) is finite, else OVERFLOW
+// 0 when every entry of x (n) is finite, else STATUS_OVERFLOW
 inline int64_t status_of_result(const double* x, int64_t n) {
   for (int64_t k = 0; k < n; ++k)
-    if (!std::isfinite(x[k])) return OVERFLOW;
+    if (!std::isfinite(x[k])) return STATUS_OVERFLOW;
   return 0;
 }
 

@@ -32,11 +32,14 @@ constexpr int64_t PARALLEL_FROM = 32;
 // at most this many pieces of a batch for the threads to share: even shares on large machines
 constexpr int64_t CHUNKS = 256;
 
+// at most this many threads, whatever INVDYN_NUM_THREADS asks
+constexpr int MAX_THREADS = 1024;
+
 // the threads this process may run on: INVDYN_NUM_THREADS where set, else its CPU affinity
 inline int pool_threads() {
   if (const char* given = std::getenv("INVDYN_NUM_THREADS")) {
     const int n = std::atoi(given);
-    if (n > 0) return n;
+    if (n > 0) return std::min(n, MAX_THREADS);
   }
 #ifdef CPU_COUNT
   cpu_set_t set;
@@ -47,8 +50,13 @@ inline int pool_threads() {
 
 class Pool {
  public:
+  // a pool of up to `threads` threads, this one included: as many as the system starts
   explicit Pool(int threads) {
-    for (int k = 1; k < threads; ++k) workers_.emplace_back([this] { serve(); });
+    try {
+      for (int k = 1; k < threads; ++k) workers_.emplace_back([this] { serve(); });
+    } catch (const std::exception&) {
+      // no more threads (a limit, memory): those started serve
+    }
   }
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -60,6 +68,7 @@ class Pool {
   bool run(int64_t pieces, const std::function<void(int64_t)>& task) {
     std::unique_lock<std::mutex> owner(busy_, std::try_to_lock);
     if (!owner.owns_lock()) return false;
+    in_pool() = true;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       task_ = &task;
@@ -74,7 +83,14 @@ class Pool {
     std::unique_lock<std::mutex> lock(mutex_);
     task_ = nullptr;
     done_.wait(lock, [this] { return joined_ == 0; });
+    in_pool() = false;
     return true;
+  }
+
+  // whether this thread runs a piece of a batch: a batch asked for there runs on it alone
+  static bool& in_pool() {
+    thread_local bool inside = false;
+    return inside;
   }
 
  private:
@@ -83,6 +99,7 @@ class Pool {
   }
 
   void serve() {
+    in_pool() = true;
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -130,19 +147,26 @@ inline Pool& shared_pool() {
 }
 
 // run task(start, stop) over [0, count) in pieces of whole `block`s: on this thread below
-// PARALLEL_FROM, else shared with the pool's threads
-inline void parallel_for(int64_t count, int64_t block,
-                         const std::function<void(int64_t, int64_t)>& task) {
-  if (count < PARALLEL_FROM) {
+// PARALLEL_FROM, within a piece of another batch, or where the pool cannot be had (busy with
+// another thread's batch, or not started for want of memory); else shared with its threads
+template <typename Task>
+inline void parallel_for(int64_t count, int64_t block, const Task& task) {
+  if (count < PARALLEL_FROM || Pool::in_pool()) {
     task(0, count);
     return;
   }
   const int64_t blocks = (count + block - 1) / block;
   const int64_t pieces = std::min(blocks, CHUNKS);
-  const std::function<void(int64_t)> piece_task = [&](int64_t c) {
-    task(c * blocks / pieces * block, std::min(count, (c + 1) * blocks / pieces * block));
-  };
-  if (!shared_pool().run(pieces, piece_task)) task(0, count);
+  bool shared = false;
+  try {
+    const std::function<void(int64_t)> piece_task = [&](int64_t c) {
+      task(c * blocks / pieces * block, std::min(count, (c + 1) * blocks / pieces * block));
+    };
+    shared = shared_pool().run(pieces, piece_task);
+  } catch (const std::bad_alloc&) {
+    // the pool or the task could not be made
+  }
+  if (!shared) task(0, count);
 }
 
 }  // namespace invdyn
