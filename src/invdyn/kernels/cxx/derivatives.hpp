@@ -7,7 +7,6 @@
 // are in the tangent space: the joint's own motion, as v moves it.
 #pragma once
 
-
 #include "dynamics.hpp"
 
 namespace invdyn {

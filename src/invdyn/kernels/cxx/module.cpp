@@ -5,7 +5,8 @@
 // status. An argument of another type raises TypeError; the ``*_vector`` functions, which
 // serve calls of one state, return -1 for arrays of the wrong sizes, so that their callers'
 // general path explains the error, and the ``*_batch`` functions raise ValueError for them.
-// Batches release the GIL and share their states among the pool's threads (pool.hpp).
+// Batches release the GIL and share their states among the pool's threads (pool.hpp). Outputs
+// must not overlap inputs: the Python callers allocate them.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_22_API_VERSION
