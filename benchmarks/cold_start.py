@@ -1,8 +1,9 @@
 """A new user's first calls: invdyn against Pinocchio, each in fresh processes of this run.
 
-Each library runs one script per robot in a fresh process whose caches (``XDG_CACHE_HOME``,
-Triton's and torch's) point at an empty folder, then the same script again in a second fresh
-process, with what the first left on disk. The script times, one after the other: the import;
+Each library runs one script per robot in a fresh process whose cache folder
+(``XDG_CACHE_HOME``) is empty, then the same script again in a second fresh process, with what
+the first left there (neither library keeps a cache: the two differ by what the operating
+system holds in memory). The script times, one after the other: the import;
 loading the robot (the Panda with a fixed base, TALOS with a floating one); the first single
 call of rnea, the mass matrix, aba, the analytic derivatives of rnea and a frame Jacobian; then
 the first batched rnea of 4,096 states (``pin.rneaInParallel`` on all cores for Pinocchio).
@@ -106,7 +107,9 @@ def main() -> None:
             code = script.format(name=name, path=path, floating=floating, frame=frame, batch=BATCH)
             runs = [fresh_and_second(code) for _ in range(args.runs)]
             for which, index in (("fresh", 0), ("second", 1)):
-                steps = [statistics.median(run[index][k] for run in runs) for k in range(8)]
+                steps = [
+                    statistics.median(run[index][k] for run in runs) for k in range(len(STEPS))
+                ]
                 totals[name, f"{library} {which}"] = sum(steps)
                 rows.append([name, library, which, *(_ms(s) for s in (sum(steps), *steps))])
     print(f"first calls in fresh processes [ms], median of {args.runs} run(s)")
@@ -127,12 +130,7 @@ def _ms(seconds: float) -> str:
 def fresh_and_second(code: str) -> tuple[list[float], list[float]]:
     """The step times of `code` in a process with empty caches, then in a second one."""
     with tempfile.TemporaryDirectory() as cache:
-        env = {
-            **os.environ,
-            "XDG_CACHE_HOME": cache,
-            "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
-            "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
-        }
+        env = {**os.environ, "XDG_CACHE_HOME": cache}
         return run(code, env), run(code, env)
 
 

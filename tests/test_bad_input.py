@@ -8,8 +8,6 @@ raise `invdyn.ModelError`.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -127,27 +125,9 @@ def test_array_subclasses_are_read_as_arrays(function, pendulum2):
     _, names = FUNCTIONS[function]
     plain = _good(pendulum2, names)
     masked = {name: np.ma.masked_array(x) for name, x in plain.items()}
-    # masked first, in case the first call of a kernel treated subclasses otherwise
     result, expected = _call(function, pendulum2, **masked), _call(function, pendulum2)
     for want, got in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, result))):
         np.testing.assert_array_equal(np.asarray(got), want)
-
-
-def test_a_masked_array_in_a_fresh_process_is_read_as_an_array():
-    """The first call of a process with a masked array, before any other call has run: each
-    function reads it as the array it holds."""
-    script = """
-import numpy as np, invdyn
-m = invdyn.load("double_pendulum")
-q = np.ma.masked_array(np.full(2, 0.2))
-for f in (invdyn.rnea_derivatives, invdyn.rnea, invdyn.aba):
-    f(m, q, q, q)
-print("read")
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0 and done.stdout.strip() == "read", done.stderr
 
 
 # ----------------------------------------------------------------------------------------------

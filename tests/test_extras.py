@@ -3,7 +3,7 @@ extra to install."""
 
 from __future__ import annotations
 
-import time
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from invdyn import extras
 from invdyn.cli import main
 from invdyn.errors import MissingExtraError
-from invdyn.extras import CPU_TORCH, EXTRAS, require_extras
+from invdyn.extras import CPU_TORCH, extra_packages, require_extras
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, *packages: str) -> None:
@@ -24,11 +24,12 @@ def test_the_extras_are_those_of_pyproject() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
     pyproject = Path(__file__).parents[1] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
-    assert set(EXTRAS) == set(declared) - {"dev"}
-
-
-def test_every_module_of_every_extra_is_installed_here() -> None:
-    require_extras(*EXTRAS, purpose="the tests")
+    names = {
+        extra: tuple(re.match(r"[A-Za-z0-9._-]+", r)[0] for r in requirements)
+        for extra, requirements in declared.items()
+    }
+    assert extra_packages() == names
+    assert set(names) >= {"sim", "oracle", "learn", "control", "ray"}
 
 
 def test_a_missing_extra_names_it_and_its_modules(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,11 +70,8 @@ def test_a_command_without_its_extra_fails_at_once_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _without(monkeypatch, hidden)
-    start = time.perf_counter()
     status = main([arg.format(tmp=tmp_path) for arg in argv])
-    took = time.perf_counter() - start
     err = capsys.readouterr().err
     assert status == 2
     assert f"invdyn {argv[0]} needs the" in err and f"pip install 'invdyn[{extra}]'" in err
-    assert took < 2.0
     assert not any(tmp_path.iterdir()), "the command started its work"

@@ -92,8 +92,8 @@ def test_batches_on_one_thread_equal_batches_on_many(tmp_path) -> None:
 
 
 def test_batches_from_several_python_threads_at_once() -> None:
-    """Batches release the GIL: several Python threads run them at once (one on the pool, the
-    others each on its own thread), each with its own results."""
+    """Several Python threads run batches at the same time (one on the pool, the others each on
+    its own thread, the GIL released), each with its own results."""
     model = invdyn.load("talos", floating_base=True)
     rng = np.random.default_rng(0)
     states = [

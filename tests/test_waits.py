@@ -57,10 +57,10 @@ def test_a_short_step_says_nothing(
     assert not caplog.records and not terminal.getvalue()
 
 
-def test_a_log_file_gets_the_lines_but_no_terminal_text(
+def test_where_a_handler_takes_the_lines_the_terminal_shows_none_of_its_own(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stream = io.StringIO()
+    stream = _Terminal()
     monkeypatch.setattr("sys.stderr", stream)
     with caplog.at_level(logging.INFO, logger="invdyn"), announced("loading y", after=0.01):
         time.sleep(0.1)

@@ -15,6 +15,7 @@ from invdyn.kernels.cpu import OVERFLOW
 F64 = np.dtype(np.float64)
 # empty: no external forces, for every state of a batch
 NO_FORCES = np.zeros((0, 6))
+NO_FORCES.setflags(write=False)
 # a standard deviation at or below this is taken as no variation at all (`spread`)
 SPREAD_FLOOR = 1e-8
 

@@ -149,10 +149,7 @@ def _run(argv: Sequence[str] | None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        needed = extras(args)
-        require_extras(*needed, purpose=args.command_parser.prog)
-        if "learn" in needed:
-            _load_torch()
+        require_extras(*extras(args), purpose=args.command_parser.prog)
         json_path = getattr(args, "json", None)
         _check_json_path(json_path)
         _check_json_apart_from_out(json_path, getattr(args, "out", None))
@@ -167,6 +164,8 @@ def _run(argv: Sequence[str] | None) -> int:
             on_stderr(quiet=_repeats_the_first_process()),
         ):
             warnings.showwarning = _show_warning
+            if _uses_torch(args):
+                _load_torch()
             return command(args)
     except _Terminated:
         return _stopped(terminated=True)
@@ -856,6 +855,11 @@ def _parser() -> argparse.ArgumentParser:
 # demo and track
 
 
+def _uses_torch(args: argparse.Namespace) -> bool:
+    """Whether the command runs networks (and so imports PyTorch)."""
+    return args.command in (_train, _evaluate, _label, _follow) or getattr(args, "learn", False)
+
+
 def _load_torch() -> None:
     """Import PyTorch, which takes seconds the first time, saying so when it does."""
     with announced("loading PyTorch"):
@@ -1018,7 +1022,10 @@ def _run_tracking(
     """Track with each controller, then print a summary and a per-joint table of each."""
     from invdyn.control.tracking import compare
 
-    results = compare(model, trajectory, controllers, bandwidth=bandwidth, **options)
+    # without progress bars (--no-progress, or output into a file) the wait says what it is
+    simulating = f"simulating {model.name} under {', '.join(controllers)}"
+    with contextlib.nullcontext() if options.get("progress") else announced(simulating):
+        results = compare(model, trajectory, controllers, bandwidth=bandwidth, **options)
     rows = []
     for name, result in results.items():
         torques = [joint.rms_torque for joint in result.joints]
@@ -1730,7 +1737,9 @@ def _wbc(args: argparse.Namespace) -> int:
         pose=None if args.pose is None else _pose(args.pose),
         **given,
     )
-    run = run_balance(model, scenario, progress=not args.no_progress)
+    simulating = f"simulating {model.name}: {scenario.name} for {scenario.duration:g} s"
+    with contextlib.nullcontext() if not args.no_progress else announced(simulating):
+        run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
     ended, outcome = "", "fell" if run.fell else "stood"
     if run.fell_at is not None:

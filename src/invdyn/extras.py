@@ -8,22 +8,35 @@ lacks one fails at once rather than after minutes of work.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
+import re
 
 from invdyn.errors import MissingExtraError
-
-#: the packages each extra brings, by their names on the package index
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "sim": ("mujoco", "gymnasium"),
-    "oracle": ("pin", "example-robot-data"),
-    "learn": ("torch", "safetensors", "pyarrow", "h5py", "av"),
-    "control": ("proxsuite",),
-    "ray": ("ray",),
-}
 
 #: how to install torch without a CUDA build, which a plain ``pip install torch`` fetches on
 #: Linux (several GB)
 CPU_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+@functools.cache
+def extra_packages() -> dict[str, tuple[str, ...]]:
+    """The packages of each extra, by their names on the package index, as the installed
+    package's metadata declares them (pyproject.toml's optional-dependencies); empty where
+    invdyn runs from its sources without being installed."""
+    try:
+        requirements = importlib.metadata.requires("invdyn") or []
+    except importlib.metadata.PackageNotFoundError:
+        return {}
+    packages: dict[str, tuple[str, ...]] = {}
+    for requirement in requirements:
+        extra, name = _EXTRA.search(requirement), _NAME.match(requirement)
+        if extra is not None and name is not None:
+            packages[extra[1]] = (*packages.get(extra[1], ()), name[0])
+    return packages
 
 
 def installed(package: str) -> bool:
@@ -38,7 +51,8 @@ def installed(package: str) -> bool:
 def require_extras(*extras: str, purpose: str) -> None:
     """Raise MissingExtraError, naming the extras and packages, unless every package of
     `extras` is installed; `purpose` says what needs them (``"invdyn train"``)."""
-    absent = {extra: [p for p in EXTRAS[extra] if not installed(p)] for extra in extras}
+    declared = extra_packages()
+    absent = {e: [p for p in declared.get(e, ()) if not installed(p)] for e in extras}
     absent = {extra: packages for extra, packages in absent.items() if packages}
     if not absent:
         return

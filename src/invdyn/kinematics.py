@@ -462,8 +462,7 @@ def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
 def frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
     """`_frame_target` of every frame, by name and by index, built once per model (and by an
     eager call: torch.compile traces the model's integer arrays as tensors, whose values it
-    cannot branch on). The placement rows stay writable, like `Model.kernel_data`: the
-    compiled signatures take writable arrays."""
+    cannot branch on, and whose numpy calls it traces: the rows stay as numpy makes them)."""
     return model.derived(_frame_targets)
 
 

@@ -295,14 +295,19 @@ def launch(
     # Triton launches on the current device; the interpreter (TRITON_INTERPRET=1) on the CPU;
     # a kernel's first launch on a device compiles it, or loads it from Triton's cache
     first = (kernel, q.device) not in _LAUNCHED
-    compiling = f"compiling the fused rnea kernel of {model.name} ({q.dtype}, {q.device})"
     with (
         torch.cuda.device(q.device) if q.is_cuda else contextlib.nullcontext(),
-        announced(compiling) if first else contextlib.nullcontext(),
+        _compiling(model, q) if first else contextlib.nullcontext(),
     ):
         kernel[grid](*arrays, *strides, batch, BLOCK=shape.block, num_warps=shape.warps)
     _LAUNCHED.add((kernel, q.device))
     return tau
+
+
+def _compiling(model: Model, q: Tensor) -> contextlib.AbstractContextManager[None]:
+    """A first launch, which compiles the kernel (or loads it from Triton's cache), saying so
+    when it lasts."""
+    return announced(f"compiling the fused rnea kernel of {model.name} ({q.dtype}, {q.device})")
 
 
 class _FusedRnea(torch.autograd.Function):

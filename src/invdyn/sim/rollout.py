@@ -12,7 +12,6 @@ A controller that raises `StopRollout` ends the run there (the robot fell, say).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import dataclasses
 import math
@@ -27,7 +26,6 @@ from tqdm.auto import tqdm
 
 from invdyn._arrays import as_finite_array, check_positive
 from invdyn._files import atomic_open
-from invdyn._waits import announced
 from invdyn.configuration import (
     integrate,
     mujoco_index,
@@ -206,12 +204,7 @@ def rollout(
         mujoco.mjtWarning.mjWARN_BADQVEL,
     ]
 
-    # without a bar, a long simulation says what it is doing all the same
-    simulating = f"simulating {model.name} for {nsteps * period:g} s"
-    with (
-        tqdm(total=nsteps, disable=not progress, desc=f"rollout {model.name}", unit="step") as bar,
-        contextlib.nullcontext() if progress else announced(simulating),
-    ):
+    with tqdm(total=nsteps, disable=not progress, desc=f"rollout {model.name}", unit="step") as bar:
         for k in range(count):
             t = k * period
             qpos_log[k], qvel_log[k] = data.qpos, data.qvel

@@ -420,8 +420,14 @@ PyObject* lane_sin_cos_of(PyObject*, PyObject* x) {
 #define ENTRY(name, doc) \
   {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(name)), METH_FASTCALL, doc}
 
-// num_threads() -> the threads a large batch runs on
-PyObject* num_threads(PyObject*, PyObject*) { return PyLong_FromLong(pool_threads()); }
+// num_threads() -> the threads a large batch runs on: the pool's, started if need be
+PyObject* num_threads(PyObject*, PyObject*) {
+  try {
+    return PyLong_FromLong(shared_pool().size());
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+}
 
 PyMethodDef methods[] = {
     ENTRY(rnea_vector, "rnea_vector(ints, reals, q, v, a, tau) -> status"),
