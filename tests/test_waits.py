@@ -47,24 +47,21 @@ def test_the_command_line_sends_the_lines_to_stderr(monkeypatch: pytest.MonkeyPa
     assert len(said) == 2
 
 
-def test_a_short_step_says_nothing(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("after", "pause", "records"), [(5.0, 0.0, 0), (0.01, 0.1, 2)])
+def test_a_short_step_says_nothing_and_a_handled_one_nothing_of_its_own(
+    after: float,
+    pause: float,
+    records: int,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A step shorter than `after` says nothing; a longer one, whose lines a logging handler
+    takes (pytest's here), writes nothing to the terminal itself."""
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    with caplog.at_level(logging.INFO, logger="invdyn"), announced("compiling x", after=5.0):
-        pass
-    assert not caplog.records and not terminal.getvalue()
-
-
-def test_where_a_handler_takes_the_lines_the_terminal_shows_none_of_its_own(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stream = _Terminal()
-    monkeypatch.setattr("sys.stderr", stream)
-    with caplog.at_level(logging.INFO, logger="invdyn"), announced("loading y", after=0.01):
-        time.sleep(0.1)
-    assert len(caplog.records) == 2 and not stream.getvalue()
+    with caplog.at_level(logging.INFO, logger="invdyn"), announced("loading y", after=after):
+        time.sleep(pause)
+    assert len(caplog.records) == records and not terminal.getvalue()
 
 
 def test_an_error_in_the_step_passes_through() -> None:
