@@ -64,6 +64,15 @@ def test_a_short_step_says_nothing_and_a_handled_one_nothing_of_its_own(
     assert len(caplog.records) == records and not terminal.getvalue()
 
 
+def test_a_step_with_a_bar_of_its_own_says_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logging.getLogger("invdyn"), "propagate", False)
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with announced("compiling x", after=0.01, when=False):
+        time.sleep(0.1)
+    assert not terminal.getvalue()
+
+
 def test_an_error_in_the_step_passes_through() -> None:
     with pytest.raises(ValueError, match="bad"), announced("z", after=5.0):
         raise ValueError("bad")

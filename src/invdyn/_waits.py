@@ -32,9 +32,12 @@ def _say(message: str) -> None:
 
 
 @contextmanager
-def announced(what: str, *, after: float = SILENT_S) -> Iterator[None]:
+def announced(what: str, *, after: float = SILENT_S, when: bool = True) -> Iterator[None]:
     """Run the block; once it has lasted `after` seconds, say ``what...``, and when it ends
-    how long it took."""
+    how long it took; say nothing unless `when` (a step with a progress bar of its own)."""
+    if not when:
+        yield
+        return
     start = time.perf_counter()
     said = threading.Event()
 

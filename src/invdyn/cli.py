@@ -1024,7 +1024,7 @@ def _run_tracking(
 
     # without progress bars (--no-progress, or output into a file) the wait says what it is
     simulating = f"simulating {model.name} under {', '.join(controllers)}"
-    with contextlib.nullcontext() if options.get("progress") else announced(simulating):
+    with announced(simulating, when=not options.get("progress")):
         results = compare(model, trajectory, controllers, bandwidth=bandwidth, **options)
     rows = []
     for name, result in results.items():
@@ -1738,7 +1738,7 @@ def _wbc(args: argparse.Namespace) -> int:
         **given,
     )
     simulating = f"simulating {model.name}: {scenario.name} for {scenario.duration:g} s"
-    with contextlib.nullcontext() if not args.no_progress else announced(simulating):
+    with announced(simulating, when=args.no_progress):
         run = run_balance(model, scenario, progress=not args.no_progress)
     summary = run.summary()
     ended, outcome = "", "fell" if run.fell else "stood"

@@ -269,7 +269,9 @@ def train(
                         # this process's share of the batch, weighted so that the gradients that
                         # the processes average are the whole batch's
                         local, weight = distributed.share(rows)
-                        with _compiling(tc.compile and epoch == start and b == 0):
+                        # a compiled model's first step compiles it: up to a minute
+                        first = tc.compile and epoch == start and b == 0
+                        with announced("compiling the frame encoders", when=first):
                             loss, batch_metrics = step(data.batch(local))
                             optimizer.zero_grad(set_to_none=True)
                             (loss * weight).backward()
@@ -337,11 +339,6 @@ class _Loss(torch.nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
         return self.model.loss(batch)
-
-
-def _compiling(first_step: bool) -> contextlib.AbstractContextManager[None]:
-    """Where the first step of a compiled model compiles it (up to a minute), saying so."""
-    return announced("compiling the frame encoders") if first_step else contextlib.nullcontext()
 
 
 def _compile_encoders(model: InverseDynamicsModel) -> None:
