@@ -1,6 +1,6 @@
 """Whole-body control step time: set-up and solve of the QP, per control step, in closed loop.
 
-Each robot sways in MuJoCo (`invdyn.control.balance`, 2 cm at 0.5 Hz) under the
+Each robot sways in MuJoCo (`invdyn.experiments.balance`, 2 cm at 0.5 Hz) under the
 `WholeBodyController`; every step records the seconds it spent setting the QP up (dynamics,
 kinematics, tasks, matrices) and solving it (ProxQP, warm-started). The table gives their
 medians and 90th percentiles over the run, against the goals (1 ms for a quadruped, 3 ms for a
@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 import invdyn
-from invdyn.control.balance import Scenario, run_balance
+from invdyn.experiments.balance import Scenario, run_balance
 from invdyn.io import robots
 from tables import table
 

@@ -16,8 +16,8 @@ import numpy as np
 import invdyn
 from invdyn.configuration import difference
 from invdyn.control import Gains, computed_torque, minimum_jerk
-from invdyn.control.tracking import end_effector
 from invdyn.io.robots import is_installed
+from invdyn.kinematics import end_effector
 from invdyn.sim import Plant, rollout
 
 # the Panda when example-robot-data is installed, else invdyn's double pendulum

@@ -789,7 +789,7 @@ def test_collect_with_a_payload_then_identify(
     assert status == 0 and "scores are of fitted data" in err, err
     assert "torque nMSE on the 2 episodes of 2" in printed, printed
     # the written URDF holds the load: its gravity torques are the plant's, not the model's
-    from invdyn.control.tracking import end_effector
+    from invdyn.kinematics import end_effector
     from invdyn.sim import Plant, plant_model
 
     panda = invdyn.load("panda")

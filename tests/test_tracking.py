@@ -22,14 +22,14 @@ import pytest
 import invdyn
 from conftest import requires_erd
 from invdyn.control import CONTROLLERS, Gains, JointTrajectory, minimum_jerk, via_points
-from invdyn.control.tracking import (
+from invdyn.experiments.tracking import (
     DEFAULT_BANDWIDTH,
     TrackingResult,
     compare,
-    end_effector,
     track,
     workspace_motion,
 )
+from invdyn.kinematics import end_effector
 from invdyn.model import Model
 from invdyn.sim import Plant
 

@@ -88,8 +88,8 @@ def test_a_controller_keeps_its_colour_whichever_others_it_is_drawn_with() -> No
     """The demo draws every controller, then three of them with model error: each keeps its
     colour in both figures, so that the two read side by side."""
     pytest.importorskip("mujoco")
-    from invdyn.control.tracking import track
     from invdyn.control.trajectories import minimum_jerk
+    from invdyn.experiments.tracking import track
     from invdyn.viz.plots import plot_tracking
 
     model = invdyn.load("pendulum")

@@ -17,20 +17,20 @@ from invdyn.configuration import random_configuration
 pytest.importorskip("mujoco")
 pytest.importorskip("proxsuite")
 
-from invdyn.control.balance import (
-    STANCES,
-    Scenario,
-    foot_contacts,
-    run_balance,
-    standing,
-    with_stance,
-)
 from invdyn.control.wbc import (
     CenterOfMassTask,
     OrientationTask,
     PointContact,
     PostureTask,
     WholeBodyController,
+)
+from invdyn.experiments.balance import (
+    STANCES,
+    Scenario,
+    foot_contacts,
+    run_balance,
+    standing,
+    with_stance,
 )
 from invdyn.sim import Plant, rollout
 
@@ -106,7 +106,7 @@ def test_go1_scenarios(load_robot, name):
     on the base for 0.1 s without falling, its centre of mass back within 1 cm, and lifts a
     foot by 5 cm on the other three; the controller's forces stay in the cones and its
     torques within the limits."""
-    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.experiments.balance import Scenario, run_balance
 
     go1 = load_robot("go1", floating_base=True)
     run = run_balance(go1, Scenario(name=name, duration=3.5))
@@ -198,7 +198,7 @@ def test_wbc_command(tmp_path, capsys):
 def test_humanoid_sways_on_flat_feet(load_robot):
     """Talos (90 kg) on the four corners of each sole, held still as whole feet: it sways 2 cm
     within 1 cm RMS, its forces in the cones and its torques within the limits."""
-    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.experiments.balance import Scenario, run_balance
 
     talos = load_robot("talos", floating_base=True)
     run = run_balance(talos, Scenario(name="sway", duration=2.0))
@@ -213,7 +213,7 @@ def test_a_urdf_rooted_at_a_world_link_floats_stands_and_is_pushed(solo, tmp_pat
     Floated, that link is body 0, whose name MuJoCo keeps for its own world body: the
     simulation names it apart, and a push finds it by its joint."""
     from invdyn import cli
-    from invdyn.control.balance import Scenario, foot_contacts, run_balance, standing
+    from invdyn.experiments.balance import Scenario, foot_contacts, run_balance, standing
 
     root = solo.body_name[0]
     bolted = (
@@ -272,8 +272,8 @@ def test_contact_inverse_dynamics(solo):
 def test_tasks_and_contacts_that_change(solo, load_robot):
     """A task that replaces another holds its own reference; contacts on one body (iCub's foot
     and sole frames) are held as one body; bad tasks and limits name themselves."""
-    from invdyn.control.balance import Scenario, foot_contacts
     from invdyn.control.wbc import FramePositionTask
+    from invdyn.experiments.balance import Scenario, foot_contacts
 
     q = _standing(solo)
     rng = np.random.default_rng(1)
@@ -316,7 +316,7 @@ def test_a_humanoid_stands_on_the_soles_it_is_told_of(load_robot):
     """G1's URDF names no foot: told its ankle links are flat feet, the corners of its soles
     (its collision spheres) and its neutral pose, it stands on all eight corners, level on
     the ground, its weight shared between them."""
-    from invdyn.control.balance import Scenario, foot_contacts, run_balance, standing
+    from invdyn.experiments.balance import Scenario, foot_contacts, run_balance, standing
 
     g1 = load_robot("g1", floating_base=True)
     feet = ("left_ankle_roll_link", "right_ankle_roll_link")
@@ -379,7 +379,7 @@ def test_dependent_contact_constraints_keep_the_qp_solvable(load_robot):
     their rows are dependent, and feet that slip (any velocity) ask for contact accelerations
     outside their range. The QP holds what can be held, and the feet's accelerations there
     are those of the drift's least-squares solution."""
-    from invdyn.control.balance import Scenario, foot_contacts, standing
+    from invdyn.experiments.balance import Scenario, foot_contacts, standing
 
     robot = load_robot("quadruped", floating_base=True)
     scenario = Scenario(feet=("FL_contact", "FR_contact", "BL_contact", "BR_contact"))
@@ -398,7 +398,7 @@ def test_dependent_contact_constraints_keep_the_qp_solvable(load_robot):
 
 
 def test_named_feet_soles_and_poses_are_checked(load_robot):
-    from invdyn.control.balance import Scenario, foot_contacts, standing
+    from invdyn.experiments.balance import Scenario, foot_contacts, standing
 
     with pytest.raises(
         invdyn.InputError, match=r"Scenario.sole \(--sole\) must be five finite numbers"
@@ -482,7 +482,7 @@ def test_missing_solver_says_how_to_install_it(solo, monkeypatch):
 
 
 def test_bad_feet_and_scenarios_name_themselves():
-    from invdyn.control.balance import Scenario
+    from invdyn.experiments.balance import Scenario
     from invdyn.sim import Plant
 
     with pytest.raises(invdyn.InputError, match="Plant.feet must be a sequence of feet"):
@@ -520,7 +520,7 @@ def test_feet_on_a_frame_fixed_to_the_world_are_refused(load_robot):
 def test_effort_zero_bounds_no_joint(load_robot):
     """Romeo's URDF gives its hands effort="0", a limit nobody gave: the controller leaves
     them unbounded, as the plant does; a bad limit of the caller's names its joints."""
-    from invdyn.control.balance import Scenario, foot_contacts
+    from invdyn.experiments.balance import Scenario, foot_contacts
     from invdyn.sim import torque_limits
 
     romeo = load_robot("romeo", floating_base=True)
@@ -539,7 +539,7 @@ def test_effort_zero_bounds_no_joint(load_robot):
 def test_anymal_kinova_stands_as_its_own_srdf_says(load_robot, monkeypatch):
     """Its own anymal-kinova.srdf, not ANYmal's (whose arm at 0 is outside the Kinova's
     limits): it stands; a start outside the limits is refused, naming the joints."""
-    from invdyn.control import balance
+    from invdyn.experiments import balance
     from invdyn.io.srdf import reference_configurations, robot_configurations
 
     robot = load_robot("anymal_kinova", floating_base=True)
@@ -561,7 +561,7 @@ def test_centre_of_mass_references_start_at_rest_and_are_differentiated(name):
     """Each reference starts at rest where the robot stands; the sway keeps to its amplitude
     either way, the squat goes down to twice it and back; rates and accelerations are the
     references' time derivatives."""
-    from invdyn.control.balance import Scenario
+    from invdyn.experiments.balance import Scenario
 
     start = np.array([0.1, -0.2, 0.5])
     reference = Scenario(name=name, duration=4.0, amplitude=0.03, frequency=0.5).reference(start)
@@ -584,7 +584,7 @@ def test_centre_of_mass_references_start_at_rest_and_are_differentiated(name):
 def test_a_push_that_throws_the_robot_ends_the_run(solo, tmp_path):
     """50 N throws Solo12 (2.5 kg): once its capture point leaves its feet the run stops
     there, fallen, with what it has to report and plot."""
-    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.experiments.balance import Scenario, run_balance
     from invdyn.viz.plots import plot_balance
 
     run = run_balance(solo, Scenario(name="push", push=50.0, push_start=0.1, duration=0.5))
@@ -612,7 +612,7 @@ def test_a_robot_that_falls_while_its_qp_is_solved_has_fallen(load_robot):
     """Bolt, a biped on two point feet, cannot hold its pitch on them: the QP is solved at
     every step while it tips over, and its capture point leaving the line of its feet ends
     the run."""
-    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.experiments.balance import Scenario, run_balance
 
     run = run_balance(load_robot("bolt", floating_base=True), Scenario(duration=0.3))
     assert run.fell and run.fell_at is not None and run.fell_at < 0.3
@@ -624,7 +624,7 @@ def test_flat_feet_start_level_and_a_singular_mass_matrix_is_refused(load_robot)
     """iCub's SRDF stands it with both soles pitched 3.6 degrees: its base is turned to level
     them. Its neck moves links of no inertia, which no simulation can follow: refused by
     joint name, and with armature it stands."""
-    from invdyn.control.balance import (
+    from invdyn.experiments.balance import (
         LEVEL_TOLERANCE,
         Scenario,
         foot_contacts,
@@ -661,8 +661,8 @@ def test_a_qp_failure_of_a_robot_that_stands_ends_the_run_with_its_report(
     is reported, plotted and marked unsolved, and the command fails; at the first step there
     is nothing to report, and the error is raised."""
     from invdyn import cli
-    from invdyn.control.balance import Scenario, run_balance
     from invdyn.control.wbc import QPError
+    from invdyn.experiments.balance import Scenario, run_balance
 
     def fails_at(step):
         def failing(self, *args):
@@ -719,7 +719,7 @@ def _mjcf_quadruped(keyframe: str) -> str:
 def test_an_mjcf_robot_stands_in_its_keyframe(tmp_path: Path) -> None:
     """A menagerie-style MJCF quadruped without SRDF files: its 'home' keyframe is the standing
     pose; without one, the error names where it looked."""
-    from invdyn.control.balance import Scenario, foot_contacts, standing
+    from invdyn.experiments.balance import Scenario, foot_contacts, standing
 
     legs = " ".join(["0 0.8 -1.6"] * 4)
     path = tmp_path / "quad.xml"

@@ -38,11 +38,11 @@ from invdyn._files import (
     write_json,
 )
 from invdyn._waits import announced, on_stderr
-from invdyn.control.balance import SCENARIOS, STANCES, STANDING
 from invdyn.control.computed_torque import CONTROLLERS
-from invdyn.control.tracking import DEFAULT_BANDWIDTH
 from invdyn.control.trajectories import LIMIT_CHECK_HINT, from_csv
 from invdyn.errors import InputError, InvdynError, warn
+from invdyn.experiments.balance import SCENARIOS, STANCES, STANDING
+from invdyn.experiments.tracking import DEFAULT_BANDWIDTH
 from invdyn.extras import require_extras
 from invdyn.io import names_a_file, robots
 from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, TABLE_SUFFIXES, Episode, Imported
@@ -878,7 +878,8 @@ def _label_extras(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from invdyn.control.tracking import end_effector, workspace_motion
+    from invdyn.experiments.tracking import workspace_motion
+    from invdyn.kinematics import end_effector
 
     _positive_option("--duration", args.duration)
     _output_directory(args.out)
@@ -940,7 +941,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _track(args: argparse.Namespace) -> int:
-    from invdyn.control.tracking import workspace_motion
+    from invdyn.experiments.tracking import workspace_motion
 
     controllers = _controller_names(args.controller)
     _output_directory(args.out)
@@ -1020,7 +1021,7 @@ def _run_tracking(
     **options: Any,
 ) -> dict[str, Any]:
     """Track with each controller, then print a summary and a per-joint table of each."""
-    from invdyn.control.tracking import compare
+    from invdyn.experiments.tracking import compare
 
     # without progress bars (--no-progress, or output into a file) the wait says what it is
     simulating = f"simulating {model.name} under {', '.join(controllers)}"
@@ -1702,7 +1703,7 @@ def _train_config(args: argparse.Namespace, dataset: Any) -> Any:
 
 
 def _wbc(args: argparse.Namespace) -> int:
-    from invdyn.control.balance import Scenario, run_balance
+    from invdyn.experiments.balance import Scenario, run_balance
     from invdyn.viz.plots import plot_balance, save_figure
 
     _output_directory(args.out)
@@ -1874,7 +1875,7 @@ def _follow(args: argparse.Namespace) -> int:
     plant = None
     mass_scale = _mass_scale(args.mass_error)
     if args.payload is not None or mass_scale != 1.0 or args.damping != 0.0:
-        from invdyn.control.tracking import end_effector
+        from invdyn.kinematics import end_effector
         from invdyn.learn.data import read_info
         from invdyn.learn.follow import recording_plant
         from invdyn.sim.collect import load_robot_source
@@ -2005,7 +2006,7 @@ def _add_plant_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") -
 
 def _plant(args: argparse.Namespace, model: Model) -> Any:
     """The `invdyn.sim.Plant` of the plant options."""
-    from invdyn.control.tracking import end_effector
+    from invdyn.kinematics import end_effector
 
     if args.payload_frame is not None and not args.payload:
         raise InputError("--payload-frame places the --payload: give a mass too")

@@ -490,3 +490,54 @@ def _frame_index(model: Model, frame: str | int) -> int:
         f"frame must be a frame name or an index from {-count} to {count - 1} (negative ones "
         f"count from the end), got {frame!r}"
     )
+
+
+# a branch lighter than this share of the subtree where it branches off, and than this
+# mass (kg), is a finger
+FINGER_SHARE = 0.25
+FINGER_MASS = 0.5
+
+
+def end_effector(model: Model) -> str:
+    """The body that carries a payload by default: the end of the longest chain of revolute
+    or continuous joints (an arm's, not a wheel's or a head's; the last of equally long ones),
+    or, where that chain ends in a finger (a branch lighter than `FINGER_MASS` and than
+    `FINGER_SHARE` of the subtree it branches off), the last turning body before the fingers,
+    the wrist; the last body when nothing turns. A gripper of one turning jaw, which branches
+    off nothing, ends the arm: its jaw carries the payload.
+
+    Raises:
+      InputError: the model has no body.
+    """
+    if model.nbody == 0:
+        raise InputError(f"{model.name} has no moving body to carry a payload")
+    parent = np.asarray(model.body_parent, dtype=np.int64)
+    turning = np.isin(model.jnt_type, (JointType.REVOLUTE, JointType.CONTINUOUS))
+    if not turning.any():
+        return model.body_name[model.nbody - 1]
+    # turning joints from the root to each body (parents come before children); each body's
+    # subtree's mass and whether it turns (accumulated from the children backwards)
+    chain = np.zeros(model.nbody, dtype=np.int64)
+    for i in range(model.nbody):
+        chain[i] = (chain[parent[i]] if parent[i] >= 0 else 0) + int(turning[i])
+    mass = model.subtree_mass
+    turns = turning.copy()
+    for i in range(model.nbody - 1, -1, -1):
+        if parent[i] >= 0:
+            turns[parent[i]] |= turns[i]
+    end = int(np.flatnonzero(turning & (chain == chain[turning].max()))[-1])
+    # up from the end to the first branch: a finger's, or the arm's own
+    node = end
+    while parent[node] >= 0:
+        branch = parent[node]
+        others = (parent == branch) & turns
+        others[node] = False
+        if others.any():
+            if mass[node] >= min(FINGER_SHARE * mass[branch], FINGER_MASS):
+                break
+            wrist = branch
+            while wrist >= 0 and not turning[wrist]:
+                wrist = parent[wrist]
+            return model.body_name[wrist if wrist >= 0 else end]
+        node = branch
+    return model.body_name[end]

@@ -21,9 +21,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_count
 from invdyn.control.computed_torque import effort_limits
-from invdyn.control.tracking import end_effector
 from invdyn.errors import InputError
 from invdyn.io.mjcf import combine_inertias
+from invdyn.kinematics import end_effector
 from invdyn.model import Model
 
 Float = NDArray[np.float64]
@@ -80,7 +80,7 @@ class Plant:
       payload: mass in kg of a point load rigidly attached at `payload_frame`, >= 0.
       payload_frame: name of a frame (`Model.frame_name`) or of a body (`Model.body_name`)
         that carries the payload; None for the end effector of the longest arm
-        (`invdyn.control.tracking.end_effector`).
+        (`invdyn.kinematics.end_effector`).
       payload_offset: (3,) position of the payload in `payload_frame`, in metres.
       mass_scale: factor on every link's mass and rotational inertia (centres of mass stay),
         > 0; the payload and the joint armature are not scaled.
@@ -275,7 +275,7 @@ def payload_point(model: Model, plant: Plant) -> tuple[int, Float]:
     Args:
       model: the robot.
       plant: the plant; its ``payload_frame`` names a frame or a body of `model`, None for its
-        end effector (`invdyn.control.tracking.end_effector`).
+        end effector (`invdyn.kinematics.end_effector`).
 
     Returns:
       The body index and the (3,) position of the payload in the body frame.

@@ -153,7 +153,7 @@ def plot_tracking(
     columns with each controller's error norm ``|e(t)|`` on a log scale.
 
     Args:
-      results: controller name -> `invdyn.control.tracking.TrackingResult`, in column order.
+      results: controller name -> `invdyn.experiments.tracking.TrackingResult`, in column order.
       labels: (nv,) a name per degree of freedom, for the legend.
       title: figure title.
 
@@ -365,7 +365,7 @@ def _most_loaded(axis: Any, time: Any, loads: Any, names: Sequence[str]) -> None
 
 
 def plot_balance(run: Any, title: str) -> Figure:
-    """A balance run (`invdyn.control.balance.BalanceRun`): the centre of mass against its
+    """A balance run (`invdyn.experiments.balance.BalanceRun`): the centre of mass against its
     reference on each axis, the feet's normal forces, and each limited joint's torque as a
     share of its limit (each joint's torque for a robot without limits)."""
     from matplotlib.figure import Figure
