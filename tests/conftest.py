@@ -72,6 +72,19 @@ def unannounced(err: str) -> str:
     return _ANNOUNCED.sub("", err)
 
 
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the ``invdyn`` command with arguments `argv` in this process.
+
+    Returns:
+      The exit status and what it printed on standard output and standard error.
+    """
+    from invdyn.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def mujoco_mass_matrix(mj_model, data) -> np.ndarray:
     """(nv, nv) MuJoCo's dense mass matrix of `data` (after mj_forward or mj_fwdPosition), in
     MuJoCo 3's and 4's calling conventions."""

@@ -604,9 +604,10 @@ def test_a_dataset_of_frames_alone_is_said_to_have_no_state(ensemble, tmp_path):
     """A model of the state given a dataset of plain video frames: the message says that the
     dataset has no state, not that its state has 0 entries."""
     pytest.importorskip("av")
+    from test_learn_video import pattern
+
     from invdyn.learn.data import import_videos
     from invdyn.learn.video import encode_video
-    from test_learn_video import pattern
 
     clip = encode_video(tmp_path / "clip.mp4", pattern(6, 32, 48), 20.0)
     frames = import_videos(clip, tmp_path / "frames")

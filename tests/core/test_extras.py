@@ -22,7 +22,7 @@ def _without(monkeypatch: pytest.MonkeyPatch, *packages: str) -> None:
 
 def test_the_extras_are_those_of_pyproject() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
-    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
     names = {
         extra: tuple(re.match(r"[A-Za-z0-9._-]+", r)[0] for r in requirements)

@@ -23,6 +23,8 @@ pytest.importorskip("safetensors")
 pytest.importorskip("pyarrow")
 pytest.importorskip("mujoco")
 
+from test_learn_models import train_killed_after
+
 import invdyn
 from conftest import written_like
 from invdyn import InputError
@@ -43,7 +45,6 @@ from invdyn.learn.evaluate import (
 from invdyn.learn.train import INHERITED, train
 from invdyn.sim.collect import CollectedEpisode, Collection, collect_gym, collect_robot
 from invdyn.viz.plots import plot_predictions
-from test_learn_models import train_killed_after
 
 requires_gym = pytest.mark.skipif(
     importlib.util.find_spec("gymnasium") is None, reason="gymnasium is not installed"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from invdyn.learn.data import read_dataset, read_metadata
-from test_cli import run
 from test_learn_data import write_minari, write_robomimic
+
+from conftest import run
+from invdyn.learn.data import read_dataset, read_metadata
 
 pytest.importorskip("pyarrow")
 h5py = pytest.importorskip("h5py")

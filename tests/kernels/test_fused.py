@@ -127,7 +127,9 @@ def test_kernel_run_by_tritons_interpreter_equals_numpy():
     """The kernel as Triton runs it, by its interpreter on the CPU, in a process of its own:
     the interpreter is chosen when Triton is imported."""
     calls = [f"t.interpreted_rnea_equals_numpy({n!r}, {f})" for n, f in INTERPRETED_ROBOTS]
-    path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    # this file, and the conftest it imports, one folder up
+    here = Path(__file__).parent
+    path = os.pathsep.join([str(here), str(here.parent), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": path}
     code = "; ".join(["import test_fused as t", *calls])
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

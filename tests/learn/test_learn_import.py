@@ -17,7 +17,9 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("PIL")
 
 from PIL import Image
+from test_learn_video import pattern
 
+from conftest import run
 from invdyn import DataError, InputError
 from invdyn.learn import keys
 from invdyn.learn.data import import_videos, read_dataset, read_metadata
@@ -29,7 +31,6 @@ from invdyn.learn.video import (
     read_video,
     scan_sources,
 )
-from test_learn_video import pattern
 
 FPS = 20.0
 KEY = keys.OBS_IMAGE_PREFIX + "video"
@@ -373,7 +374,6 @@ def test_invdyn_import_takes_videos_and_image_folders(
     """`invdyn import` detects a video file, or a folder of videos and image folders, and
     imports it as `import_videos` does, with --camera, --size and --fps; options of the other
     formats are refused."""
-    from test_cli import run
 
     source = tmp_path / "clips"
     source.mkdir()

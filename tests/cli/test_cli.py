@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import requires_erd, unannounced, written_like
+from conftest import requires_erd, run, unannounced, written_like
 from invdyn import cli
 from invdyn.cli import main
 from invdyn.configuration import random_configuration
@@ -23,12 +23,6 @@ from invdyn.learn.config import preset
 from invdyn.learn.data import read_dataset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -583,7 +577,7 @@ def test_ctrl_c_while_invdyn_loads_is_one_line() -> None:
     """Ctrl-C while the console script imports invdyn (torch or MuJoCo may take a while)
     ends it as a Ctrl-C during a command does: status 130, one line, no traceback."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
-    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
     entry = tomllib.loads(pyproject.read_text())["project"]["scripts"]["invdyn"]
     module, function = entry.split(":")
     code = _STALLED_ENTRY_POINT.format(module=module, function=function)
