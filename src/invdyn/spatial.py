@@ -137,7 +137,7 @@ def rotation_vector(rotation: Float) -> Float:
     """(3,) axis times angle (in [0, pi]) of a (3, 3) rotation matrix: the log map of SO(3).
 
     Near a half turn the axis comes from the symmetric part, elsewhere from the skew part;
-    accurate to about 1e-7 everywhere (scipy agrees; tests/test_spatial.py).
+    accurate to about 1e-7 everywhere (scipy agrees; tests/core/test_spatial.py).
     """
     rotation = np.asarray(rotation, dtype=np.float64)
     if rotation.shape != (3, 3):
