@@ -1,5 +1,7 @@
 """invdyn: inverse dynamics for robots, analytic and learned."""
 
+from typing import Any
+
 from invdyn._headless import choose_gl_backend
 from invdyn.centroidal import (
     center_of_mass,
@@ -32,7 +34,18 @@ from invdyn.regressor import inertial_parameters, joint_torque_regressor, with_p
 # before anything imports MuJoCo: none of the modules above does (see invdyn._headless)
 choose_gl_backend()
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str) -> Any:
+    """`__version__`, read from the installed package's metadata (pyproject.toml's version)
+    when first asked for: importing importlib.metadata takes longer than the rest of
+    ``import invdyn`` needs."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import version
+
+    globals()["__version__"] = found = version("invdyn")
+    return found
+
 
 __all__ = [
     "DataError",

@@ -59,9 +59,9 @@ def forward_kinematics(model: Model, q: Array) -> tuple[Array, Array]:
     ints, reals = packed(model)  # a model, or the error that says what was passed
     if type(q) is _ndarray and q.ndim == 1:
         # one float64 configuration takes the compiled path directly
-        world = _empty((model.nbody, 12))
-        if _single(cpu.forward_kinematics_vector, ints, reals, q, world):
-            return world[:, :9].reshape(model.nbody, 3, 3), world[:, 9:]
+        placements = _empty((model.nbody, 12))
+        if _single(cpu.forward_kinematics_vector, ints, reals, q, placements):
+            return placements[:, :9].reshape(model.nbody, 3, 3), placements[:, 9:]
     if any_tensor(q):
         return _tensor_forward_kinematics(model, q)
     world, lead = _world_placements(model, q)

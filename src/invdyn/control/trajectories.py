@@ -130,10 +130,8 @@ class CubicSpline:
 
     @classmethod
     def clamped(cls, times: Float, points: Float) -> CubicSpline:
-        """The C2 cubic spline through `points` with zero velocity at both ends.
-
-        Solves the tridiagonal system for the knot accelerations (moments) by the Thomas
-        algorithm; it is strictly diagonally dominant, so no pivoting is needed.
+        """The C2 cubic spline through `points` with zero velocity at both ends
+        (`scipy.interpolate.CubicSpline` with clamped ends).
 
         Args:
           times: (K,) strictly increasing knot times, K >= 2.
@@ -142,22 +140,12 @@ class CubicSpline:
         Returns:
           The spline.
         """
-        h = np.diff(times)
-        slopes = np.diff(points, axis=0) / h[:, None]
-        # tridiagonal system sub m[k-1] + diag m[k] + sup m[k+1] = rhs[k] for the moments m
-        sub = np.concatenate([[0.0], h])
-        sup = np.concatenate([h, [0.0]])
-        diag = 2.0 * (sub + sup)
-        zero = np.zeros((1, points.shape[1]))
-        rhs = 6.0 * np.diff(np.concatenate([zero, slopes, zero]), axis=0)
-        moments = _solve_tridiagonal(sub, diag, sup, rhs)
-        # per-interval coefficients from the moments at both ends
-        m0, m1 = moments[:-1], moments[1:]
-        h = h[:, None]
-        coefficients = np.stack(
-            [points[:-1], slopes - h * (2.0 * m0 + m1) / 6.0, m0 / 2.0, (m1 - m0) / (6.0 * h)],
-            axis=1,
-        )
+        # imported here, not with the module: scipy.interpolate takes longer to import than invdyn
+        from scipy.interpolate import CubicSpline as Interpolant
+
+        spline = Interpolant(times, points, axis=0, bc_type="clamped")
+        # scipy's (4, K - 1, n) coefficients run from the cubic term down
+        coefficients = np.moveaxis(spline.c[::-1], 0, 1)
         return cls(times=times, coefficients=coefficients)
 
     @property
@@ -698,27 +686,3 @@ def _finite_array(
     if not np.isfinite(array).all():
         raise InputError(f"{name} holds a non-finite value (NaN or inf)")
     return array
-
-
-def _solve_tridiagonal(sub: Float, diag: Float, sup: Float, rhs: Float) -> Float:
-    """(K, n) solution of a diagonally dominant tridiagonal system, by the Thomas algorithm.
-
-    Args:
-      sub: (K,) sub-diagonal, sub[0] unused.
-      diag: (K,) diagonal.
-      sup: (K,) super-diagonal, sup[-1] unused.
-      rhs: (K, n) right-hand sides.
-    """
-    size = len(diag)
-    c = np.zeros(size)
-    d = np.zeros_like(rhs)
-    # forward sweep: eliminate the sub-diagonal
-    c[0], d[0] = sup[0] / diag[0], rhs[0] / diag[0]
-    for k in range(1, size):
-        pivot = diag[k] - sub[k] * c[k - 1]
-        c[k] = sup[k] / pivot
-        d[k] = (rhs[k] - sub[k] * d[k - 1]) / pivot
-    # back substitution
-    for k in range(size - 2, -1, -1):
-        d[k] -= c[k] * d[k + 1]
-    return d

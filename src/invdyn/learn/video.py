@@ -16,8 +16,8 @@ and folders of images, at any depth, `scan_sources` counts their frames without 
 and `iter_sources` reads them, one at a time, at one size (Lanczos, each frame as it is
 decoded) and one frame rate, never resampled in time.
 
-Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow for images
-(a dependency of matplotlib).
+Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and its Pillow for images
+(which matplotlib brings too).
 """
 
 from __future__ import annotations
@@ -575,7 +575,7 @@ Source = str | os.PathLike[str]
 
 
 def _pil() -> tuple[ModuleType, ModuleType]:
-    """The ``PIL.Image`` and ``PIL.ImageOps`` modules (Pillow comes with matplotlib)."""
+    """The ``PIL.Image`` and ``PIL.ImageOps`` modules (Pillow: the learn extra, and matplotlib)."""
     try:
         from PIL import Image, ImageOps
     except ImportError as exc:  # pragma: no cover - matplotlib installs Pillow
