@@ -351,6 +351,7 @@ def _section_from_dict(cls: type[Any], section: str, data: Any) -> Any:
     _check_keys(section, data, [field.name for field in dataclasses.fields(cls)])
     return cls(**data)
 
+
 # named starting points; `Config.with_overrides` adjusts them
 PRESETS: dict[str, Config] = {
     "small": Config(
