@@ -11,7 +11,6 @@ The annotations handled are ``bool``, ``int``, ``float`` (finite), ``str`` and
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import typing
 from collections.abc import Iterable
@@ -26,7 +25,6 @@ _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
 
 
-@functools.cache
 def field_types(cls: type[Any]) -> dict[str, Any]:
     """The annotation of each field of the dataclass `cls`, by name, in field order."""
     hints = typing.get_type_hints(cls)

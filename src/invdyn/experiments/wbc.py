@@ -92,14 +92,19 @@ def run_wbc(config: WbcConfig, *, say: Say | None = None) -> Wbc:
     from invdyn.viz.plots import plot_balance, save_figure
 
     check_output_directory(config.out)
-    given = {name: getattr(config, name) for name in SCENARIO_OPTIONS}
-    given = {name: value for name, value in given.items() if value is not None}
+    given: dict[str, Any] = {
+        name: getattr(config, name)
+        for name in SCENARIO_OPTIONS
+        if getattr(config, name) is not None
+    }
     for name in given:
         if config.scenario not in SCENARIO_OPTIONS[name]:
             raise InputError(
                 f"--{name} sets {' and '.join(SCENARIO_OPTIONS[name])}, not {config.scenario}: "
                 f"pass --scenario {SCENARIO_OPTIONS[name][0]}"
             )
+    if config.sole is not None:
+        given["sole"] = config.sole
     check_positive_option("--duration", config.duration)
     if config.amplitude is not None:
         check_positive_option("--amplitude", config.amplitude)
@@ -117,7 +122,6 @@ def run_wbc(config: WbcConfig, *, say: Say | None = None) -> Wbc:
         feet=config.feet,
         soles=config.soles,
         pose=config.pose,
-        **({} if config.sole is None else {"sole": config.sole}),
         **given,
     )
     simulating = f"simulating {model.name}: {scenario.name} for {scenario.duration:g} s"

@@ -98,7 +98,7 @@ def follow_episode(config: FollowConfig) -> FollowResult | GoalResult:
     """
     plant = follow_plant(config)
     checkpoint = checkpoint_in(config.checkpoint)
-    options = {"episode": config.episode, "seconds": config.seconds, "plant": plant}
+    options: dict[str, Any] = {"episode": config.episode, "seconds": config.seconds, "plant": plant}
     if load_checkpoint(checkpoint).model.config.camera_names:
         return follow_frames(
             checkpoint,
