@@ -11,6 +11,10 @@ sample, which has no next one, and the samples within a filter length of its end
 filter has no data on one side, are left out. The base parameters are identified on the first
 episodes; on the held-out ones the report compares the normalised MSE of each joint's torque
 predicted by the model as described (its URDF) and as identified.
+
+`identify_run` is the work of ``invdyn ident``: its options checked, the robot chosen, the
+identification (and with `IdentConfig.learn` the networks of `invdyn.ident.hybrid`) fitted and
+written; `score_identification` that of ``invdyn evaluate`` given what it wrote.
 """
 
 from __future__ import annotations
