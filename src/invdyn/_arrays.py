@@ -188,3 +188,10 @@ def check_positive(name: str, x: object) -> float:
     if value <= 0.0:
         raise InputError(f"{name} must be positive, got {value}")
     return value
+
+
+def check_positive_option(option: str, value: float) -> None:
+    """`InputError` naming the command-line `option` unless `value` is a finite number above
+    zero."""
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{option} must be a positive number, got {value}")

@@ -1,5 +1,6 @@
 """Files: output written atomically, so that nothing the user had is lost to a half-written
-file, and input files checked to be files before they are opened."""
+file; input files checked to be files before they are opened; and output paths checked, before
+any work, to be writable and to stay out of the datasets and checkpoints that commands read."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ from typing import IO, Any
 import numpy as np
 
 from invdyn.errors import InputError
+
+INFO_PATH = "meta/info.json"
+"""A LeRobot dataset's description, relative to its folder: the file that makes one."""
+MODEL_FILE = "model.safetensors"
+"""A checkpoint's weights (`invdyn.learn.checkpoint`): the file that makes a directory one."""
 
 # what a path that is not a regular file is, by its stat.S_IS* test
 _NOT_FILES = (
@@ -49,6 +55,80 @@ def check_regular_file(path: str | os.PathLike[str], what: str) -> None:
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _NOT_FILES if test(mode)), "not a regular file")
         raise InputError(f"{os.fsdecode(path)}: {kind}, not {what}")
+
+
+def enclosing_dataset(path: str | os.PathLike[str]) -> Path | None:
+    """The LeRobot dataset that `path` lies inside (the nearest folder above it holding
+    `INFO_PATH` and a ``data`` folder), or None."""
+    for folder in Path(path).resolve().parents:
+        if (folder / INFO_PATH).is_file() and (folder / "data").is_dir():
+            return folder
+    return None
+
+
+def check_output_directory(path: str | os.PathLike[str] | None) -> None:
+    """`InputError`, before any work, when the output directory `path` (``--out``) is
+    something other than a directory, a dataset's (the results go into one of their own) or
+    one inside a dataset, a checkpoint's, or one that cannot be written or made (its nearest
+    existing ancestor a file, or not writable). None: no output directory, nothing to check."""
+    if path is None:
+        return
+    if Path(path).exists() and not Path(path).is_dir():
+        raise InputError(f"--out {path}: exists and is not a directory")
+    if (Path(path) / INFO_PATH).is_file():
+        raise InputError(f"--out {path}: holds a dataset; give a directory of its own")
+    check_apart_from_inputs("--out", Path(path), Path(path))
+    if Path(path).is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"--out {path}: is not writable")
+    reason = unmakeable(path)
+    if reason is not None:
+        raise InputError(f"--out {path}: {reason}")
+
+
+def check_apart_from_inputs(option: str, path: Path, folder: Path) -> None:
+    """`InputError` naming `option` when an output `path`, written into `folder`, would land
+    inside a dataset or in a trained model's checkpoint directory, whose files the commands
+    read."""
+    dataset = enclosing_dataset(path)
+    if dataset is not None:
+        raise InputError(f"{option} {path}: lies inside the dataset {dataset}; write beside it")
+    if (folder / MODEL_FILE).is_file():
+        raise InputError(
+            f"{option} {path}: would write into the checkpoint {folder}; write beside it"
+        )
+
+
+def check_json_path(path: Path | None, *, out: Path | None = None) -> None:
+    """`InputError`, before any work, when the JSON file `path` (``--json``) is a directory,
+    a file inside a dataset or a checkpoint, a stream that cannot be written, a file that
+    cannot be written (in a directory that cannot be made or written), or lies in the output
+    directory `out` (``--out``) itself, where a command writes its own files. None: no JSON
+    file, nothing to check."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"--json {path}: is a directory; give a file path")
+    if is_stream(path):
+        if not os.access(path, os.W_OK):
+            raise InputError(f"--json {path}: cannot be written")
+        return
+    check_apart_from_inputs("--json", path, path.parent)
+    problem = unmakeable(path.parent)
+    if problem is None and path.parent.exists():
+        try:  # the file is written next to it and renamed over it
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as error:
+            problem = f"cannot be written in {path.parent} ({error.strerror})"
+    if problem is not None:
+        raise InputError(f"--json {path}: {problem}")
+    if out is not None and (
+        path.absolute() == out.absolute() or out.absolute() in path.absolute().parents
+    ):
+        raise InputError(
+            f"--json {path}: inside --out {out}, where the command writes its own files; give "
+            "a path outside it"
+        )
 
 
 def unmakeable(directory: str | os.PathLike[str]) -> str | None:

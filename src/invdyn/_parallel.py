@@ -1,4 +1,5 @@
-"""Work on shards of a list in a pool of processes, in order, with a progress bar."""
+"""Work on shards of a list in a pool of processes, in order, with a progress bar; and the
+mark of the processes that a launcher starts (`LAUNCHED`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ Result = TypeVar("Result")
 
 #: shards per process: enough that a slow shard does not leave the other processes idle
 SHARDS_PER_WORKER = 4
+
+LAUNCHED = "INVDYN_TRAIN_NPROC"
+"""Set in the environment of the processes that ``invdyn train --nproc`` starts: their
+launcher, not each of them, says that a stop ended them."""
 
 
 def map_in_shards(

@@ -2,8 +2,9 @@
 importing torch, a fit or a simulation without a progress bar) runs under `announced`, which
 logs what it is doing to the ``invdyn`` logger once the step has lasted `SILENT_S`, then how
 long it took, and shows both on a terminal where no logging handler takes them. A step that
-finishes sooner says nothing. The command line sends the logger's records to standard error
-(`on_stderr`), so that its messages reach a terminal and a log file alike.
+finishes sooner says nothing; `say` logs a note the same way. The command line sends the
+logger's records to standard error (`on_stderr`), so that its messages reach a terminal and a
+log file alike.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 #: seconds a step runs before it says what it is doing
@@ -20,9 +21,14 @@ SILENT_S = 2.0
 
 logger = logging.getLogger("invdyn")
 
+Say = Callable[[str], None]
+"""Shows a person a line of text (``print``): the notes a long task gives as it goes, such as
+what it chose before a wait."""
 
-def _say(message: str) -> None:
-    """Log `message` at INFO; where no handler takes the ``invdyn`` logger's records (a
+
+def say(message: str) -> None:
+    """Log `message`, a note for a person (what a step is doing, where an interrupted one
+    left its work), at INFO; where no handler takes the ``invdyn`` logger's records (a
     script's or notebook's default), also write it to standard error when that is a
     terminal."""
     logger.info(message)
@@ -41,11 +47,11 @@ def announced(what: str, *, after: float = SILENT_S, when: bool = True) -> Itera
     start = time.perf_counter()
     said = threading.Event()
 
-    def say() -> None:
+    def say_what() -> None:
         said.set()
-        _say(f"{what}...")
+        say(f"{what}...")
 
-    timer = threading.Timer(after, say)
+    timer = threading.Timer(after, say_what)
     timer.daemon = True
     timer.start()
     try:
@@ -54,7 +60,7 @@ def announced(what: str, *, after: float = SILENT_S, when: bool = True) -> Itera
         timer.cancel()
         timer.join()
         if said.is_set():
-            _say(f"{what}: done in {time.perf_counter() - start:.1f} s")
+            say(f"{what}: done in {time.perf_counter() - start:.1f} s")
 
 
 @contextmanager

@@ -544,7 +544,7 @@ def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_console_entry_point_prints_no_traceback() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "invdyn.cli", "info", "no_such_robot"],
+        [sys.executable, "-m", "invdyn", "info", "no_such_robot"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -555,37 +555,42 @@ def test_console_entry_point_prints_no_traceback() -> None:
 
 
 # what the console script that installers write for `invdyn` runs: pyproject's entry point,
-# here with an import of the invdyn package held up until the test interrupts it
+# here with an import of the command's heavy package (MuJoCo) held up until the test interrupts
+# it
 _STALLED_ENTRY_POINT = """
 import importlib.abc, sys, time
 
 class Stall(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "invdyn":
-            print("importing invdyn", flush=True)
+        if name == {stalled!r}:
+            print("importing " + name, flush=True)
             time.sleep(120)
         return None
 
 sys.meta_path.insert(0, Stall())
-sys.argv = ["invdyn", "robots"]
+sys.argv = ["invdyn", *{argv!r}]
 from {module} import {function}
 sys.exit({function}())
 """
 
 
-def test_ctrl_c_while_invdyn_loads_is_one_line() -> None:
-    """Ctrl-C while the console script imports invdyn (torch or MuJoCo may take a while)
-    ends it as a Ctrl-C during a command does: status 130, one line, no traceback."""
+def test_ctrl_c_while_a_command_loads_mujoco_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C while the console script's command imports MuJoCo (torch or MuJoCo may take a
+    while) ends it as a Ctrl-C during a command does: status 130, one line, no traceback."""
+    pytest.importorskip("mujoco")
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
     pyproject = Path(__file__).parents[2] / "pyproject.toml"
     entry = tomllib.loads(pyproject.read_text())["project"]["scripts"]["invdyn"]
     module, function = entry.split(":")
-    code = _STALLED_ENTRY_POINT.format(module=module, function=function)
+    argv = ["track", "pendulum", "--duration", "0.1", "--out", str(tmp_path), "--no-progress"]
+    code = _STALLED_ENTRY_POINT.format(
+        module=module, function=function, stalled="mujoco", argv=argv
+    )
     with subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
         assert process.stdout is not None
-        assert process.stdout.readline() == "importing invdyn\n"
+        assert process.stdout.readline() == "importing mujoco\n"
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
@@ -595,7 +600,7 @@ def test_ctrl_c_while_invdyn_loads_is_one_line() -> None:
 def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
     """A scheduler's SIGTERM unwinds the command (its clean-ups run) and exits 143, quietly."""
     pytest.importorskip("mujoco")
-    command = [sys.executable, "-m", "invdyn.cli", "demo", "--robot", "pendulum"]
+    command = [sys.executable, "-m", "invdyn", "demo", "--robot", "pendulum"]
     options = ["--duration", "10000", "--out", str(tmp_path), "--no-progress"]
     with subprocess.Popen(
         [*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -627,7 +632,7 @@ def test_a_stop_during_an_import_is_a_stop_not_a_missing_package(
         except BaseException as error:
             raise ImportError("cannot import name 'mjModel' (partially initialized)") from error
 
-    monkeypatch.setattr(cli, "_robots", importing)
+    monkeypatch.setattr(cli.robots, "run", importing)
     assert main(["robots"]) == status
     assert capsys.readouterr().err.strip() == said
 
@@ -941,7 +946,7 @@ def test_a_reader_that_leaves_early_costs_no_output(tmp_path: Path) -> None:
     command still writes its files and succeeds."""
     out = tmp_path / "tracked"
     argv = ["track", "planar_2r", "--duration", "0.2", "--controller", "pd", "--out", str(out)]
-    command = [sys.executable, "-m", "invdyn.cli", *argv]
+    command = [sys.executable, "-m", "invdyn", *argv]
     # block-buffered, as a pipe's output is unless PYTHONUNBUFFERED says otherwise
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     process = subprocess.Popen(
@@ -959,7 +964,7 @@ def test_json_into_standard_output_is_the_json_alone(tmp_path: Path) -> None:
     alone, which a program reads; the table goes to standard error."""
     log = tmp_path / "log.json"
     argv = ["track", "planar_2r", "--duration", "0.2", "--controller", "pd"]
-    command = [sys.executable, "-m", "invdyn.cli", *argv, "--out", str(tmp_path / "out")]
+    command = [sys.executable, "-m", "invdyn", *argv, "--out", str(tmp_path / "out")]
     for json_path in ("/dev/stdout", "-"):
         with log.open("w") as out:
             done = subprocess.run(

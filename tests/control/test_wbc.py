@@ -188,7 +188,8 @@ def test_wbc_command(tmp_path, capsys):
         assert cli.main(["wbc", "solo12", *options, *arguments]) == 2
         assert message in capsys.readouterr().err
     # a margin within the QP's round-off of zero prints as zero
-    assert (cli._margin(-1.6e-10), cli._margin(2e-5), cli._margin(25.1)) == ("0", "2e-05", "25.1")
+    margin = cli.wbc._margin
+    assert (margin(-1.6e-10), margin(2e-5), margin(25.1)) == ("0", "2e-05", "25.1")
     # an option of another scenario is refused
     assert cli.main(["wbc", "solo12", "--push", "10", "--out", str(out)]) == 2
     assert "--push sets push, not stand: pass --scenario push" in capsys.readouterr().err

@@ -54,7 +54,7 @@ def settings(epochs: int, **more: object) -> list[str]:
 
 
 def command(dataset: Path, out: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "invdyn.cli", "train", str(dataset), "--out", str(out),
+    return [sys.executable, "-m", "invdyn", "train", str(dataset), "--out", str(out),
             "--preset", "small", "--no-progress", "--nproc", "2", *options]  # fmt: skip
 
 

@@ -348,7 +348,7 @@ def test_parallel_collection_equals_serial():
 
 def test_an_mjcf_robot_is_read_with_its_joint_damping_and_friction(tmp_path: Path) -> None:
     """As MuJoCo simulates the file: the command line's robots and a dataset's source."""
-    from invdyn.cli import _load
+    from invdyn.io import load_simulated
 
     path = tmp_path / "arm.xml"
     path.write_text(
@@ -356,7 +356,7 @@ def test_an_mjcf_robot_is_read_with_its_joint_damping_and_friction(tmp_path: Pat
         '<joint name="hinge" axis="0 1 0" damping="3" frictionloss="0.5"/>'
         '<geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03"/></body></worldbody></mujoco>'
     )
-    for model in (_load(str(path)), load_robot_source(f"invdyn:{path}")):
+    for model in (load_simulated(str(path)), load_robot_source(f"invdyn:{path}")):
         assert model.dof_damping.tolist() == [3.0] and model.dof_friction.tolist() == [0.5]
     # a dataset of the file's robot, as the command line loads it, names the file
-    assert robot_source(_load(str(path))) == f"invdyn:{path.resolve()}"
+    assert robot_source(load_simulated(str(path))) == f"invdyn:{path.resolve()}"

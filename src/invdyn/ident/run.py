@@ -11,6 +11,10 @@ sample, which has no next one, and the samples within a filter length of its end
 filter has no data on one side, are left out. The base parameters are identified on the first
 episodes; on the held-out ones the report compares the normalised MSE of each joint's torque
 predicted by the model as described (its URDF) and as identified.
+
+`identify_run` is the work of ``invdyn ident``: its options checked, the robot chosen, the
+identification (and with `IdentConfig.learn` the networks of `invdyn.ident.hybrid`) fitted and
+written; `score_identification` that of ``invdyn evaluate`` given what it wrote.
 """
 
 from __future__ import annotations
@@ -27,17 +31,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
-from invdyn._files import remove_stale, write_json
+from invdyn._files import check_output_directory, remove_stale, write_json
 from invdyn._waits import announced
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
-from invdyn.learn.data import episode_fingerprints, matching_episodes
+from invdyn.io import load_simulated
+from invdyn.learn.data import TABLE_SUFFIXES, episode_fingerprints, matching_episodes, read_dataset
 from invdyn.metrics import normalised_mse, varies, worse_than
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
+from invdyn.sim.collect import load_robot_source, robot_source
 from invdyn.sim.rollout import csv_columns
 
 Float = NDArray[np.float64]
@@ -626,3 +632,201 @@ def _finite_mean(x: Float) -> float | None:
     """The mean of the finite entries of `x`; None when it has none."""
     finite = x[np.isfinite(x)]
     return float(finite.mean()) if finite.size else None
+
+
+@dataclasses.dataclass(frozen=True)
+class IdentConfig:
+    """An identification of ``invdyn ident``, from a dataset or a table to a folder.
+
+    Attributes:
+      data: a LeRobot v3 dataset's folder, or a table (.csv, .npz, .parquet) of ``q.*``,
+        ``v.*``, ``a.*`` and ``tau.*`` columns (`identify_table`).
+      out: folder for report.json, identification.npz, the plots and identified.urdf.
+      robot: built-in name or path; None for the dataset's source (``invdyn:<robot>``).
+      method: "consistent", "wls" or "ols" (`invdyn.ident.identify`).
+      filtering: a dataset's filter of the velocities, accelerations and torques; None for
+        `Filter()` (a table's accelerations are taken as they are, and a filter is refused).
+      offset: also identify a torque offset per joint.
+      held_out: share of the episodes, the last ones, held out for the report.
+      learn: also train networks alone, on the residual and end to end
+        (`invdyn.ident.hybrid.compare`), into ``<out>/networks``.
+      preset: `learn`: the networks' configuration preset; None for ``"default"``.
+      overrides: `learn`: ``"section.field=value"`` settings of the networks.
+      resume: `learn`: resume the networks of an earlier run in `out`.
+      progress: show progress bars.
+    """
+
+    data: str
+    out: Path = Path("invdyn-ident")
+    robot: str | None = None
+    method: Method = "consistent"
+    filtering: Filter | None = None
+    offset: bool = False
+    held_out: float = HELD_OUT
+    learn: bool = False
+    preset: str | None = None
+    overrides: tuple[str, ...] = ()
+    resume: bool = True
+    progress: bool = True
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Identified:
+    """An identification written.
+
+    Attributes:
+      model: the robot as described.
+      found: what was identified and how it scores.
+      written: the files written.
+    """
+
+    model: Model
+    found: DatasetIdentification
+    written: tuple[Path, ...]
+
+
+def identify_run(config: IdentConfig) -> Identified:
+    """Identify a robot from a dataset or a table, score it on held-out data, and write the
+    results (`write_results`).
+
+    Raises:
+      InputError: an unusable output folder, a table given options that need episodes, a
+        robot that is not named where the data does not say it, before any fit.
+    """
+    from invdyn.learn.runs import run_config
+
+    check_output_directory(config.out)
+    table = Path(config.data).is_file()
+    if table and Path(config.data).suffix.lower() not in TABLE_SUFFIXES:
+        raise InputError(
+            f"{config.data}: neither a dataset directory nor a table ({', '.join(TABLE_SUFFIXES)})"
+        )
+    if table and config.robot is None:
+        raise InputError(f"{config.data} is a table: pass --robot")
+    if table and (config.filtering is not None or config.learn):
+        raise InputError(
+            f"{config.data} is a table, whose accelerations are taken as they are: "
+            f"{'--cutoff' if config.filtering is not None else '--learn'} needs a dataset of "
+            "episodes"
+        )
+    if not config.learn and (config.preset is not None or config.overrides or not config.resume):
+        raise InputError("--preset, --set and --restart are about the networks of --learn")
+    dataset = None if table else read_dataset(config.data)
+    model = _identified_robot(config.robot, dataset)
+    options: dict[str, Any] = {
+        "method": config.method,
+        "offset": config.offset,
+        "held_out": config.held_out,
+    }
+    # the networks' configuration, checked before identifying
+    networks = (
+        run_config(config.preset or "default", config.overrides, dataset)
+        if config.learn and dataset is not None
+        else None
+    )
+    if dataset is None:
+        found = identify_table(config.data, model, **options)
+    else:
+        found = identify_dataset(dataset, model, filtering=config.filtering or Filter(), **options)
+    if networks is not None:
+        from invdyn.ident.hybrid import compare
+
+        learned = compare(
+            model,
+            found.identification,
+            found.train,
+            found.held_out,
+            networks,
+            Path(config.out) / "networks",
+            progress=config.progress,
+            resume=config.resume,
+        )
+        found = dataclasses.replace(found, learned=learned)
+    return Identified(model, found, tuple(write_results(found, model, config.out)))
+
+
+def _identified_robot(name: str | None, dataset: Any) -> Model:
+    """The robot to identify: `name`, else the dataset's source; a `name` other than the
+    dataset's source is warned of."""
+    source = "" if dataset is None else dataset.info.source
+    if name is None:
+        if not source.startswith("invdyn:"):
+            raise InputError(
+                f"{dataset.path}: its source is {source!r}, not an invdyn robot; pass --robot"
+            )
+        try:
+            return load_robot_source(source)
+        except InputError as error:
+            raise InputError(
+                f"{error}; pass --robot to name the robot it was recorded on"
+            ) from None
+    model = load_simulated(name, floating_base=False)
+    _warn_if_recorded_on_another(dataset, model, "identified as {} (--robot)")
+    return model
+
+
+def _warn_if_recorded_on_another(dataset: Any, model: Model, use: str) -> None:
+    """Warn when `dataset` says it was recorded on a robot other than `model`; `use` says what
+    is done with it, "{}" standing for the model's name."""
+    source = "" if dataset is None else dataset.info.source
+    if source.startswith("invdyn:") and robot_source(model) != source:
+        warn(
+            f"{dataset.path} was recorded on {source.removeprefix('invdyn:')}, and is "
+            f"{use.format(model.name)}"
+        )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ScoredIdentification:
+    """An identification scored on a dataset and written.
+
+    Attributes:
+      model: the identified robot as described.
+      scores: the torque nMSE per joint of each predictor, and the episodes scored.
+      dataset_size: the episodes of the dataset.
+      report: the scores written to report.json.
+      written: the files written.
+    """
+
+    model: Model
+    scores: Scores
+    dataset_size: int
+    report: dict[str, Any]
+    written: tuple[Path, ...]
+
+
+def score_identification(
+    directory: str | os.PathLike[str], data: str, *, out: Path | None = None
+) -> ScoredIdentification:
+    """Score what `identify_run` wrote into `directory` on the dataset `data`
+    (`evaluate_identification`), and write the scores and their plot into `out` (None:
+    ``<directory>/evaluation``).
+
+    Raises:
+      InputError: an unusable output folder.
+      DataError: as `evaluate_identification`.
+    """
+    from invdyn.viz.plots import plot_error_bars, save_figure
+
+    check_output_directory(out)
+    directory = Path(directory)
+    model = load_simulated(read_report(directory)["source"], floating_base=False)
+    dataset = read_dataset(data)
+    _warn_if_recorded_on_another(dataset, model, "scored as {}, the identified robot")
+    scores = evaluate_identification(directory, dataset, model)
+    joints = model.dof_names
+    report = {
+        "identification": str(directory.absolute()),
+        "dataset": str(Path(data).absolute()),
+        "episodes": list(scores.episodes),
+        "selection": scores.selection,
+        "nmse": {
+            name: dict(zip(joints, map(float, values), strict=True))
+            for name, values in scores.nmse.items()
+        },
+    }
+    bars = plot_error_bars(list(joints), scores.nmse, title=f"{model.name}: torque error, {data}")
+    folder = out if out is not None else directory / EVALUATION
+    file, figure = (folder / name for name in EVALUATION_FILES)
+    written = (write_json(file, report), save_figure(bars, figure))
+    return ScoredIdentification(model, scores, len(dataset), report, written)

@@ -36,10 +36,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from invdyn._files import output_mode, sync_directory, sync_tree, write_json
+from invdyn._files import INFO_PATH, MODEL_FILE, output_mode, sync_directory, sync_tree, write_json
 from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
-from invdyn.learn.keys import ACTION, MODEL_FILE, OBS_IMAGE_PREFIX, OBS_STATE
+from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
 CONFIG_FILE = "config.json"
@@ -434,7 +434,6 @@ def _check_is_checkpoint(path: Path) -> None:
         return
     # only for what is not a checkpoint: a load of one imports neither
     from invdyn.ident.run import IDENTIFICATION
-    from invdyn.learn.data import INFO_PATH
 
     if (path / INFO_PATH).is_file():
         raise DataError(f"{path} is a dataset, not a training run or its checkpoint")

@@ -4,7 +4,8 @@ A `Config` holds a `ModelConfig` (what the network sees and predicts) and a `Tra
 is fitted), plus the dataset it is trained on. It is saved as ``config.json`` next to every
 checkpoint and read back with `Config.from_json`; unknown keys, wrong types and out-of-range
 values raise `invdyn.InputError` naming the field. `Config.with_overrides` applies
-``"section.field=value"`` strings (the CLI's ``--set`` flags), parsed by the field's type.
+``"section.field=value"`` strings (the CLI's ``--set`` flags), parsed by the field's annotation
+(`invdyn._settings`).
 
 Presets (`PRESETS`, `preset`): ``"small"`` (tiny networks, a few epochs: tests and smoke runs)
 and ``"default"`` (a 3x256 MLP regression head).
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from invdyn._settings import check_fields, with_overrides
 from invdyn.errors import InputError
 from invdyn.learn.keys import OBS_IMAGE_PREFIX
 
@@ -105,7 +106,7 @@ class ModelConfig:
     state_weight: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_fields(self, "model")
         _check(self.context >= 0, "model.context", "must be >= 0", self.context)
         _check(self.horizon >= 1, "model.horizon", "must be >= 1", self.horizon)
         _check(self.future >= 0, "model.future", "must be >= 0", self.future)
@@ -222,7 +223,7 @@ class TrainConfig:
     init: str = ""
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_fields(self, "train")
         _check(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
         _check(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
         _check(self.lr > 0, "train.lr", "must be > 0", self.lr)
@@ -317,18 +318,7 @@ class Config:
         Raises:
           InputError: a malformed override, an unknown or ambiguous key, or a bad value.
         """
-        data = self.to_dict()
-        for item in overrides:
-            if not isinstance(item, str) or "=" not in item:
-                raise InputError(f"an override must be 'key=value', got {item!r}")
-            key, text = (part.strip() for part in item.split("=", 1))
-            if key == "dataset":
-                data["dataset"] = text
-                continue
-            section, name = _resolve_key(key)
-            default = _FIELD_DEFAULTS[section][name]
-            data[section][name] = _parse(text, default, f"{section}.{name}")
-        return Config.from_dict(data)
+        return with_overrides(self, overrides)
 
 
 def _check(ok: bool, name: str, message: str, value: Any) -> None:
@@ -347,82 +337,6 @@ def _check_keys(where: str, data: Mapping[str, Any], known: Iterable[str]) -> No
         raise InputError(f"unknown key(s) in {where}: {unknown}; known: {sorted(known)}")
 
 
-def _section_name(obj: Any) -> str:
-    return "model" if isinstance(obj, ModelConfig) else "train"
-
-
-def _check_types(obj: Any) -> None:
-    # every field must have the type of its default; ints are accepted for floats and
-    # lists for tuples, and stored converted (the dataclass is frozen, hence object.__setattr__)
-    section = _section_name(obj)
-    for field in dataclasses.fields(obj):
-        default = _FIELD_DEFAULTS[section][field.name]
-        value = _coerce(getattr(obj, field.name), default, f"{section}.{field.name}")
-        object.__setattr__(obj, field.name, value)
-
-
-def _coerce(value: Any, default: Any, name: str) -> Any:
-    """`value` as the type of `default`, or `InputError` naming the field `name`."""
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        kind = "a bool"
-    elif isinstance(default, int):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        kind = "an int"
-    elif isinstance(default, float):
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
-        kind = "a finite number"
-    elif isinstance(default, str):
-        if isinstance(value, str):
-            return value
-        kind = "a string"
-    else:
-        if isinstance(value, list | tuple) and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
-        ):
-            return tuple(value)
-        kind = "a list of ints"
-    raise InputError(f"{name} must be {kind}, got {value!r}")
-
-
-def _parse(text: str, default: Any, name: str) -> Any:
-    """Override text `text` as the type of `default`, or `InputError` naming `name`."""
-    try:
-        if isinstance(default, bool):
-            lowered = text.lower()
-            if lowered in ("true", "1", "yes", "on"):
-                return True
-            if lowered in ("false", "0", "no", "off"):
-                return False
-            raise ValueError(text)
-        if isinstance(default, int):
-            return int(text)
-        if isinstance(default, float):
-            return float(text)
-        if isinstance(default, str):
-            return text
-        inner = text.strip().strip("()[]").strip()
-        return tuple(int(part) for part in inner.split(",") if part.strip()) if inner else ()
-    except ValueError:
-        raise InputError(f"{name}: cannot parse {text!r} as {type(default).__name__}") from None
-
-
-def _resolve_key(key: str) -> tuple[str, str]:
-    """The (section, field) an override key names."""
-    if "." in key:
-        section, name = key.split(".", 1)
-        if section not in _FIELD_DEFAULTS or name not in _FIELD_DEFAULTS[section]:
-            raise InputError(f"unknown config key {key!r}")
-        return section, name
-    owners = [section for section, fields in _FIELD_DEFAULTS.items() if key in fields]
-    if len(owners) != 1:
-        raise InputError(f"unknown config key {key!r}; use section.field (model.* or train.*)")
-    return owners[0], key
-
-
 def _section_dict(obj: Any) -> dict[str, Any]:
     out = {}
     for field in dataclasses.fields(obj):
@@ -434,14 +348,9 @@ def _section_dict(obj: Any) -> dict[str, Any]:
 def _section_from_dict(cls: type[Any], section: str, data: Any) -> Any:
     if not isinstance(data, Mapping):
         raise InputError(f"{section} must be a JSON object, got {type(data).__name__}")
-    _check_keys(section, data, _FIELD_DEFAULTS[section])
+    _check_keys(section, data, [field.name for field in dataclasses.fields(cls)])
     return cls(**data)
 
-
-_FIELD_DEFAULTS: dict[str, dict[str, Any]] = {
-    "model": {f.name: f.default for f in dataclasses.fields(ModelConfig)},
-    "train": {f.name: f.default for f in dataclasses.fields(TrainConfig)},
-}
 
 # named starting points; `Config.with_overrides` adjusts them
 PRESETS: dict[str, Config] = {

@@ -65,6 +65,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_positive, hash_arrays, plain_number, repeated
 from invdyn._files import (
+    INFO_PATH,
+    enclosing_dataset,
     json_text,
     output_mode,
     staging_directory,
@@ -95,7 +97,6 @@ from invdyn.learn.video import (
     VideoSegment,
     check_fps,
     check_frames,
-    enclosing_dataset,
     find_sources,
     frame_histogram,
     histogram_statistics,
@@ -109,7 +110,6 @@ Float = NDArray[np.floating[Any]]
 Int = NDArray[np.int64]
 
 CODEBASE_VERSION = "v3.0"
-INFO_PATH = "meta/info.json"
 STATS_PATH = "meta/stats.json"
 # the statistics of a vector feature that stats.json is checked for where it has them
 VECTOR_STATISTICS = ("min", "max", "mean", "std")

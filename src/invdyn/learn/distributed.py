@@ -1,7 +1,7 @@
 """Training on several processes with PyTorch's DistributedDataParallel, as torchrun runs them.
 
 `invdyn train --nproc N` starts N processes on this machine through ``torch.distributed.run``
-(`launch`); ``torchrun --nnodes M --nproc-per-node N -m invdyn.cli train ...`` runs the same
+(`launch`); ``torchrun --nnodes M --nproc-per-node N -m invdyn train ...`` runs the same
 command on several machines. Each process joins the process group from torchrun's environment
 (`join`: gloo on CPUs, nccl on GPUs, one GPU per process) and `invdyn.learn.train.train`
 splits every batch among the processes (`share`): the global batch and learning rate stay
@@ -118,7 +118,7 @@ def leave() -> None:
 
 
 def launch(nproc: int, argv: Sequence[str]) -> int:
-    """Run ``python -m invdyn.cli <argv>`` in `nproc` processes on this machine, as
+    """Run ``python -m invdyn <argv>`` in `nproc` processes on this machine, as
     ``torchrun --standalone --nproc-per-node <nproc>`` does; returns 0, or the exit status of
     the first process that failed (each says why), or raises KeyboardInterrupt on a Ctrl-C."""
     if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
@@ -134,7 +134,7 @@ def launch(nproc: int, argv: Sequence[str]) -> int:
         if name.startswith("torch.distributed"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
-        run.main(["--standalone", f"--nproc-per-node={nproc}", "--module", "invdyn.cli", *argv])
+        run.main(["--standalone", f"--nproc-per-node={nproc}", "--module", "invdyn", *argv])
     except ChildFailedError as failed:
         # each process has said why it stopped (invdyn: error: ...): end with the status of
         # the first, without torchrun's report of the exit

@@ -63,21 +63,23 @@ import numpy as np
 import torch
 
 from invdyn._arrays import check_positive, check_real
-from invdyn._files import json_text
+from invdyn._files import INFO_PATH, json_text
 from invdyn.errors import DataError, InputError
+from invdyn.kinematics import end_effector
 from invdyn.learn.checkpoint import check_sizes, load_checkpoint, require_state_model
 from invdyn.learn.data import (
-    INFO_PATH,
     METADATA_KEY,
     MUJOCO_STATE,
     Dataset,
     read_dataset,
     read_frame_columns,
+    read_info,
     read_metadata,
 )
 from invdyn.learn.keys import OBS_STATE
 from invdyn.learn.models import Float, InverseDynamicsModel
-from invdyn.sim.plant import Plant, recorded_plant
+from invdyn.sim.collect import load_robot_source
+from invdyn.sim.plant import Plant, mass_scale, options_plant, recorded_plant
 
 # 1/s, the default rate at which a desired state asks a position error back
 POSITION_GAIN = 10.0
@@ -454,6 +456,57 @@ def _desired(
     return target
 
 
+@dataclasses.dataclass(frozen=True)
+class FollowConfig:
+    """A run of ``invdyn follow`` (`invdyn.learn.goals.follow_episode`).
+
+    Attributes:
+      checkpoint: a run or checkpoint directory.
+      dataset: the LeRobot v3 dataset's folder.
+      episode: the episode to follow.
+      seconds: follow this long; None for all of it.
+      payload: robots: an unmodelled end-effector load, kg; None for none.
+      mass_error: the simulated masses and inertias are (1 + mass_error) times the recorded
+        ones.
+      damping: viscous friction the recording did not have, added at every dof.
+      position_gain: rate (1/s) at which the desired states ask a position error back.
+      recorded_goals: models of frames: the goal frames are the episode's own, not replanned.
+    """
+
+    checkpoint: str
+    dataset: str
+    episode: int = 0
+    seconds: float | None = None
+    payload: float | None = None
+    mass_error: float = 0.0
+    damping: float = 0.0
+    position_gain: float = POSITION_GAIN
+    recorded_goals: bool = False
+
+
+def follow_plant(config: FollowConfig) -> Plant | None:
+    """The simulated plant of `config`: the recording's, with its payload, mass error and
+    damping; None where it sets none (the recording's own plant).
+
+    Raises:
+      InputError: a mass error of -1 or below, or a payload for a dataset of something other
+        than an invdyn robot, named as their command-line options.
+    """
+    scale = mass_scale(config.mass_error)
+    if config.payload is None and scale == 1.0 and config.damping == 0.0:
+        return None
+    source = read_info(config.dataset).source
+    robot_source = source.startswith("invdyn:")
+    # an invdyn robot's options replace those of the plant it was recorded on
+    options: dict[str, Any] = {"mass_scale": scale, "damping": config.damping}
+    if config.payload is not None:
+        if not robot_source:
+            raise InputError(f"--payload needs a dataset of an invdyn robot, not {source!r}")
+        robot = load_robot_source(source)
+        options.update(payload=config.payload, payload_frame=end_effector(robot))
+    return options_plant(recording_plant(config.dataset) if robot_source else None, **options)
+
+
 # invdyn robots
 
 
@@ -478,7 +531,6 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
     import invdyn
     from invdyn.configuration import difference, integrate
-    from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns, rollout
 
     info = data.info

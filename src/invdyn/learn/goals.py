@@ -21,6 +21,10 @@ recorded actions replayed open-loop from the same start are run beside it.
 The error at each frame is the largest distance between a body of the simulation and the same
 body in the reference (m): for an arm, its distal link's (Reacher's fingertip). A `Plant` may
 make the simulated environment differ from the recording (`invdyn.learn.follow`).
+
+`follow_episode`, as ``invdyn follow`` does, follows an episode with either kind of model: a
+model of frames towards goal frames here, a model of the state along desired states
+(`invdyn.learn.follow.follow`).
 """
 
 from __future__ import annotations
@@ -36,14 +40,18 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
 from invdyn.errors import InputError
-from invdyn.learn.checkpoint import load_checkpoint
+from invdyn.learn.checkpoint import checkpoint_in, load_checkpoint
 from invdyn.learn.data import Dataset, read_dataset
 from invdyn.learn.follow import (
     POSITION_GAIN,
+    FollowConfig,
+    FollowResult,
     Runs,
     _episode_index,
     _mismatch_gym,
     episode_full_state,
+    follow,
+    follow_plant,
     follow_steps,
     mujoco_configurations,
     reachable,
@@ -77,6 +85,31 @@ class GoalResult(Runs):
     time: Float
     errors: dict[str, Float]
     actions: Float
+
+
+def follow_episode(config: FollowConfig) -> FollowResult | GoalResult:
+    """Follow a recorded episode with a checkpoint's model: towards its frames
+    (`follow_frames`, replanned unless `FollowConfig.recorded_goals`) for a model of frames,
+    along its states (`invdyn.learn.follow.follow`) otherwise, in the plant of
+    `invdyn.learn.follow.follow_plant`.
+
+    Raises:
+      InputError: as `follow_plant`, or recorded goals asked of a model of the state.
+    """
+    plant = follow_plant(config)
+    checkpoint = checkpoint_in(config.checkpoint)
+    options: dict[str, Any] = {"episode": config.episode, "seconds": config.seconds, "plant": plant}
+    if load_checkpoint(checkpoint).model.config.camera_names:
+        return follow_frames(
+            checkpoint,
+            config.dataset,
+            replan=not config.recorded_goals,
+            position_gain=config.position_gain,
+            **options,
+        )
+    if config.recorded_goals:
+        raise InputError("--recorded-goals is for models of frames")
+    return follow(checkpoint, config.dataset, position_gain=config.position_gain, **options)
 
 
 def follow_frames(

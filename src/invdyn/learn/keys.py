@@ -1,5 +1,4 @@
-"""Batch keys, as LeRobot names them, so that batches and datasets can be shared with it, and
-the names of a checkpoint's files.
+"""Batch keys, as LeRobot names them, so that batches and datasets can be shared with it.
 
 A batch is a mapping from these keys to arrays (or tensors) with a leading batch dimension;
 the same names are the columns of a dataset on disk (see `invdyn.learn.data`).
@@ -28,6 +27,3 @@ INDEX = "index"
 
 TASK_INDEX = "task_index"
 """(...,) index of the frame's task in the dataset's task table."""
-
-MODEL_FILE = "model.safetensors"
-"""A checkpoint's weights (`invdyn.learn.checkpoint`): the file that makes a directory one."""

@@ -32,6 +32,8 @@ its ``info.json`` and its other files (`invdyn.learn.data.write_dataset`'s ``kee
 a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
 whose metadata names the file of each episode). `label_states` labels episodes of states held
 in memory with a model of the state, as `label_dataset` would, and writes nothing.
+`label_data`, as ``invdyn label`` does, labels a dataset or plain videos by what it is given,
+after checking that it is one of them and that the options fit it.
 
 Several workers: with ``workers > 1`` (or a Ray ``address``) the units are labelled by Ray
 actors (`invdyn.learn.cluster`), each saving its units as below; the output is the same.
@@ -66,11 +68,10 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import as_float_array, check_count, hash_arrays
-from invdyn._files import atomic_open, write_json
+from invdyn._files import INFO_PATH, MODEL_FILE, atomic_open, write_json
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
-    MODEL_FILE,
     NORM_STATS_FILE,
     Checkpoint,
     check_sizes,
@@ -100,7 +101,7 @@ from invdyn.learn.models import (
     window_starts,
 )
 from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
-from invdyn.learn.video import check_size
+from invdyn.learn.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, check_size, holds_sources
 
 IS_LABELLED = "action.is_labelled"
 """(...,) bool: the frame's action is the model's prediction for its own window."""
@@ -352,6 +353,70 @@ def label_videos(
     finally:
         # imported again by a resumed run; the labels done so far stay in <out>.partial/
         shutil.rmtree(imported, ignore_errors=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelConfig:
+    """A labelling of ``invdyn label``.
+
+    Attributes:
+      checkpoint: the model's checkpoint directory, or a run directory of `train`.
+      data: a LeRobot v3 dataset's folder, or plain videos (a video file, or a folder of
+        video files and folders of images) for a model of one camera's frames.
+      out: the labelled dataset to write.
+      size: plain videos: (width, height) to resize the frames to (`label_videos`).
+      replace: a dataset: replace the actions it has (`label_dataset`).
+      overwrite, batch_size, workers, address: as `label_dataset`.
+      progress: show progress bars.
+    """
+
+    checkpoint: str
+    data: str
+    out: Path
+    size: tuple[int, int] | None = None
+    replace: bool = False
+    overwrite: bool = False
+    batch_size: int = 4096
+    workers: int = 1
+    address: str | None = None
+    progress: bool = True
+
+
+def label_data(config: LabelConfig) -> Path:
+    """Label a dataset (`label_dataset`) or plain videos (`label_videos`), as `config.data`
+    is one or the other; returns the labelled dataset's path.
+
+    Raises:
+      InputError: `config.data` is neither, or is given an option of the other.
+    """
+    options: dict[str, Any] = {
+        "progress": config.progress,
+        "overwrite": config.overwrite,
+        "workers": config.workers,
+        "address": config.address,
+        "batch_size": config.batch_size,
+    }
+    data = Path(config.data)
+    if not data.exists():
+        raise InputError(f"{data}: no such file or directory")
+    if (data / INFO_PATH).is_file():
+        if config.size is not None:
+            raise InputError("--size is for plain videos; DATA is a dataset")
+        return label_dataset(
+            config.checkpoint, config.data, config.out, replace=config.replace, **options
+        )
+    if (data / "meta").is_dir():
+        raise InputError(f"{data} has meta/ but no {INFO_PATH}: not a readable dataset")
+    if not holds_sources(data):
+        raise InputError(
+            f"{data} is neither a dataset (the folder of {INFO_PATH}), a video file "
+            f"({', '.join(VIDEO_SUFFIXES)}) nor a folder holding video files or folders of "
+            f"images ({', '.join(IMAGE_SUFFIXES)})"
+        )
+    if config.replace:
+        raise InputError("--replace is for datasets; plain videos have no actions")
+    size = None if config.size is None else check_size(config.size)
+    return label_videos(config.checkpoint, config.data, config.out, size=size, **options)
 
 
 def _import_folder(out: Path, sources: list[Any]) -> Path:

@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_real, plain_number
+from invdyn._files import enclosing_dataset
 from invdyn.errors import DataError, InputError, warn
 
 Frames = NDArray[np.uint8]
@@ -672,15 +673,6 @@ def _check_outside_datasets(path: Path) -> None:
             f"several episodes each: label the dataset (invdyn label RUN {folder}) or "
             "copy the videos out of it"
         )
-
-
-def enclosing_dataset(path: str | os.PathLike[str]) -> Path | None:
-    """The LeRobot dataset that `path` lies inside (the nearest folder above it holding
-    ``meta/info.json`` and a ``data`` folder), or None."""
-    for folder in Path(path).resolve().parents:
-        if (folder / "meta" / "info.json").is_file() and (folder / "data").is_dir():
-            return folder
-    return None
 
 
 def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> list[Path]:

@@ -6,6 +6,8 @@ noise, control delay).
 `plant_model` applies the ones that belong to the rigid-body tree to a `Model`, so that the
 plant's exact dynamics are available to invdyn's algorithms too (for example
 ``invdyn.gravity(plant_model(model, plant), q)`` is the torque that holds the plant still).
+`PlantOptions` are the differences as the commands take them (``--payload``, ``--mass-error``,
+...), which `PlantOptions.plant` turns into a `Plant`, its errors naming the options.
 Nothing here imports MuJoCo.
 """
 
@@ -20,10 +22,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import check_count
+from invdyn.configuration import random_configuration
 from invdyn.control.computed_torque import effort_limits
-from invdyn.errors import InputError
+from invdyn.errors import InputError, warn
 from invdyn.io.mjcf import combine_inertias
-from invdyn.kinematics import end_effector
+from invdyn.kinematics import end_effector, point_jacobian
 from invdyn.model import Model
 
 Float = NDArray[np.float64]
@@ -34,6 +37,8 @@ INTEGRATORS: tuple[str, ...] = ("euler", "implicit", "implicitfast", "rk4")
 
 # times closer than this are the same, s
 TIME_TOLERANCE = 1e-9
+# m/s of the payload's point per unit joint velocity below which no joint moves it
+PAYLOAD_LEVER = 1e-9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +193,93 @@ _RECORDED = (
     "seed",
     "joint_limits",
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantOptions:
+    """How the simulated plant differs from the robot's model, as the commands take it.
+
+    Attributes:
+      payload: kg of an unmodelled point mass at the origin of `payload_frame` (``--payload``).
+      payload_frame: the frame or body that carries it; None for the model's end effector
+        (`invdyn.kinematics.end_effector`) (``--payload-frame``).
+      mass_error: the plant's link masses and inertias are (1 + mass_error) times the
+        model's, > -1 (``--mass-error``).
+      damping: unmodelled viscous friction on every joint, N m s/rad (``--damping``).
+      friction: unmodelled Coulomb friction on every joint, N m (``--friction``).
+      sensor_noise: standard deviation of the noise on measured positions and velocities
+        (``--sensor-noise``).
+      timestep: MuJoCo's physics time step, s; None for `Plant`'s (``--timestep``).
+    """
+
+    payload: float = 0.0
+    payload_frame: str | None = None
+    mass_error: float = 0.0
+    damping: float = 0.0
+    friction: float = 0.0
+    sensor_noise: float = 0.0
+    timestep: float | None = None
+
+    def given(self) -> tuple[str, ...]:
+        """The names of the options set (not None, 0 or empty), in field order."""
+        return tuple(field.name for field in dataclasses.fields(self) if getattr(self, field.name))
+
+    def plant(self, model: Model) -> Plant:
+        """The `Plant` of these options for `model`, warning of a payload that no joint
+        moves (`warn_of_a_payload_that_cannot_move`).
+
+        Raises:
+          InputError: a payload frame without a payload, or an option out of range, named
+            as its command-line option.
+        """
+        if self.payload_frame is not None and not self.payload:
+            raise InputError("--payload-frame places the --payload: give a mass too")
+        plant = options_plant(
+            payload=self.payload,
+            payload_frame=self.payload_frame or (end_effector(model) if self.payload else None),
+            mass_scale=mass_scale(self.mass_error),
+            damping=self.damping,
+            friction=self.friction,
+            sensor_noise=self.sensor_noise,
+            **({} if self.timestep is None else {"timestep": self.timestep}),
+        )
+        if plant.payload:
+            warn_of_a_payload_that_cannot_move(model, plant, "--payload-frame")
+        return plant
+
+
+def mass_scale(mass_error: float) -> float:
+    """`Plant.mass_scale` for a mass error (``--mass-error``), checked to be above -1."""
+    if not (math.isfinite(mass_error) and mass_error > -1.0):
+        raise InputError(f"--mass-error must be a number above -1, got {mass_error}")
+    return 1.0 + mass_error
+
+
+def options_plant(base: Plant | None = None, /, **fields: Any) -> Plant:
+    """``Plant(**fields)``, or `base` with `fields` replaced, its errors naming the
+    command-line option (``--payload``) rather than the field (``Plant.payload``)."""
+    try:
+        return Plant(**fields) if base is None else dataclasses.replace(base, **fields)
+    except InputError as error:
+        message = str(error)
+        for field in fields:
+            message = message.replace(f"Plant.{field} ", f"--{field.replace('_', '-')} ")
+        raise InputError(message) from None
+
+
+def warn_of_a_payload_that_cannot_move(model: Model, plant: Plant, placed_by: str) -> None:
+    """A warning when the payload's point lies on the axes of every joint that moves it (at
+    random configurations): a point mass there takes no force from them, nor gives any; the
+    advice names what places it elsewhere (`placed_by`, an option)."""
+    body, point = payload_point(model, plant)
+    for q in random_configuration(model, rng=0, shape=3):
+        if np.abs(point_jacobian(model, q, body, point)[3:]).max() > PAYLOAD_LEVER:
+            return
+    warn(
+        f"the payload at {plant.payload_frame} lies on the axes of the joints that move it: "
+        f"it changes no joint's torque; {placed_by} places it off them (frames of "
+        f"{model.name}: {', '.join(model.frame_name)})"
+    )
 
 
 def plant_record(plant: Plant) -> dict[str, Any]:
