@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from invdyn.learn.data import read_dataset, read_metadata
+from invdyn.learn.datasets import read_dataset, read_metadata
 from test_cli import run
 from test_learn_data import write_minari, write_robomimic
 

@@ -45,8 +45,7 @@ from invdyn.experiments.balance import SCENARIOS, STANCES, STANDING
 from invdyn.experiments.tracking import DEFAULT_BANDWIDTH
 from invdyn.extras import require_extras
 from invdyn.io import names_a_file, robots
-from invdyn.learn.data import MINARI_FPS, ROBOMIMIC_FPS, TABLE_SUFFIXES, Episode, Imported
-from invdyn.learn.video import check_fps
+from invdyn.learn.datasets import MINARI_FPS, ROBOMIMIC_FPS, TABLE_SUFFIXES, dataset_formats
 from invdyn.model import JointType, Model
 from invdyn.sim.collect import POLICIES
 from invdyn.sim.plant import Plant
@@ -96,14 +95,6 @@ _ROBOT_OPTIONS = (
     "timestep",
 )
 _GYM_OPTIONS = ("steps", "policy")
-IMPORT_OPTIONS = {
-    "robomimic": ("obs_keys", "filter_key"),
-    "minari": (),
-    "table": ("obs_keys", "action_keys", "episode_key"),
-    "video": ("camera", "size"),
-}
-"""The options of `invdyn import` that apply to each format, besides --fps (an option given
-for another format is refused)."""
 
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
@@ -440,14 +431,11 @@ def _parser() -> argparse.ArgumentParser:
         "LeRobot v3 dataset",
         description="Read SOURCE and write its episodes (observation.state, action, timestamp, "
         "task) as a LeRobot v3 dataset that train, evaluate and label read. The format is "
-        "detected from the file: a .csv, .npz or .parquet table; an HDF5 file with a 'data' "
-        "group (robomimic: data/demo_N/obs/<key> and actions); another HDF5 file (Minari: "
-        "episode_N groups of observations and actions; D4RL: observations, actions, terminals "
-        "and timeouts) or a Minari dataset directory. None of them stores times: frame k is "
-        "at k / fps. The state and action entries are named after the observations or "
-        "columns they come from: <key>.<i>, or <key> for one entry; action.<i>. A video file, "
-        "or a folder of video files and folders of images (at any depth), makes episodes of "
-        "frames alone, one per video or folder of images, in observation.images.<camera>.",
+        "detected from SOURCE, or given by --format: "
+        + "; ".join(f"{known.name}: {known.description}" for known in dataset_formats())
+        + ". Where the source stores no times, frame k is at k / fps. The state and action "
+        "entries are named after the observations or columns they come from: <key>.<i>, or "
+        "<key> for one entry; action.<i>.",
     )
     importer.add_argument(
         "source",
@@ -458,7 +446,7 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument("--out", metavar="DIR", type=_path, required=True, help="dataset path")
     importer.add_argument(
         "--format",
-        choices=tuple(IMPORT_OPTIONS),
+        choices=tuple(known.name for known in dataset_formats()),
         help="read SOURCE in this format rather than the one detected (minari: Minari or D4RL)",
     )
     importer.add_argument(
@@ -1234,7 +1222,7 @@ def _output_directory(path: str | os.PathLike[str] | None) -> None:
     dataset's (the results go into one of their own) or one inside a dataset, a checkpoint's,
     or one that cannot be written or made (its nearest existing ancestor a file, or not
     writable)."""
-    from invdyn.learn.data import INFO_PATH
+    from invdyn.learn.datasets import INFO_PATH
 
     if path is None:
         return
@@ -1272,8 +1260,8 @@ def _announce_the_file_as_plant(scene: Any, robot: str) -> None:
 def _check_apart_from_inputs(option: str, path: Path, folder: Path) -> None:
     """`InputError` when an output `path`, written into `folder`, would land inside a
     dataset or in a trained model's checkpoint directory, whose files the commands read."""
+    from invdyn.learn.datasets import enclosing_dataset
     from invdyn.learn.keys import MODEL_FILE
-    from invdyn.learn.video import enclosing_dataset
 
     dataset = enclosing_dataset(path)
     if dataset is not None:
@@ -1336,7 +1324,7 @@ def _check_run_length(model: Model, duration: float, rate: float, runs: int) -> 
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from invdyn.learn.data import check_target, write_collection
+    from invdyn.learn.datasets import check_target, read_info, write_collection
     from invdyn.sim.collect import MIN_STEPS, collect_gym, collect_robot
 
     # an occupied --out is refused before the simulation, not after it
@@ -1366,7 +1354,7 @@ def _collect(args: argparse.Namespace) -> int:
     cache = out.with_name(out.name + ".rendered")
     if args.camera:
         # the cameras and the cache checked before the collection, not after
-        from invdyn.learn.data import check_camera
+        from invdyn.learn.datasets import check_camera
         from invdyn.sim.render import camera_ids, robot_scene, scene_for
 
         if robot is None:
@@ -1406,10 +1394,7 @@ def _collect(args: argparse.Namespace) -> int:
     else:
         path = _write_rendered(args, collection, (scene, size), cache)
     lengths = [len(episode) for episode in collection.episodes]
-    summary = _dataset_summary(
-        lengths, collection.fps, collection.state_names, collection.action_names
-    )
-    print(f"{collection.source}: {summary}")
+    print(f"{collection.source}: {read_info(path).summary}")
     limit = collection.metadata.get("max_episode_steps") if robot is None else None
     ended = sum(length - 1 < limit for length in lengths) if limit else 0
     if ended:
@@ -1429,7 +1414,7 @@ def _write_rendered(
     """Write `collection` with its episodes rendered as they are written, in the scene and
     at the (width, height) of `view`, each shard kept in `cache` until the dataset is
     written."""
-    from invdyn.learn.data import stream_videos, write_collection
+    from invdyn.learn.datasets import stream_videos, write_collection
     from invdyn.sim.render import cached_shards, remove_cache, render_collection
 
     earlier = cached_shards(cache)
@@ -1475,7 +1460,7 @@ def _refuse_options(args: argparse.Namespace, names: Sequence[str], source: str)
 
 def _frame_size(text: str) -> tuple[int, int]:
     """``--size WxH`` as (width, height), even and positive."""
-    from invdyn.learn.video import check_size
+    from invdyn.learn.datasets import check_size
 
     width, _, height = text.lower().partition("x")
     if not (width.isdigit() and height.isdigit()):
@@ -1484,134 +1469,35 @@ def _frame_size(text: str) -> tuple[int, int]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from invdyn.learn.data import check_target, file_format, write_dataset
+    from invdyn.learn.datasets import ImportConfig, ImportOptions, import_dataset
 
-    # an occupied --out is refused before the source is read, not after
-    check_target(args.out, overwrite=args.overwrite)
-    kind = args.format or file_format(args.source)
-    options = {name for names in IMPORT_OPTIONS.values() for name in names}
-    what = "videos and images" if kind == "video" else f"a {kind} file"
-    _refuse_options(args, sorted(options - set(IMPORT_OPTIONS[kind])), what)
-    if args.fps is not None:
-        check_fps(args.fps)
-    if kind == "video":
-        return _import_videos(args)
-    (episodes, state_names, action_names), fps = _imported_episodes(kind, args)
-    given = {name: getattr(args, name) for name in sorted(options) if getattr(args, name)}
-    path = write_dataset(
-        args.out,
-        episodes,
-        fps=fps,
-        state_names=state_names,
-        action_names=action_names,
-        source=kind,
-        overwrite=args.overwrite,
-        metadata={"importer": "invdyn import", "format": kind, "file": args.source, **given},
-    )
-    summary = _dataset_summary([len(e) for e in episodes], fps, state_names, action_names)
-    print(f"{args.source}: {summary}")
-    print(f"wrote {path}")
-    return 0
-
-
-def _import_videos(args: argparse.Namespace) -> int:
-    """`invdyn import` of a video file or a folder of them and of folders of images."""
-    from invdyn.learn.data import import_videos, read_dataset
-
-    path = import_videos(
-        args.source,
-        args.out,
-        camera=args.camera or "video",
+    options = ImportOptions(
         fps=args.fps,
-        fps_origin="--fps is",
+        obs_keys=None if args.obs_keys is None else _names("--obs-keys", args.obs_keys),
+        action_keys=None if args.action_keys is None else _names("--action-keys", args.action_keys),
+        episode_key=args.episode_key,
+        filter_key=args.filter_key,
+        camera=args.camera,
         size=None if args.size is None else _frame_size(args.size),
-        overwrite=args.overwrite,
         progress=not args.no_progress,
     )
-    dataset = read_dataset(path)
-    (key, (height, width, _)), *_ = dataset.info.videos.items()
-    summary = _dataset_summary([len(e) for e in dataset], dataset.info.fps, (), None)
-    print(f"{args.source}: {summary}, {key} {width}x{height}")
-    print(f"wrote {path}")
-    return 0
-
-
-def _dataset_summary(
-    lengths: Sequence[int],
-    fps: float,
-    state_names: Sequence[str],
-    action_names: Sequence[str] | None,
-) -> str:
-    """``N episodes, M frames at F fps, state S, action A`` of a dataset written."""
-    count, frames = len(lengths), sum(lengths)
-    action = "no action" if action_names is None else f"action {len(action_names)}"
-    return (
-        f"{count} episode{'' if count == 1 else 's'}, {frames} frame{'' if frames == 1 else 's'} "
-        f"at {fps:g} fps, state {len(state_names)}, {action}"
+    config = ImportConfig(
+        source=Path(args.source),
+        out=args.out,
+        format=args.format,
+        options=options,
+        overwrite=args.overwrite,
     )
-
-
-def _imported_episodes(kind: str, args: argparse.Namespace) -> tuple[Imported, float]:
-    """The episodes of `invdyn import`'s SOURCE read as `kind`, with their entries' names,
-    and their frame rate."""
-    from invdyn.learn.data import read_minari, read_robomimic
-
-    if kind == "robomimic":
-        fps = ROBOMIMIC_FPS if args.fps is None else args.fps
-        obs_keys = None if args.obs_keys is None else _names("--obs-keys", args.obs_keys)
-        return read_robomimic(
-            args.source, obs_keys=obs_keys, filter_key=args.filter_key, fps=fps
-        ), fps
-    if kind == "minari":
-        fps = MINARI_FPS if args.fps is None else args.fps
-        return read_minari(args.source, fps=fps), fps
-    if args.fps is None or args.obs_keys is None:
-        raise InputError(
-            f"{args.source}: a table needs --fps, and --obs-keys naming its state's columns "
-            "(and --action-keys its action's, unless it has none)"
-        )
-    return _table_episodes(args), args.fps
-
-
-def _table_episodes(args: argparse.Namespace) -> Imported:
-    """The episodes of `invdyn import`'s table: its rows split where the --episode-key column
-    changes, at ``k / --fps``; the entries named after their columns."""
-    from invdyn.learn.data import read_columns
-
-    groups = {"--obs-keys": _names("--obs-keys", args.obs_keys)}
-    if args.action_keys is not None:
-        groups["--action-keys"] = _names("--action-keys", args.action_keys)
-    if args.episode_key is not None:
-        groups["--episode-key"] = (args.episode_key,)
-    read = read_columns(args.source, groups)
-    state, action = read["--obs-keys"], read.get("--action-keys")
-    numbers = read.get("--episode-key")
-    if numbers is not None and len(numbers.names) != 1:
-        raise InputError(
-            f"--episode-key {args.episode_key!r} selects {len(numbers.names)} columns "
-            f"({', '.join(numbers.names)}): name one"
-        )
-    number = np.zeros(len(state.values)) if numbers is None else numbers.values[:, 0]
-    starts = np.flatnonzero(np.diff(number)) + 1
-    runs = number[np.r_[0, starts]]
-    if len(np.unique(runs)) < len(runs):
-        again = next(float(x) for k, x in enumerate(runs) if x in runs[:k])
-        warn(
-            f"{args.source}: --episode-key {args.episode_key!r} comes back to {again:g} after "
-            f"other values: each run of rows is an episode of its own ({len(runs)} episodes)"
-        )
-    actions = [None] * (len(starts) + 1) if action is None else np.split(action.values, starts)
-    episodes = [
-        Episode(state=s, action=a, timestamp=np.arange(len(s)) / args.fps)
-        for s, a in zip(np.split(state.values, starts), actions, strict=True)
-    ]
-    return Imported(episodes, state.names, None if action is None else action.names)
+    result = import_dataset(config)
+    print(f"{args.source}: {result.summary}")
+    print(f"wrote {result.path}")
+    return 0
 
 
 def _train(args: argparse.Namespace) -> int:
     from invdyn.learn import distributed
     from invdyn.learn.checkpoint import resolve_device
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
     from invdyn.learn.train import train
 
     _output_directory(args.out)
@@ -1833,9 +1719,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _label(args: argparse.Namespace) -> int:
-    from invdyn.learn.data import INFO_PATH
+    from invdyn.learn.datasets import IMAGE_SUFFIXES, INFO_PATH, VIDEO_SUFFIXES, holds_sources
     from invdyn.learn.label import label_dataset, label_videos
-    from invdyn.learn.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, holds_sources
 
     checkpoint = _checkpoint_dir(args.checkpoint)
     options = {
@@ -1876,7 +1761,7 @@ def _follow(args: argparse.Namespace) -> int:
     mass_scale = _mass_scale(args.mass_error)
     if args.payload is not None or mass_scale != 1.0 or args.damping != 0.0:
         from invdyn.kinematics import end_effector
-        from invdyn.learn.data import read_info
+        from invdyn.learn.datasets import read_info
         from invdyn.learn.follow import recording_plant
         from invdyn.sim.collect import load_robot_source
 
@@ -2059,7 +1944,7 @@ def _options_plant(base: Plant | None = None, /, **fields: Any) -> Any:
 def _ident(args: argparse.Namespace) -> int:
     from invdyn.ident.run import identify_dataset, identify_table, write_results
     from invdyn.ident.signals import Filter
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
 
     _output_directory(args.out)
     table = Path(args.dataset).is_file()
@@ -2177,7 +2062,7 @@ def _evaluate_identification(args: argparse.Namespace) -> int:
         evaluate_identification,
         read_report,
     )
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
     from invdyn.viz.plots import plot_error_bars, save_figure
 
     directory = Path(args.checkpoint)

@@ -66,7 +66,7 @@ from invdyn._arrays import check_positive, check_real
 from invdyn._files import json_text
 from invdyn.errors import DataError, InputError
 from invdyn.learn.checkpoint import check_sizes, load_checkpoint, require_state_model
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
     INFO_PATH,
     METADATA_KEY,
     MUJOCO_STATE,
@@ -225,7 +225,7 @@ def follow(
 
     Args:
       checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
-      dataset: a dataset read by `invdyn.learn.data.read_dataset`, or its directory.
+      dataset: a dataset read by `invdyn.learn.datasets.read_dataset`, or its directory.
       episode: index of the reference episode (negative counts from the end).
       seconds: follow at most this many seconds of the episode (from frame ``C``); None for
         all of it.
@@ -617,7 +617,7 @@ def episode_full_state(data: Dataset, index: int) -> Float:
         raise InputError(
             f"{data.info.source}: the dataset {data.path} has no MuJoCo full state "
             f"({MUJOCO_STATE}) to start the simulation from; collect with "
-            "invdyn.sim.collect_gym and write with invdyn.learn.data.write_collection"
+            "invdyn.sim.collect_gym and write with invdyn.learn.datasets.write_collection"
         ) from None
     lengths = [len(data.episode(i)) for i in range(len(data))]
     first = sum(lengths[:index])

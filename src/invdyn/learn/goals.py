@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from invdyn._arrays import check_real
 from invdyn.errors import InputError
 from invdyn.learn.checkpoint import load_checkpoint
-from invdyn.learn.data import Dataset, read_dataset
+from invdyn.learn.datasets import Dataset, read_dataset
 from invdyn.learn.follow import (
     POSITION_GAIN,
     Runs,

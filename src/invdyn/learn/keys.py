@@ -2,7 +2,7 @@
 the names of a checkpoint's files.
 
 A batch is a mapping from these keys to arrays (or tensors) with a leading batch dimension;
-the same names are the columns of a dataset on disk (see `invdyn.learn.data`).
+the same names are the columns of a dataset on disk (see `invdyn.learn.datasets`).
 """
 
 OBS_STATE = "observation.state"
