@@ -178,15 +178,7 @@ def _flattened(
         for path in paths
         if path not in kept
     }
-    if not kept:
-        raise DataError(
-            f"{where}: no low-dimensional numbers, only {listed(left_out)}"
-            if left_out
-            else f"{where}: an empty group"
-        )
-    if skipped is not None:
-        for entry, what in left_out.items():
-            skipped.setdefault(entry, what)
+    note_left_out(where, left_out, kept=len(kept), skipped=skipped)
     leaves = [numeric_dataset(h5py, item, path, where) for path in kept]
     sizes = {values.shape[0] for values in leaves}
     if len(sizes) > 1:
@@ -214,6 +206,23 @@ def _dataset_paths(h5py: ModuleType, group: Any) -> list[str]:
 def listed(described: Mapping[str, str]) -> str:
     """``name (what), ...`` of `described`, in its order."""
     return ", ".join(f"{name} ({what})" for name, what in described.items())
+
+
+def note_left_out(
+    where: str, left_out: Mapping[str, str], *, kept: int, skipped: dict[str, str] | None
+) -> None:
+    """Add the entries of a dictionary observation at `where` that are `left_out` (name ->
+    what it holds: not low-dimensional numbers) to `skipped`, or `DataError` when none of
+    them is `kept` (a count)."""
+    if not kept:
+        raise DataError(
+            f"{where}: no low-dimensional numbers, only {listed(left_out)}"
+            if left_out
+            else f"{where}: an empty group"
+        )
+    if skipped is not None:
+        for entry, what in left_out.items():
+            skipped.setdefault(entry, what)
 
 
 def warn_of_left_out(source: Path, skipped: Mapping[str, str]) -> None:

@@ -40,7 +40,13 @@ from invdyn.learn.datasets.episodes import (
 )
 from invdyn.learn.datasets.formats import DatasetFormat, ImportOptions
 from invdyn.learn.datasets.lerobot import load_pyarrow
-from invdyn.learn.datasets.minari import MINARI_FOLDER, MINARI_FPS, listed, warn_of_left_out
+from invdyn.learn.datasets.minari import (
+    MINARI_FOLDER,
+    MINARI_FPS,
+    listed,
+    note_left_out,
+    warn_of_left_out,
+)
 from invdyn.learn.datasets.mp4 import check_fps
 
 ARROW_FORMAT = "arrow"
@@ -220,15 +226,7 @@ def _flattened(
         names += entry_names(path, numbers.shape[1])
     if left_out and skipped is None:
         raise DataError(f"{where}/{column}: {listed(left_out)}: not low-dimensional numbers")
-    if not blocks:
-        raise DataError(
-            f"{where}/{column}: no low-dimensional numbers, only {listed(left_out)}"
-            if left_out
-            else f"{where}/{column}: an empty struct"
-        )
-    if skipped is not None:
-        for entry, what in left_out.items():
-            skipped.setdefault(entry, what)
+    note_left_out(f"{where}/{column}", left_out, kept=len(blocks), skipped=skipped)
     return np.concatenate(blocks, axis=1), tuple(names)
 
 
