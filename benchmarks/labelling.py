@@ -31,10 +31,10 @@ import numpy as np
 import torch
 
 from invdyn.learn.config import ModelConfig
+from invdyn.learn.datasets.mp4 import decode_video, encode_video
 from invdyn.learn.keys import OBS_IMAGE_PREFIX
 from invdyn.learn.label import Inputs, _predict
 from invdyn.learn.models import InverseDynamicsModel, NormStats
-from invdyn.learn.video import decode_video, encode_video
 
 SIZES = (64, 128)
 TARGET_FPS = 5000.0

@@ -40,7 +40,7 @@ import torch
 
 from invdyn.learn.checkpoint import save_checkpoint
 from invdyn.learn.config import preset
-from invdyn.learn.data import Episode, write_dataset
+from invdyn.learn.datasets import Episode, write_dataset
 from invdyn.learn.label import label_dataset
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 

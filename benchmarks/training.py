@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from invdyn.learn.config import Config, ModelConfig, TrainConfig
-from invdyn.learn.data import Dataset, Episode, read_dataset, write_dataset
+from invdyn.learn.datasets import Dataset, Episode, read_dataset, write_dataset
 from invdyn.learn.train import train
 
 CAMERAS = ("front", "hand")

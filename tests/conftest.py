@@ -315,7 +315,7 @@ def off_unit(model: Model, q: np.ndarray, seed: int = 0) -> np.ndarray:
 def written_like(dataset, episodes, path, dtype=None):
     """`episodes` (in precision `dtype`; None: as they are) written to `path` as a dataset of
     `dataset`'s frame rate, names and source."""
-    from invdyn.learn.data import Episode, write_dataset
+    from invdyn.learn.datasets import Episode, write_dataset
 
     if dtype is not None:
         episodes = [

@@ -20,7 +20,7 @@ from invdyn.configuration import random_configuration
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.io import robots
 from invdyn.learn.config import preset
-from invdyn.learn.data import read_dataset
+from invdyn.learn.datasets import read_dataset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -1038,7 +1038,7 @@ def test_collect_refuses_an_occupied_out_before_simulating(
 
 def test_collect_renders_cameras(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--camera renders each episode into the dataset's videos, one per camera."""
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
 
     path = tmp_path / "data"
     status, _, err = run(
@@ -1058,7 +1058,7 @@ def test_collect_renders_cameras(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_collect_renders_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--workers 2 renders (as well as simulates) in two processes, streaming more episodes
     than a shard to the videos: the dataset's frames are those of one process."""
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
     from invdyn.sim.render import RENDER_SHARD
 
     episodes = str(RENDER_SHARD + 3)
@@ -1084,8 +1084,8 @@ def test_collect_run_again_renders_only_what_it_lacks(
 ) -> None:
     """A collection that fails after rendering keeps its shards in <out>.rendered; run again,
     it renders none and writes the same frames, then removes them."""
-    from invdyn.learn import data
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn import datasets as data
+    from invdyn.learn.datasets import read_dataset
     from invdyn.sim import render
 
     argv = [
@@ -1134,7 +1134,7 @@ def test_collect_run_again_renders_only_what_it_lacks(
 def test_learning_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """collect, train, evaluate on other episodes, then label them: the README's workflow on
     tiny data (the double pendulum at 100 Hz)."""
-    from invdyn.learn.data import read_dataset
+    from invdyn.learn.datasets import read_dataset
     from invdyn.learn.label import read_labels
 
     train_data, test_data = tmp_path / "train", tmp_path / "test"

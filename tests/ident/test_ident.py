@@ -386,7 +386,7 @@ def test_episodes_too_short_for_the_filter_are_named_and_left_out(load_robot, tm
     """Of five episodes of a double pendulum swinging (torques by rnea), the second is too
     short for the filter's edges: a warning names it, and the report's parts leave it out."""
     from invdyn.ident.run import identify_dataset
-    from invdyn.learn.data import Episode, read_dataset, write_dataset
+    from invdyn.learn.datasets import Episode, read_dataset, write_dataset
 
     model = load_robot("double_pendulum")
     fps = 100.0

@@ -9,7 +9,7 @@ import pytest
 from test_learn_data import write_minari, write_robomimic
 
 from conftest import run
-from invdyn.learn.data import read_dataset, read_metadata
+from invdyn.learn.datasets import read_dataset, read_metadata
 
 pytest.importorskip("pyarrow")
 h5py = pytest.importorskip("h5py")

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from invdyn.errors import DataError, InputError
-from invdyn.learn import data, keys
-from invdyn.learn.data import Episode, Layout, read_dataset, write_dataset
+from invdyn.learn import datasets as data
+from invdyn.learn import keys
+from invdyn.learn.datasets import Episode, Layout, read_dataset, write_dataset
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -430,7 +431,7 @@ def test_failure_while_swapping_restores_the_old_dataset(
             raise OSError("interrupted")
         real(source, target)
 
-    monkeypatch.setattr(data.os, "rename", failing)
+    monkeypatch.setattr(os, "rename", failing)
     with pytest.raises(OSError, match="interrupted"):
         write(path, episodes(seed=2), overwrite=True)
     monkeypatch.undo()
@@ -961,7 +962,7 @@ def test_read_d4rl(tmp_path: Path) -> None:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, invdyn, invdyn.learn, invdyn.learn.data, invdyn.learn.keys\n"
+        "import sys, invdyn, invdyn.learn, invdyn.learn.datasets, invdyn.learn.keys\n"
         "heavy = [m for m in ('pyarrow', 'h5py', 'torch') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

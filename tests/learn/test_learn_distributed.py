@@ -26,7 +26,7 @@ from invdyn.cli import main  # noqa: E402
 from invdyn.learn import distributed  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
 from invdyn.learn.config import preset  # noqa: E402
-from invdyn.learn.data import Episode, read_dataset, write_dataset  # noqa: E402
+from invdyn.learn.datasets import Episode, read_dataset, write_dataset  # noqa: E402
 from invdyn.learn.train import train  # noqa: E402
 
 DT = 0.02

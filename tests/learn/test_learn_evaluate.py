@@ -30,7 +30,7 @@ from conftest import written_like
 from invdyn import InputError
 from invdyn.learn.checkpoint import load_checkpoint
 from invdyn.learn.config import Config, preset
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
     EPISODE_FINGERPRINTS,
     Episode,
     read_dataset,

@@ -25,7 +25,7 @@ pytest.importorskip("mujoco")
 import invdyn
 from invdyn import InputError
 from invdyn.learn.config import Config, preset
-from invdyn.learn.data import Episode, read_dataset, write_collection, write_dataset
+from invdyn.learn.datasets import Episode, read_dataset, write_collection, write_dataset
 from invdyn.learn.follow import Configurations, FollowResult, follow, reachable
 from invdyn.learn.train import train
 from invdyn.sim.collect import collect_gym, collect_robot

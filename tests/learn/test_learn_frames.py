@@ -21,7 +21,7 @@ pytest.importorskip("pyarrow")
 from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint  # noqa: E402
 from invdyn.learn.config import Config, ModelConfig, preset  # noqa: E402
-from invdyn.learn.data import (  # noqa: E402
+from invdyn.learn.datasets import (  # noqa: E402
     Dataset,
     Episode,
     import_videos,
@@ -29,6 +29,7 @@ from invdyn.learn.data import (  # noqa: E402
     read_metadata,
     write_dataset,
 )
+from invdyn.learn.datasets.mp4 import encode_video  # noqa: E402
 from invdyn.learn.evaluate import evaluate_checkpoint  # noqa: E402
 from invdyn.learn.keys import OBS_IMAGE_PREFIX, OBS_STATE  # noqa: E402
 from invdyn.learn.label import label_dataset, label_videos, read_labels  # noqa: E402
@@ -43,7 +44,6 @@ from invdyn.learn.models import (  # noqa: E402
     select_windows,
 )
 from invdyn.learn.train import evaluate, train  # noqa: E402
-from invdyn.learn.video import encode_video  # noqa: E402
 
 SIZE = 24
 FPS = 10.0

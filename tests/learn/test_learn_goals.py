@@ -20,7 +20,7 @@ pytest.importorskip("av")
 from invdyn import InputError  # noqa: E402
 from invdyn.cli import main  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
-from invdyn.learn.data import read_dataset, write_collection  # noqa: E402
+from invdyn.learn.datasets import read_dataset, write_collection  # noqa: E402
 from invdyn.learn.goals import follow_frames  # noqa: E402
 from invdyn.learn.train import train  # noqa: E402
 from invdyn.sim.collect import collect_gym  # noqa: E402

@@ -22,15 +22,9 @@ from test_learn_video import pattern
 from conftest import run
 from invdyn import DataError, InputError
 from invdyn.learn import keys
-from invdyn.learn.data import import_videos, read_dataset, read_metadata
-from invdyn.learn.video import (
-    decode_video,
-    encode_video,
-    find_sources,
-    image_files,
-    read_video,
-    scan_sources,
-)
+from invdyn.learn.datasets import import_videos, read_dataset, read_metadata
+from invdyn.learn.datasets.mp4 import decode_video, encode_video
+from invdyn.learn.datasets.videos import find_sources, image_files, read_video, scan_sources
 
 FPS = 20.0
 KEY = keys.OBS_IMAGE_PREFIX + "video"
@@ -134,12 +128,12 @@ def test_sources_are_decoded_one_at_a_time(tmp_path: Path) -> None:
 def test_a_video_of_other_packets_than_frames_is_refused(tmp_path: Path, monkeypatch) -> None:
     """The frames are counted from the packets before decoding; a file that decodes to
     another count is refused, naming it, and nothing is written."""
-    import invdyn.learn.video
+    import invdyn.learn.datasets.mp4
 
     video = encode_video(tmp_path / "a.mp4", pattern(10), FPS)
     for packets, decoded in ((11, "10"), (9, "more")):
         times = np.arange(packets) / FPS
-        monkeypatch.setattr(invdyn.learn.video, "_packet_times", lambda path, t=times: t)
+        monkeypatch.setattr(invdyn.learn.datasets.mp4, "packet_times", lambda path, t=times: t)
         with pytest.raises(
             DataError, match=f"a.mp4 decodes to {decoded} frames, but holds {packets} packets"
         ):

@@ -24,7 +24,7 @@ from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn import label  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint, load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
-from invdyn.learn.data import (  # noqa: E402
+from invdyn.learn.datasets import (  # noqa: E402
     Episode,
     FrameFeature,
     read_dataset,
@@ -606,8 +606,8 @@ def test_a_dataset_of_frames_alone_is_said_to_have_no_state(ensemble, tmp_path):
     pytest.importorskip("av")
     from test_learn_video import pattern
 
-    from invdyn.learn.data import import_videos
-    from invdyn.learn.video import encode_video
+    from invdyn.learn.datasets import import_videos
+    from invdyn.learn.datasets.mp4 import encode_video
 
     clip = encode_video(tmp_path / "clip.mp4", pattern(6, 32, 48), 20.0)
     frames = import_videos(clip, tmp_path / "frames")

@@ -691,7 +691,7 @@ def test_episodes_may_be_mappings_or_pairs(episodes):
     state, action = episodes[0].state, episodes[0].action
     forms = [[episodes[0]], [(state, action)], [{OBS_STATE: state, ACTION: action}]]
     forms.append(iter([(state, action)]))
-    data = pytest.importorskip("invdyn.learn.data")
+    data = pytest.importorskip("invdyn.learn.datasets")
     forms.append([data.Episode(state, action, timestamp=DT * np.arange(len(state)))])
     for form in forms:
         [(s, a)] = episode_arrays(form)

@@ -19,7 +19,7 @@ pytest.importorskip("av")
 pytest.importorskip("pyarrow")
 
 from invdyn import DataError, InputError
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
     Episode,
     Layout,
     read_dataset,
@@ -28,7 +28,7 @@ from invdyn.learn.data import (
     write_collection,
     write_dataset,
 )
-from invdyn.learn.video import (
+from invdyn.learn.datasets.mp4 import (
     _FileReader,
     decode_video,
     encode_video,

@@ -15,7 +15,6 @@ from invdyn.cli.options import (
     needs,
     plant_options,
 )
-from invdyn.cli.output import dataset_summary
 from invdyn.learn.collect import FRAME_SIZE, GYM_POLICY, ROBOT_DURATION, ROBOT_RATE
 from invdyn.sim.collect import MIN_STEPS, POLICIES
 
@@ -96,6 +95,7 @@ def add(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from invdyn.learn.collect import CollectConfig, collect_dataset
+    from invdyn.learn.datasets import read_info
 
     config = CollectConfig(
         source=args.source,
@@ -117,10 +117,7 @@ def run(args: argparse.Namespace) -> int:
     collected = collect_dataset(config, say=print)
     collection = collected.collection
     lengths = [len(episode) for episode in collection.episodes]
-    summary = dataset_summary(
-        lengths, collection.fps, collection.state_names, collection.action_names
-    )
-    print(f"{collection.source}: {summary}")
+    print(f"{collection.source}: {read_info(args.out).summary}")
     if collected.ended_early:
         redrawn = collection.metadata["discarded"]
         again = f"; {redrawn} shorter than {MIN_STEPS} steps were drawn again" if redrawn else ""

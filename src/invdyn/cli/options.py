@@ -192,7 +192,7 @@ def numbers(option: str, spec: str, count: int) -> tuple[float, ...]:
 
 def frame_size(text: str) -> tuple[int, int]:
     """``--size WxH`` as (width, height), even and positive."""
-    from invdyn.learn.video import check_size
+    from invdyn.learn.datasets import check_size
 
     width, _, height = text.lower().partition("x")
     if not (width.isdigit() and height.isdigit()):

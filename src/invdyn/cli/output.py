@@ -31,21 +31,6 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def dataset_summary(
-    lengths: Sequence[int],
-    fps: float,
-    state_names: Sequence[str],
-    action_names: Sequence[str] | None,
-) -> str:
-    """``N episodes, M frames at F fps, state S, action A`` of a dataset written."""
-    count, frames = len(lengths), sum(lengths)
-    action = "no action" if action_names is None else f"action {len(action_names)}"
-    return (
-        f"{count} episode{'' if count == 1 else 's'}, {frames} frame{'' if frames == 1 else 's'} "
-        f"at {fps:g} fps, state {len(state_names)}, {action}"
-    )
-
-
 def write_json_option(args: argparse.Namespace, data: Any) -> list[Path]:
     """Write `data` where --json says: the files written (none for standard output, written
     through `invdyn.cli.main`'s stream)."""

@@ -39,7 +39,12 @@ from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
 from invdyn.io import load_simulated
-from invdyn.learn.data import TABLE_SUFFIXES, episode_fingerprints, matching_episodes, read_dataset
+from invdyn.learn.datasets import (
+    TABLE_SUFFIXES,
+    episode_fingerprints,
+    matching_episodes,
+    read_dataset,
+)
 from invdyn.metrics import normalised_mse, varies, worse_than
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
@@ -93,7 +98,7 @@ class DatasetIdentification:
       held_out: the held-out samples, for plots.
       learned: held-out nMSE per joint of every predictor of `invdyn.ident.hybrid.compare`
         (nominal, identified, learned, hybrid), when the networks were trained.
-      fitted_fingerprints: by key of `invdyn.learn.data.EPISODE_FINGERPRINTS`, the
+      fitted_fingerprints: by key of `invdyn.learn.datasets.EPISODE_FINGERPRINTS`, the
         fingerprints of the episodes identified on, so that `evaluate_identification` leaves
         them out of a dataset that holds them; empty for a table.
     """
@@ -156,7 +161,7 @@ def identify_dataset(
     """Identify `model`'s parameters on a dataset's episodes, and score them on held-out ones.
 
     Args:
-      dataset: an `invdyn.learn.data.Dataset` with state ``q.<joint>, v.<joint>`` of `model`
+      dataset: an `invdyn.learn.datasets.Dataset` with state ``q.<joint>, v.<joint>`` of `model`
         and joint torques as action.
       model: the robot as described (its parameters are the nominal model and the prior of the
         consistent fit).
@@ -200,7 +205,7 @@ def identify_dataset(
 
 def _episode_pairs(dataset: Any, episodes: Iterable[int]) -> list[tuple[Float, Float]]:
     """The (state, action) arrays of `dataset`'s `episodes`, as they are fingerprinted
-    (`invdyn.learn.data.episode_fingerprints`)."""
+    (`invdyn.learn.datasets.episode_fingerprints`)."""
     pairs = []
     for i in episodes:
         episode = dataset.episode(i)
@@ -222,7 +227,7 @@ def identify_table(
     them on its last rows.
 
     Args:
-      path: a CSV, NPZ or parquet table (`invdyn.learn.data.read_table`) with a column per
+      path: a CSV, NPZ or parquet table (`invdyn.learn.datasets.read_table`) with a column per
         coordinate: ``q.<joint>`` (``q.<joint>.cos`` / ``.sin`` for a continuous joint) and
         ``v.<joint>``, as `invdyn.sim.save_csv` names them, ``a.<joint>`` and ``tau.<joint>``
         (a rollout's CSV has no accelerations: record a dataset for `identify_dataset`), in
@@ -235,7 +240,7 @@ def identify_table(
     Raises:
       DataError: an unreadable table or a missing column (the message lists the table's).
     """
-    from invdyn.learn.data import read_table
+    from invdyn.learn.datasets import read_table
 
     held_out = _held_out_share(held_out)
     # the columns by name, in the model's order
@@ -468,7 +473,7 @@ def evaluate_identification(
     its accelerations filtered as at identification.
 
     The episodes identified on, recognised by their values (in any precision,
-    `invdyn.learn.data.episode_fingerprints`) wherever they lie in `dataset`, are left out,
+    `invdyn.learn.datasets.episode_fingerprints`) wherever they lie in `dataset`, are left out,
     with a warning, unless they are all it holds: then every episode is scored, with a warning
     that the scores are of fitted data.
 
@@ -614,7 +619,7 @@ def _frame_share(dataset: Any) -> float:
     its metadata records the simulation (`invdyn collect`: the physics time step, the middle
     for Runge-Kutta, a continuous plant); at the sample itself for a recording that does not
     say (measured torques are the state's own)."""
-    from invdyn.learn.data import read_metadata
+    from invdyn.learn.datasets import read_metadata
 
     metadata = read_metadata(dataset.path)
     timestep = metadata.get("physics_timestep")

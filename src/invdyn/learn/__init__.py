@@ -1,7 +1,7 @@
 """Learned inverse dynamics: datasets, models, training and evaluation.
 
 ``import invdyn`` does not import this package, and this package imports nothing heavy itself:
-`invdyn.learn.data` loads pyarrow or h5py only when a function needs them, `invdyn.learn.config`
-and `invdyn.learn.keys` need neither, and the model, training and checkpoint modules import
-PyTorch (``pip install 'invdyn[learn]'``).
+`invdyn.learn.datasets` loads pyarrow, h5py or PyAV only when a function needs them,
+`invdyn.learn.config` and `invdyn.learn.keys` need neither, and the model, training and
+checkpoint modules import PyTorch (``pip install 'invdyn[learn]'``).
 """

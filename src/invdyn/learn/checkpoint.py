@@ -88,7 +88,7 @@ class DataSpec:
 
     @classmethod
     def of(cls, info: Any) -> DataSpec:
-        """The spec of a dataset with actions, from its `invdyn.learn.data.DatasetInfo`."""
+        """The spec of a dataset with actions, from its `invdyn.learn.datasets.DatasetInfo`."""
         videos = {key: tuple(shape) for key, shape in info.videos.items()}
         return cls(
             tuple(info.state_names), tuple(info.action_names), float(info.fps), info.source, videos
@@ -135,7 +135,7 @@ class DataSpec:
         state: bool = True,
         cameras: Sequence[str] = (),
     ) -> None:
-        """Raise `InputError` unless the dataset of `info` (`invdyn.learn.data.DatasetInfo`)
+        """Raise `InputError` unless the dataset of `info` (`invdyn.learn.datasets.DatasetInfo`)
         fits the model: the same frame rate, with `state` the same state names, for each of
         the `cameras` (names) a video of the training frames' shape, and with `actions` the
         same action names (a dataset without actions passes; names that info.json does
@@ -407,7 +407,7 @@ def require_state_model(checkpoint: Checkpoint, task: str) -> None:
 def check_sizes(
     where: str, info: Any, model: InverseDynamicsModel, *, state: bool, actions: bool
 ) -> None:
-    """`InputError` naming each size of a dataset (`where`, its `invdyn.learn.data.DatasetInfo`
+    """`InputError` naming each size of a dataset (`where`, its `invdyn.learn.datasets.DatasetInfo`
     `info`) that is not `model`'s: its state's where `state` (the model reads it), its recorded
     actions' where `actions` (and it has some). A dataset without a state is said to have none
     (frames alone, say), not a state of 0 entries."""

@@ -51,7 +51,7 @@ class _Labeller:
         self, checkpoint_dir: str, dataset_path: str, batch_size: int, num_threads: int
     ) -> None:
         from invdyn.learn.checkpoint import load_checkpoint
-        from invdyn.learn.data import read_dataset
+        from invdyn.learn.datasets import read_dataset
         from invdyn.learn.label import _device
 
         self.model = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir)).model

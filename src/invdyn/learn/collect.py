@@ -1,6 +1,6 @@
 """Datasets recorded in simulation, as ``invdyn collect`` makes them: episodes of an invdyn robot
 or a Gymnasium MuJoCo environment (`invdyn.sim.collect`), optionally rendered by cameras
-(`invdyn.sim.render`), written as a LeRobot v3 dataset (`invdyn.learn.data`).
+(`invdyn.sim.render`), written as a LeRobot v3 dataset (`invdyn.learn.datasets`).
 
 `collect_dataset` checks everything a collection could fail on before simulating: the output
 path, options that do not apply to the source, the cameras and the frame size. Rendered
@@ -114,8 +114,7 @@ def collect_dataset(config: CollectConfig, *, say: Say | None = None) -> Collect
         camera, before anything is simulated.
       FileExistsError: `config.out` holds something other than a dataset to overwrite.
     """
-    from invdyn.learn.data import check_target
-    from invdyn.learn.video import check_size
+    from invdyn.learn.datasets import check_size, check_target
     from invdyn.sim.collect import MIN_STEPS, collect_gym, collect_robot
 
     # an occupied out is refused before the simulation, not after it
@@ -165,7 +164,7 @@ def collect_dataset(config: CollectConfig, *, say: Say | None = None) -> Collect
             progress=config.progress,
         )
     if scene is None:
-        from invdyn.learn.data import write_collection
+        from invdyn.learn.datasets import write_collection
 
         path = write_collection(collection, config.out, overwrite=config.overwrite)
     else:
@@ -196,7 +195,7 @@ def _refuse(config: CollectConfig, names: list[str] | tuple[str, ...], source: s
 def _scene(config: CollectConfig, robot: Any, cache: Path) -> Any:
     """The MuJoCo scene that renders the cameras, the cameras and the cache of rendered
     episodes checked before the collection, not after it."""
-    from invdyn.learn.data import check_camera
+    from invdyn.learn.datasets import check_camera
     from invdyn.sim.render import camera_ids, robot_scene, scene_for
 
     if robot is None:
@@ -221,7 +220,7 @@ def _write_rendered(
     """Write `collection` with its episodes rendered as they are written, in the scene and
     at the (width, height) of `view`, each shard kept in `cache` until the dataset is
     written."""
-    from invdyn.learn.data import stream_videos, write_collection
+    from invdyn.learn.datasets import stream_videos, write_collection
     from invdyn.sim.render import cached_shards, remove_cache, render_collection
 
     earlier = cached_shards(cache)

@@ -4,7 +4,7 @@
 
 - which episodes: those of the dataset that the checkpoint was not trained on. Its
   ``train_state.json`` records the split of the training data and the fingerprint of each
-  episode's values in float32 and in float16 (`invdyn.learn.data.episode_fingerprints`: a copy
+  episode's values in float32 and in float16 (`invdyn.learn.datasets.episode_fingerprints`: a copy
   in lower precision is the same data), and those of the episodes that the checkpoint it started
   from (``train.init``) was trained on, so that its training episodes are recognised in any
   dataset that holds them, and left out, a warning says, when there are others (the training
@@ -39,7 +39,7 @@
     rate = 1 / timestep, no payload, friction or sensor noise); with several physics steps per
     frame it is the mean acceleration over the frame, an approximation. For a dataset of a
     Gymnasium MuJoCo environment (source ``"gym:<env id>"``) written by
-    `invdyn.learn.data.write_collection`, which stores MuJoCo's full state ``(qpos, qvel)`` as
+    `invdyn.learn.datasets.write_collection`, which stores MuJoCo's full state ``(qpos, qvel)`` as
     ``observation.mujoco_state``: the environment's ``MjModel`` is rebuilt
     (``gymnasium.make(env_id).unwrapped.model``; a ``physics_timestep`` or ``integrator`` in
     the dataset's metadata replaces the registered one), ``mj_inverse`` runs at ``qpos_t,
@@ -83,7 +83,7 @@ import numpy as np
 from invdyn._files import atomic_open, json_text
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import check_sizes, load_checkpoint
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
     EPISODE_FINGERPRINTS,
     MUJOCO_STATE,
     Dataset,
@@ -239,7 +239,7 @@ def evaluate_checkpoint(
 
     Args:
       checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
-      dataset: a dataset read by `invdyn.learn.data.read_dataset`, or its directory.
+      dataset: a dataset read by `invdyn.learn.datasets.read_dataset`, or its directory.
       episodes: indices of the episodes to evaluate; None for those the checkpoint was not
         trained on (see the module docstring).
 
@@ -710,7 +710,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
         return None, (
             f"{source}: the dataset stores the environment's observation, not MuJoCo's full "
             f"state (qpos, qvel) that inverse dynamics needs ({MUJOCO_STATE}; collect with "
-            "invdyn.sim.collect_gym and write with invdyn.learn.data.write_collection)"
+            "invdyn.sim.collect_gym and write with invdyn.learn.datasets.write_collection)"
         )
     try:
         import gymnasium

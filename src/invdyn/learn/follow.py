@@ -67,7 +67,7 @@ from invdyn._files import INFO_PATH, json_text
 from invdyn.errors import DataError, InputError
 from invdyn.kinematics import end_effector
 from invdyn.learn.checkpoint import check_sizes, load_checkpoint, require_state_model
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
     METADATA_KEY,
     MUJOCO_STATE,
     Dataset,
@@ -227,7 +227,7 @@ def follow(
 
     Args:
       checkpoint_dir: a checkpoint directory (``out_dir/checkpoint`` of a training run).
-      dataset: a dataset read by `invdyn.learn.data.read_dataset`, or its directory.
+      dataset: a dataset read by `invdyn.learn.datasets.read_dataset`, or its directory.
       episode: index of the reference episode (negative counts from the end).
       seconds: follow at most this many seconds of the episode (from frame ``C``); None for
         all of it.
@@ -669,7 +669,7 @@ def episode_full_state(data: Dataset, index: int) -> Float:
         raise InputError(
             f"{data.info.source}: the dataset {data.path} has no MuJoCo full state "
             f"({MUJOCO_STATE}) to start the simulation from; collect with "
-            "invdyn.sim.collect_gym and write with invdyn.learn.data.write_collection"
+            "invdyn.sim.collect_gym and write with invdyn.learn.datasets.write_collection"
         ) from None
     lengths = [len(data.episode(i)) for i in range(len(data))]
     first = sum(lengths[:index])

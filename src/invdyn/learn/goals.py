@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from invdyn._arrays import check_real
 from invdyn.errors import InputError
 from invdyn.learn.checkpoint import checkpoint_in, load_checkpoint
-from invdyn.learn.data import Dataset, read_dataset
+from invdyn.learn.datasets import Dataset, read_dataset
 from invdyn.learn.follow import (
     POSITION_GAIN,
     FollowConfig,

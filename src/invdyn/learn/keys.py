@@ -1,7 +1,7 @@
 """Batch keys, as LeRobot names them, so that batches and datasets can be shared with it.
 
 A batch is a mapping from these keys to arrays (or tensors) with a leading batch dimension;
-the same names are the columns of a dataset on disk (see `invdyn.learn.data`).
+the same names are the columns of a dataset on disk (see `invdyn.learn.datasets`).
 """
 
 OBS_STATE = "observation.state"

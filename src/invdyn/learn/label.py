@@ -22,14 +22,14 @@ too (its action names then name the labelled actions; otherwise they are ``actio
 ``action.1``, ...). A dataset that already has actions is refused unless ``replace=True``,
 which drops the recorded actions (and the features about them, ``action.*``) for the
 predictions. The labelled copy keeps everything else: the states, the other per-frame
-features (`invdyn.learn.data.read_extra_features`: a MuJoCo state, rewards...; images in the
+features (`invdyn.learn.datasets.read_extra_features`: a MuJoCo state, rewards...; images in the
 data files and text are left out with a warning), the videos (their mp4 files copied as they
 are, with their statistics, decoding nothing), the dataset's metadata
-(`invdyn.learn.data.read_metadata`, with the checkpoint as ``labelled_by``), the other keys of
-its ``info.json`` and its other files (`invdyn.learn.data.write_dataset`'s ``keep_from``).
+(`invdyn.learn.datasets.read_metadata`, with the checkpoint as ``labelled_by``), the other keys of
+its ``info.json`` and its other files (`invdyn.learn.datasets.write_dataset`'s ``keep_from``).
 
 `label_videos` labels plain videos (video files and folders of images, one episode each) with
-a model of one camera's frames, through a dataset of them (`invdyn.learn.data.import_videos`,
+a model of one camera's frames, through a dataset of them (`invdyn.learn.datasets.import_videos`,
 whose metadata names the file of each episode). `label_states` labels episodes of states held
 in memory with a model of the state, as `label_dataset` would, and writes nothing.
 `label_data`, as ``invdyn label`` does, labels a dataset or plain videos by what it is given,
@@ -47,7 +47,7 @@ bits of a prediction depend on). A run that is
 killed and restarted with the same arguments computes only the missing units and writes the
 same dataset, bit for bit, as an uninterrupted run. A work directory of other inputs is
 refused (`InputError`) unless ``overwrite=True``, which discards it with a warning. The output
-is written atomically by `invdyn.learn.data.write_dataset` and only then is the work directory
+is written atomically by `invdyn.learn.datasets.write_dataset` and only then is the work directory
 removed, so `out_path` is either absent (or the previous dataset) or complete.
 """
 
@@ -79,11 +79,15 @@ from invdyn.learn.checkpoint import (
     load_checkpoint,
 )
 from invdyn.learn.config import ModelConfig
-from invdyn.learn.data import (
+from invdyn.learn.datasets import (
+    IMAGE_SUFFIXES,
+    VIDEO_SUFFIXES,
     Dataset,
     Episode,
     FrameFeature,
+    check_size,
     check_target,
+    holds_sources,
     import_videos,
     read_dataset,
     read_extra_features,
@@ -101,7 +105,6 @@ from invdyn.learn.models import (
     window_starts,
 )
 from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
-from invdyn.learn.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, check_size, holds_sources
 
 IS_LABELLED = "action.is_labelled"
 """(...,) bool: the frame's action is the model's prediction for its own window."""
@@ -285,7 +288,7 @@ def label_videos(
     """Label plain videos (mp4 files, folders of images) with a model of one camera's frames.
 
     The videos become the action-free, state-free episodes of a dataset
-    (`invdyn.learn.data.import_videos`, at the model's frame rate and camera, in the hidden
+    (`invdyn.learn.datasets.import_videos`, at the model's frame rate and camera, in the hidden
     work directory ``.<out>.videos/`` next to the output), which `label_dataset` labels into
     `out_path`, frames included; the work directory is then removed. A killed run resumes as
     `label_dataset`'s.

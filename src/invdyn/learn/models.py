@@ -80,7 +80,7 @@ def episode_arrays(episodes: Iterable[Any]) -> list[tuple[Float, Float]]:
     """The (state, action) arrays of each episode, checked once.
 
     Args:
-      episodes: items with ``state``/``action`` attributes (`invdyn.learn.data.Episode`, or a
+      episodes: items with ``state``/``action`` attributes (`invdyn.learn.datasets.Episode`, or a
         `Dataset` of them), mappings with ``"observation.state"`` (or ``"state"``) and
         ``"action"``, or ``(state, action)`` pairs.
 
@@ -265,7 +265,7 @@ def joined_frames(
     that the frames are held once.
 
     Args:
-      episodes: an `invdyn.learn.data.Dataset` (anything with ``frames(key, i)``).
+      episodes: an `invdyn.learn.datasets.Dataset` (anything with ``frames(key, i)``).
       config: names the cameras.
       indices: the episodes, in order.
       lengths: the steps of each of those episodes.
@@ -284,7 +284,7 @@ def joined_frames(
     if not callable(getattr(episodes, "frames", None)):
         raise InputError(
             f"the model sees cameras {list(config.camera_names)}: give a dataset with videos "
-            "(invdyn.learn.data.read_dataset), not bare episodes"
+            "(invdyn.learn.datasets.read_dataset), not bare episodes"
         )
     chosen = list(indices)
     if len(chosen) != len(lengths):

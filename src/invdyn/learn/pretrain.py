@@ -24,8 +24,8 @@ from torch import nn
 
 from invdyn._arrays import check_count, spread
 from invdyn.errors import InputError
+from invdyn.learn.datasets import check_frames
 from invdyn.learn.models import IMAGE_FEATURES, FrameEncoder
-from invdyn.learn.video import check_frames
 
 Float = NDArray[np.float64]
 Frames = NDArray[np.uint8]

@@ -21,7 +21,7 @@ from invdyn.errors import InputError
 from invdyn.learn import distributed
 from invdyn.learn.checkpoint import RUN_CHECKPOINT, checkpoint_in, resolve_device
 from invdyn.learn.config import Config, preset
-from invdyn.learn.data import Dataset, read_dataset
+from invdyn.learn.datasets import Dataset, read_dataset
 from invdyn.learn.evaluate import (
     METRICS_FILE,
     PREDICTIONS_FILE,

@@ -44,7 +44,7 @@ from invdyn.learn.checkpoint import (
     save_checkpoint,
 )
 from invdyn.learn.config import Config, TrainConfig
-from invdyn.learn.data import EPISODE_FINGERPRINTS, episode_fingerprints, hashed_episodes
+from invdyn.learn.datasets import EPISODE_FINGERPRINTS, episode_fingerprints, hashed_episodes
 from invdyn.learn.keys import ACTION
 from invdyn.learn.models import (
     Float,
@@ -135,7 +135,7 @@ def train(
 
     Args:
       episodes: the episodes (see `invdyn.learn.models.episode_arrays` for the forms taken).
-        From an `invdyn.learn.data.Dataset`, its spec (state and action names, fps) is saved
+        From an `invdyn.learn.datasets.Dataset`, its spec (state and action names, fps) is saved
         with the checkpoint, and labelling, evaluation and following check data against it.
       config: the model and its training.
       out_dir: the run directory; the checkpoint is ``out_dir/checkpoint``.
@@ -503,7 +503,7 @@ def _initial_model(
     checked against the run: the same model configuration, a data spec that fits the
     training dataset's, and the same numbers of state and action entries as its `windows`;
     and the fingerprints of the episodes it was trained on (`trained_fingerprints`)."""
-    from invdyn.learn.data import DatasetInfo
+    from invdyn.learn.datasets import DatasetInfo
 
     where = f"train.init {init}"
     start = load_checkpoint(checkpoint_in(init))
@@ -533,8 +533,8 @@ def _initial_model(
 
 
 def _spec(episodes: Iterable[Any]) -> DataSpec | None:
-    """The spec of a dataset with actions (`invdyn.learn.data.Dataset`), else None."""
-    from invdyn.learn.data import DatasetInfo
+    """The spec of a dataset with actions (`invdyn.learn.datasets.Dataset`), else None."""
+    from invdyn.learn.datasets import DatasetInfo
 
     info = getattr(episodes, "info", None)
     if isinstance(info, DatasetInfo) and info.action_names is not None:
@@ -545,7 +545,7 @@ def _spec(episodes: Iterable[Any]) -> DataSpec | None:
 def _check_dataset_actions(episodes: Iterable[Any]) -> None:
     """When the episodes are a dataset: `InputError` when it has no actions, and a warning
     when a model predicted them (`invdyn label`)."""
-    from invdyn.learn.data import Dataset, read_metadata
+    from invdyn.learn.datasets import Dataset, read_metadata
 
     if not isinstance(episodes, Dataset):
         return

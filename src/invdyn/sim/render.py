@@ -384,7 +384,7 @@ def render_collection(
     """Videos of every episode of `collection`, from its ``full_state``, one per camera, each
     episode's rendered as it is read: `RENDER_SHARD` episodes at a time, by `workers`
     processes at most two shards each ahead of the one read, so that few are held
-    (`invdyn.learn.data.stream_videos` writes them to a dataset as they come; ``list()``
+    (`invdyn.learn.datasets.stream_videos` writes them to a dataset as they come; ``list()``
     holds them all).
 
     With a `cache` directory, each shard's frames are also saved there (compressed, written

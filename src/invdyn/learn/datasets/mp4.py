@@ -3,21 +3,19 @@
 Frames are (T, H, W, 3) uint8 RGB arrays. A camera's frames of many episodes go into one mp4
 stream, episode after episode (LeRobot v3 concatenates episodes the same way); an episode's
 frames are those between its ``from_timestamp`` and ``to_timestamp`` in seconds on that
-stream's timeline, which the dataset's episode metadata records (`invdyn.learn.data`).
+stream's timeline, which the dataset's episode metadata records
+(`invdyn.learn.datasets.lerobot`).
 
 Encoding is H.264 (``libx264``, one of LeRobot's codecs) in ``yuv420p`` with a keyframe every
 `DEFAULT_GOP` frames and constant quality `DEFAULT_CRF`: near-lossless on rendered scenes
 (about 38 dB PSNR at 64x64) and decoded at thousands of frames per second on one core.
 ``yuv420p`` needs an even width and height.
 
-Plain files become episodes' frames here too (`invdyn.learn.data.import_videos` writes them
-as a dataset): `find_sources` lists video files (mp4 and the other containers FFmpeg reads)
-and folders of images, at any depth, `scan_sources` counts their frames without decoding them,
-and `iter_sources` reads them, one at a time, at one size (Lanczos, each frame as it is
-decoded) and one frame rate, never resampled in time.
+Frames are resized as they are decoded (`check_size`, `resized`: Lanczos, each frame as it
+comes); plain video files and folders of images become episodes in
+`invdyn.learn.datasets.videos`.
 
-Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and its Pillow for images
-(which matplotlib brings too).
+Needs the ``learn`` extra's ``av`` (PyAV), imported when first used, and Pillow to resize.
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
@@ -34,10 +31,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
-from tqdm.auto import tqdm
 
 from invdyn._arrays import check_count, check_real, plain_number
-from invdyn._files import enclosing_dataset
 from invdyn.errors import DataError, InputError, warn
 
 Frames = NDArray[np.uint8]
@@ -177,10 +172,10 @@ def decode_video(
         has packets (one each); the message names it.
     """
 
-    size = None if size is None else _image_size(size)
+    size = None if size is None else image_size(size)
     # one array, made at the first frame and filled as they are decoded: as many frames as
     # the file has packets
-    count = len(_packet_times(Path(path)))
+    count = len(packet_times(Path(path)))
 
     def decode(container: Any, stream: Any) -> tuple[Frames, NDArray[np.float64]]:
         images = np.empty((0, 0, 0, 3), dtype=np.uint8)
@@ -192,7 +187,7 @@ def decode_video(
             if size is None or (frame.width, frame.height) == size:
                 image = frame.to_ndarray(format="rgb24")
             else:
-                image = np.asarray(_resized(frame.to_image(), size), dtype=np.uint8)
+                image = np.asarray(resized(frame.to_image(), size), dtype=np.uint8)
             if k == 1:
                 images = np.empty((count, *image.shape), dtype=np.uint8)
             elif image.shape != images.shape[1:]:
@@ -215,7 +210,7 @@ def decode_video(
         # B-frames): the frames' times are the stamps in order
         return images, np.sort(stamps) * float(stream.time_base)
 
-    return _with_video(Path(path), decode)
+    return with_video(Path(path), decode)
 
 
 def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -242,10 +237,27 @@ def video_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             "has_audio": bool(container.streams.audio),
         }
 
-    return _with_video(Path(path), describe)
+    return with_video(Path(path), describe)
 
 
-def _with_video(path: Path, use: Callable[[Any, Any], _T]) -> _T:
+def packet_times(path: Path) -> NDArray[np.float64]:
+    """The presentation times in seconds, in order, of a video file's frames in its video
+    stream (`video_stream`), from its packets (one per frame; demuxed, not decoded), NaN
+    for packets without one; `DataError` naming the file if it cannot be read or holds
+    no frames."""
+
+    def stamps(container: Any, stream: Any) -> NDArray[np.float64]:
+        found = [p.pts for p in container.demux(stream) if p.size > 0]
+        known = np.array([math.nan if pts is None else pts for pts in found], dtype=np.float64)
+        return np.sort(known) * float(stream.time_base)
+
+    times = with_video(path, stamps)
+    if len(times) == 0:
+        raise DataError(f"video file {path} holds no frames")
+    return times
+
+
+def with_video(path: Path, use: Callable[[Any, Any], _T]) -> _T:
     """``use(container, stream)`` on the open file `path` and its video stream
     (`video_stream`), or `DataError` naming the file when it is missing, holds no video or
     cannot be decoded."""
@@ -538,7 +550,7 @@ class VideoFrames:
         images, times = reader.span(segment.from_timestamp - TOLERANCE_S, last)
         # end(): the frame after those, or the file's last where there is none
         if len(times) != len(wanted) or last < reader.end() < reach:
-            later = _packet_times(reader.path)
+            later = packet_times(reader.path)
             count = len(times) + np.count_nonzero((later > last) & (later < reach))
             until = "the file's end" if last_in_file else f"{segment.to_timestamp:.6f} s"
             raise DataError(
@@ -568,15 +580,11 @@ class VideoFrames:
         return reader
 
 
-# plain files as episodes: videos and folders of images
-
-VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi")
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
-Source = str | os.PathLike[str]
+# frame sizes
 
 
-def _pil() -> tuple[ModuleType, ModuleType]:
-    """The ``PIL.Image`` and ``PIL.ImageOps`` modules (Pillow: the learn extra, and matplotlib)."""
+def load_pil() -> tuple[ModuleType, ModuleType]:
+    """The ``PIL.Image`` and ``PIL.ImageOps`` modules (Pillow comes with matplotlib)."""
     try:
         from PIL import Image, ImageOps
     except ImportError as exc:  # pragma: no cover - matplotlib installs Pillow
@@ -584,14 +592,10 @@ def _pil() -> tuple[ModuleType, ModuleType]:
     return Image, ImageOps
 
 
-# the advice for frames of several sizes, or of a size no video takes
-_RESIZE = "pass size=(width, height) (--size WIDTHxHEIGHT on the command line) to resize them"
-
-
 def check_size(size: Any) -> tuple[int, int]:
     """`size` as a (width, height) pair of even integers >= 2 (a video frame's), or
     `InputError`."""
-    width, height = _image_size(size)
+    width, height = image_size(size)
     if width % 2 or height % 2:
         raise InputError(
             f"size is {width}x{height}: video frames need an even width and height ({PIX_FMT})"
@@ -599,7 +603,7 @@ def check_size(size: Any) -> tuple[int, int]:
     return width, height
 
 
-def _image_size(size: Any) -> tuple[int, int]:
+def image_size(size: Any) -> tuple[int, int]:
     """`size` as a (width, height) pair of integers >= 1, or `InputError`."""
     if isinstance(size, (str, bytes)) or not isinstance(size, Sequence) or len(size) != 2:
         raise InputError(f"size must be (width, height), got {size!r}")
@@ -609,349 +613,10 @@ def _image_size(size: Any) -> tuple[int, int]:
     return width, height
 
 
-def find_sources(sources: Source | Sequence[Source]) -> list[Path]:
-    """The episodes among `sources`: video files and folders of images, in order.
-
-    Each path is a video file (`VIDEO_SUFFIXES`: one episode) or a folder: every video file
-    and every folder holding image files (`IMAGE_SUFFIXES`: one episode, its images in name
-    order) at any depth beneath it is an episode. Names sort with their numbers by value
-    (``frame2`` before ``frame10``), a folder's entries in that order; hidden entries
-    (``.name``) are skipped, and other files (and links to nothing) are skipped with a
-    warning that names them.
-
-    Raises:
-      InputError: no sources, a path that does not exist or is neither of these, a folder
-        with nothing to import beneath it, one holding both images and video files, or a
-        LeRobot dataset or a path inside one (whose video files hold several episodes); the
-        message names it.
-    """
-    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
-    if not paths:
-        raise InputError("sources is empty: give a folder, video files or folders of images")
-    found: list[Path] = []
-    for entry in paths:
-        path = Path(entry)
-        _check_outside_datasets(path)
-        if _is_video_file(path):
-            found.append(path)
-        elif path.is_dir():
-            skipped: list[Path] = []
-            inside = _episodes_beneath(path, skipped, set())
-            if not inside:
-                raise InputError(
-                    f"{path} holds no video file ({', '.join(VIDEO_SUFFIXES)}) and no folder "
-                    f"of images ({', '.join(IMAGE_SUFFIXES)}) at any depth: nothing to import"
-                )
-            if skipped:
-                names = ", ".join(str(p.relative_to(path)) for p in skipped[:3])
-                more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
-                files = "1 file" if len(skipped) == 1 else f"{len(skipped)} files"
-                warn(f"{path}: skipped {files} neither video nor image: {names}{more}")
-            found.extend(inside)
-        elif path.exists():
-            raise InputError(f"{path} is neither a video file nor a folder")
-        else:
-            raise InputError(f"{path}: no such file or folder")
-    return found
-
-
-def holds_sources(path: Path) -> bool:
-    """Whether `path` is a video file or a folder with episodes for `find_sources` beneath
-    it (video files, folders of images); `InputError` as `find_sources` for a path inside a
-    LeRobot dataset, or a folder that holds one, or both images and video files."""
-    _check_outside_datasets(path)
-    return _is_video_file(path) or bool(_episodes_beneath(path, [], set()))
-
-
-def _check_outside_datasets(path: Path) -> None:
-    """`InputError` when `path` lies inside a LeRobot dataset, whose video files hold
-    several episodes each."""
-    folder = enclosing_dataset(path)
-    if folder is not None:
-        raise InputError(
-            f"{path} lies inside the LeRobot dataset {folder}, whose video files hold "
-            f"several episodes each: label the dataset (invdyn label RUN {folder}) or "
-            "copy the videos out of it"
-        )
-
-
-def _episodes_beneath(folder: Path, skipped: list[Path], seen: set[Path]) -> list[Path]:
-    """The episodes of `find_sources` in `folder` and beneath it, the folder first when it
-    holds images; files that are neither videos nor images are added to `skipped`, and
-    folders already in `seen` (reached again through a link) are not entered twice."""
-    real = folder.resolve()
-    if real in seen:
-        return []
-    seen.add(real)
-    if (folder / "meta" / "info.json").is_file():
-        raise InputError(
-            f"{folder} is a LeRobot dataset, whose video files hold several episodes each, "
-            f"not a folder of videos: label it as a dataset (invdyn label RUN {folder}), or "
-            "move it out of the folder of videos"
-        )
-    entries = _entries(folder)
-    images = any(_is_image_file(p) for p in entries)
-    if images and any(_is_video_file(p) for p in entries):
-        raise InputError(
-            f"{folder} holds both images and video files: move the images into a folder of "
-            f"their own (one per episode)"
-        )
-    found = [folder] if images else []
-    for path in entries:
-        if path.is_dir():
-            found.extend(_episodes_beneath(path, skipped, seen))
-        elif _is_video_file(path):
-            found.append(path)
-        elif not _is_image_file(path):
-            # other files, and links to nothing
-            skipped.append(path)
-    return found
-
-
-def image_files(folder: Path) -> list[Path]:
-    """The image files of `folder` (`IMAGE_SUFFIXES`, any case) by name, [] for a non-folder."""
-    return [p for p in _entries(folder) if _is_image_file(p)]
-
-
-def _is_image_file(path: Path) -> bool:
-    """Whether `path` is a file named as an image (`IMAGE_SUFFIXES`, any case)."""
-    return path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
-
-
-def _is_video_file(path: Path) -> bool:
-    """Whether `path` is a file named as a video (`VIDEO_SUFFIXES`, any case)."""
-    return path.is_file() and path.suffix.lower() in VIDEO_SUFFIXES
-
-
-def _entries(folder: Path) -> list[Path]:
-    """The entries of `folder` but hidden ones, numbers in names sorted by value."""
-    if not folder.is_dir():
-        return []
-
-    def key(path: Path) -> tuple[list[tuple[int, int | str]], str]:
-        parts = re.split(r"(\d+)", path.name)
-        # names of equal numbers (1.png, 01.png) in the order of their text
-        return [(1, int(part)) if part.isdigit() else (0, part) for part in parts], path.name
-
-    return sorted((p for p in folder.iterdir() if not p.name.startswith(".")), key=key)
-
-
-def scan_sources(
-    paths: Sequence[Source], *, fps: float | None = None, fps_origin: str = "the fps asked for is"
-) -> tuple[list[int], float]:
-    """The number of frames of each episode source of `find_sources`, and their one frame
-    rate, read without decoding a frame: a video file's packets (one per frame), a folder's
-    images.
-
-    Nothing is resampled in time: every video file must have a constant frame rate, `fps`,
-    or without it that of the first video file; images have no rate of their own and take
-    that one.
-
-    Args:
-      paths: video files and folders of images.
-      fps: frames per second, > 0; None to take it from the video files.
-      fps_origin: where `fps` comes from, as the words before "<fps> fps" in the message
-        about a video file of another rate (such as "the model was trained at").
-
-    Raises:
-      InputError: a bad `fps`, no `fps` for images only, or a video file of another rate;
-        the message names the file.
-      DataError: video files that are missing, corrupt, hold no frames or have a variable
-        frame rate; the message names every one.
-    """
-    files = [Path(p) for p in paths]
-    videos = [p for p in files if _is_video_file(p)]
-    times, rates, problems = {}, {}, []
-    for path in videos:
-        try:
-            times[path] = _packet_times(path)
-            rates[path] = float(video_info(path)["video.fps"])
-            # packets without presentation times are left to decoding (`read_video`) to time
-            if np.all(np.isfinite(times[path])):
-                _check_constant_rate(path, times[path], rates[path])
-        except DataError as error:
-            problems.append(str(error))
-    if len(problems) == 1:
-        raise DataError(problems[0])
-    if problems:
-        listed = "\n  ".join(problems)
-        raise DataError(f"{len(problems)} of {len(videos)} video files are unreadable:\n  {listed}")
-    if fps is not None:
-        rate, origin = check_fps(fps), fps_origin
-    elif videos:
-        rate, origin = rates[videos[0]], f"{videos[0]} has"
-    else:
-        raise InputError("fps is needed: folders of images have no frame rate, and no video")
-    for path, found in rates.items():
-        if abs(found - rate) > 1e-4 * rate:
-            advice = _resampling_advice(found, rate)
-            raise InputError(f"{path} has {found:g} fps, but {origin} {rate:g} fps: {advice}")
-    return [len(times[p]) if p in times else len(image_files(p)) for p in files], rate
-
-
-def _resampling_advice(found: float, wanted: float) -> str:
-    """What to do with a video of `found` fps where `wanted` fps are needed: resample it
-    down, or, below the rate, record it anew (raising its rate would only repeat frames)."""
-    if found > wanted:
-        return (
-            "videos are not resampled here; resample it down first "
-            f"(ffmpeg -i in.mp4 -vf fps={wanted:g} out.mp4)"
-        )
-    return (
-        "raising its rate would only repeat frames, not show the motion between them; "
-        f"record or export it at {wanted:g} fps"
-    )
-
-
-def iter_sources(
-    paths: Sequence[Source], *, size: tuple[int, int] | None = None, progress: bool = False
-) -> Iterator[Frames]:
-    """The frames of the episode sources that `scan_sources` passed, one source at a time
-    (only its frames are held), at one size.
-
-    Args:
-      paths: video files and folders of images, as given to `scan_sources`.
-      size: (width, height) to resize every frame to (`check_size`), or None to keep them
-        (they must then all have one size, even width and height).
-      progress: show a progress bar over the sources (tqdm).
-
-    Yields:
-      (T_i, H, W, 3) uint8 RGB frames of each source, T_i as `scan_sources` counted.
-
-    Raises:
-      InputError: a bad `size`, frames of another size or an odd one; the message names the
-        file.
-      DataError: as `read_video` and `read_images`.
-    """
-    wanted = None if size is None else check_size(size)
-    files = [Path(p) for p in paths]
-    # the first source's frame, whose size the others must have
-    first: Frames | None = None
-    for path in tqdm(files, disable=not progress, desc="import", unit="ep"):
-        if _is_video_file(path):
-            images, _ = read_video(path, size=wanted)
-        else:
-            images = read_images(image_files(path), size=wanted)
-        if first is not None and images.shape[1:] != first.shape:
-            raise InputError(
-                f"{path} has frames of {_size_text(images[0])}, but {files[0]} of "
-                f"{_size_text(first)}: {_RESIZE}"
-            )
-        try:
-            checked = check_frames(str(path), images)
-        except InputError as error:
-            raise InputError(f"{error}; {_RESIZE}") from None
-        first = checked[0].copy() if first is None else first
-        yield checked
-
-
-def _packet_times(path: Path) -> NDArray[np.float64]:
-    """The presentation times in seconds, in order, of a video file's frames in its video
-    stream (`video_stream`), from its packets (one per frame; demuxed, not decoded), NaN
-    for packets without one; `DataError` naming the file if it cannot be read or holds
-    no frames."""
-
-    def stamps(container: Any, stream: Any) -> NDArray[np.float64]:
-        found = [p.pts for p in container.demux(stream) if p.size > 0]
-        known = np.array([math.nan if pts is None else pts for pts in found], dtype=np.float64)
-        return np.sort(known) * float(stream.time_base)
-
-    times = _with_video(path, stamps)
-    if len(times) == 0:
-        raise DataError(f"video file {path} holds no frames")
-    return times
-
-
-def _check_constant_rate(path: Path, times: NDArray[np.float64], fps: float) -> None:
-    """`DataError` naming the video file `path` unless its frame k, shown at ``times[k]``
-    (seconds, in order), is shown at about ``k / fps``: a variable frame rate, which
-    nothing here resamples."""
-    late = np.abs(times - times[0] - np.arange(len(times)) / fps)
-    k = int(np.argmax(late))
-    if late[k] > 0.5 / fps:
-        raise DataError(
-            f"video file {path} has a variable frame rate: frame {k} is shown at "
-            f"{times[k] - times[0]:.4f} s, not at {k / fps:.4f} s as its average {fps:g} fps "
-            "puts it; re-encode it at a constant rate (ffmpeg -i in.mp4 -vf fps=<rate> out.mp4)"
-        )
-
-
-def read_video(
-    path: str | os.PathLike[str], *, size: tuple[int, int] | None = None
-) -> tuple[Frames, float]:
-    """All frames of a video file shot at a constant frame rate, and that rate.
-
-    Args:
-      path: the video file.
-      size: (width, height) to resize each frame to as it is decoded (`decode_video`); None
-        to keep them.
-
-    Returns:
-      (T, H, W, 3) uint8 RGB frames, and frames per second.
-
-    Raises:
-      DataError: the file is missing, not a video or corrupt (`decode_video`), or frame k is
-        not shown at about ``k / fps`` (a variable frame rate, which this does not resample);
-        the message names the file.
-    """
-    frames, times = decode_video(path, size=size)
-    fps = float(video_info(path)["video.fps"])
-    _check_constant_rate(Path(path), times, fps)
-    return frames, fps
-
-
-def read_images(files: Sequence[Path], *, size: tuple[int, int] | None = None) -> Frames:
-    """Image files as RGB frames, in the given order: greyscale and RGBA become RGB, and an
-    EXIF orientation is applied.
-
-    Args:
-      files: the image files, at least one.
-      size: (width, height) to resize every image to (`check_size`), or None to keep them
-        (they must then all have the same size).
-
-    Returns:
-      (T, H, W, 3) uint8 frames, T = len(files).
-
-    Raises:
-      DataError: a file that is missing, not an image or corrupt; the message names it.
-      InputError: no files, a bad `size`, or images of different sizes without `size`.
-    """
-    Image, ImageOps = _pil()
-    if not files:
-        raise InputError("read_images needs at least one image file")
-    wanted = None if size is None else check_size(size)
-    frames: list[Frames] = []
-    for file in files:
-        try:
-            with Image.open(file) as opened:
-                image = _eight_bit(Image, ImageOps.exif_transpose(opened)).convert("RGB")
-        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-            raise DataError(f"image file {file} cannot be read: {exc}") from None
-        frame = np.asarray(image if wanted is None else _resized(image, wanted), dtype=np.uint8)
-        if frames and frame.shape != frames[0].shape:
-            raise InputError(
-                f"{file} is {_size_text(frame)}, but {files[0]} is {_size_text(frames[0])}: "
-                f"{_RESIZE}"
-            )
-        frames.append(frame)
-    return np.stack(frames)
-
-
-def _eight_bit(Image: ModuleType, image: Any) -> Any:
-    """`image` with 8 bits per channel: 16-bit greyscale (Pillow's ``I;16`` modes, and ``I``
-    holding 16-bit values) scaled by 1/257, as ``convert`` alone would clip it to white."""
-    if not image.mode.startswith("I"):
-        return image
-    values = np.asarray(image, dtype=np.int64)
-    if values.min() < 0 or values.max() > 65535:
-        raise DataError(f"{image.mode} image holds values outside 16 bits: not a picture")
-    return Image.fromarray(((values * 255 + 32767) // 65535).astype(np.uint8))
-
-
-def _resized(image: Any, size: tuple[int, int]) -> Any:
+def resized(image: Any, size: tuple[int, int]) -> Any:
     """A PIL image at `size` = (width, height), resampled with Lanczos where it differs;
     stretching it to another aspect ratio is warned of (once for each pair of sizes)."""
-    Image, _ = _pil()
+    Image, _ = load_pil()
     if image.size == size:
         return image
     (width, height), (to_width, to_height) = image.size, size
@@ -962,8 +627,3 @@ def _resized(image: Any, size: tuple[int, int]) -> Any:
             "their proportions"
         )
     return image.resize(size, Image.Resampling.LANCZOS)
-
-
-def _size_text(frame: NDArray[Any]) -> str:
-    """ "WxH": the size of an (H, W, 3) frame."""
-    return f"{frame.shape[1]}x{frame.shape[0]}"
