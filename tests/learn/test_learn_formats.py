@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli import run
 
+from conftest import run
 from invdyn.cli import main
 from invdyn.errors import DataError, InputError
 from invdyn.learn.datasets import (
