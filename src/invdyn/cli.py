@@ -1074,6 +1074,7 @@ def _write_tracking(
         results,
         labels=list(model.dof_names),
         title=f"{model.name}: tracking in MuJoCo{' with model error' if suffix else ''}",
+        colour_order=list(CONTROLLERS),
     )
     save_figure(figure, out / f"tracking{suffix}.png")
     for name, result in results.items():
@@ -1797,8 +1798,8 @@ def _legged_robot(robot: str) -> Model:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from invdyn.ident.run import IDENTIFICATION
     from invdyn.learn.evaluate import evaluate_checkpoint, save_evaluation
+    from invdyn.learn.keys import IDENTIFICATION
 
     _output_directory(args.out)
     if (Path(args.checkpoint) / IDENTIFICATION).is_file():

@@ -35,6 +35,7 @@ from invdyn.errors import DataError, InputError, warn
 from invdyn.ident.identify import Identification, Method, identify, load_identification
 from invdyn.ident.signals import Filter, frame_share, velocity_and_acceleration
 from invdyn.learn.data import episode_fingerprints, matching_episodes
+from invdyn.learn.keys import IDENTIFICATION
 from invdyn.metrics import normalised_mse, varies, worse_than
 from invdyn.model import JointType, Model
 from invdyn.regressor import with_parameters
@@ -44,8 +45,6 @@ Float = NDArray[np.float64]
 
 # the last this share of the episodes (at least one) is held out
 HELD_OUT = 0.2
-# the file of the identified parameters in the output directory
-IDENTIFICATION = "identification.npz"
 # a held-out torque error this many times the nominal model's on a joint is worth a warning:
 # the fit followed the noise of too few samples (an exact nominal model is matched, not beaten)
 WORSE_THAN_NOMINAL = 2.0

@@ -39,7 +39,7 @@ from safetensors.torch import load_file, save_file
 from invdyn._files import output_mode, sync_directory, sync_tree, write_json
 from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
-from invdyn.learn.keys import ACTION, MODEL_FILE, OBS_IMAGE_PREFIX, OBS_STATE
+from invdyn.learn.keys import ACTION, IDENTIFICATION, MODEL_FILE, OBS_IMAGE_PREFIX, OBS_STATE
 from invdyn.learn.models import InverseDynamicsModel, NormStats
 
 CONFIG_FILE = "config.json"
@@ -432,8 +432,7 @@ def _check_is_checkpoint(path: Path) -> None:
     checkpoint is named where it is read)."""
     if (path / CONFIG_FILE).exists():
         return
-    # only for what is not a checkpoint: a load of one imports neither
-    from invdyn.ident.run import IDENTIFICATION
+    # only for what is not a checkpoint: a load of one does not import the datasets
     from invdyn.learn.data import INFO_PATH
 
     if (path / INFO_PATH).is_file():

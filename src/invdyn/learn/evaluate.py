@@ -101,7 +101,7 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import _fingerprint, eval_batches, trained_fingerprints
+from invdyn.learn.train import data_fingerprint, eval_batches, trained_fingerprints
 from invdyn.metrics import ONE_SAMPLE, Metrics, varies
 
 METRICS_FILE = "metrics.json"
@@ -438,8 +438,8 @@ def _run_episodes(
     first = arrays[:size]
     identity = state.get("identity")
     if len(first) == size and (
-        (isinstance(identity, dict) and identity.get("data") == _fingerprint(first))
-        or state.get("data_float32") == _fingerprint(first, single=True)
+        (isinstance(identity, dict) and identity.get("data") == data_fingerprint(first))
+        or state.get("data_float32") == data_fingerprint(first, single=True)
     ):
         return train_run, val_run
     return None
@@ -736,7 +736,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
             f"({windows.actions.shape[1]}) do not fit the environment's model (nq + nv = "
             f"{nq + nv}, nu = {nu})"
         )
-    unsupported = _unsupported_actuators(mujoco, model)
+    unsupported = unsupported_actuators(mujoco, model)
     if unsupported:
         return None, f"{source}: the oracle cannot invert actuators {unsupported}"
     # physics settings the collection recorded in place of the registered environment's
@@ -776,7 +776,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
 # with mjENBL_INVDISCRETE) supports all but RK4
 
 
-def _unsupported_actuators(mujoco: Any, model: Any) -> list[str]:
+def unsupported_actuators(mujoco: Any, model: Any) -> list[str]:
     """Actuators whose force is not affine in ctrl given (qpos, qvel): activation dynamics,
     muscle or user gains and biases."""
     gains = {int(mujoco.mjtGain.mjGAIN_FIXED), int(mujoco.mjtGain.mjGAIN_AFFINE)}

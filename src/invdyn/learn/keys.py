@@ -1,5 +1,5 @@
 """Batch keys, as LeRobot names them, so that batches and datasets can be shared with it, and
-the names of a checkpoint's files.
+the names of the files that tell a checkpoint from the other outputs of invdyn.
 
 A batch is a mapping from these keys to arrays (or tensors) with a leading batch dimension;
 the same names are the columns of a dataset on disk (see `invdyn.learn.data`).
@@ -31,3 +31,7 @@ TASK_INDEX = "task_index"
 
 MODEL_FILE = "model.safetensors"
 """A checkpoint's weights (`invdyn.learn.checkpoint`): the file that makes a directory one."""
+
+IDENTIFICATION = "identification.npz"
+"""The identified parameters in the output directory of an identification
+(`invdyn.ident.run`), which a checkpoint's loader names when it is given one."""

@@ -483,7 +483,10 @@ def _colour_jitter(x: Tensor, strength: float) -> Tensor:
     return x * scale + shift
 
 
-def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+    """A multilayer perceptron: linear layers of widths `hidden`, each followed by the
+    `activation` (a name of `invdyn.learn.config.ACTIVATIONS`), then a linear layer to
+    `n_out`."""
     layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(n_in, width), _ACTIVATIONS[activation]()]
@@ -565,7 +568,7 @@ class InverseDynamicsModel(nn.Module):
         self.head = config.output_head
         n_head = self.head.n_outputs(dim)
         self.members = nn.ModuleList(
-            _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
+            mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
         )
         # per member, an image encoder per camera (none without cameras)
         self.encoders = nn.ModuleList(
@@ -581,7 +584,7 @@ class InverseDynamicsModel(nn.Module):
         # (every camera's), shared by the frames
         n_tracks = len(config.camera_names) * 4 * config.keypoints
         self.state_estimators = nn.ModuleList(
-            _mlp(n_tracks, config.hidden, self.n_state, config.activation)
+            mlp(n_tracks, config.hidden, self.n_state, config.activation)
             for _ in range(config.ensemble if config.state_weight > 0 else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
