@@ -28,6 +28,7 @@ import contextlib
 import copy
 import functools
 import hashlib
+import importlib.metadata
 import json
 import math
 import os
@@ -41,7 +42,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
-from invdyn import __version__
 from invdyn._arrays import check_count, hash_arrays, not_a_model
 from invdyn._files import atomic_open
 from invdyn._headless import prepare_gl_context
@@ -493,7 +493,8 @@ def _drawing_key(mj_model: Any, ids: dict[str, int], size: tuple[int, int]) -> s
     scene = np.empty(mujoco.mj_sizeModel(mj_model), dtype=np.uint8)
     mujoco.mj_saveModel(mj_model, None, scene)
     digest = hashlib.sha256(scene.tobytes()).hexdigest()
-    versions = [SHARD_FORMAT, mujoco.__version__, __version__, os.environ.get("MUJOCO_GL")]
+    invdyn_version = importlib.metadata.version("invdyn")
+    versions = [SHARD_FORMAT, mujoco.__version__, invdyn_version, os.environ.get("MUJOCO_GL")]
     return json.dumps([*versions, digest, ids, size])
 
 
