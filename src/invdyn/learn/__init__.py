@@ -2,6 +2,6 @@
 
 ``import invdyn`` does not import this package, and this package imports nothing heavy itself:
 `invdyn.learn.data` loads pyarrow or h5py only when a function needs them, `invdyn.learn.config`
-and `invdyn.learn.keys` need neither, and the model, training and checkpoint modules import
-PyTorch (``pip install 'invdyn[learn]'``).
+(with `invdyn.learn.heads`, whose heads it checks) and `invdyn.learn.keys` need neither, and the
+model, training and checkpoint modules import PyTorch (``pip install 'invdyn[learn]'``).
 """

@@ -565,6 +565,7 @@ class InverseDynamicsModel(nn.Module):
                     "training data has no state"
                 )
             n_in += (config.window - 1) * self.n_state
+        # the output head: the width of each member's last layer, the loss, the prediction
         self.head = config.output_head
         n_head = self.head.n_outputs(dim)
         self.members = nn.ModuleList(
