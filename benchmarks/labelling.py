@@ -1,7 +1,7 @@
 """Labelling throughput of a model of frames: frames labelled per second, on the CPU and CUDA.
 
 Labelling a video runs the frame model of `invdyn.learn.label` over every window of an
-episode; each window labels one frame. This measures `invdyn.learn.label._predict`, the loop
+episode; each window labels one frame. This measures `invdyn.learn.units.predict`, the loop
 `invdyn label` runs (frames that windows share encoded once, `IMAGE_EVAL_BATCH` windows per
 forward pass), on one long episode of random frames, for a model of frames alone with the
 default encoder and a window of five frames (``context=2``, ``future=2``); throughput does not
@@ -31,10 +31,10 @@ import numpy as np
 import torch
 
 from invdyn.learn.config import ModelConfig
-from invdyn.learn.datasets.mp4 import decode_video, encode_video
+from invdyn.learn.datasets import decode_video, encode_video
 from invdyn.learn.keys import OBS_IMAGE_PREFIX
-from invdyn.learn.label import Inputs, _predict
 from invdyn.learn.models import InverseDynamicsModel, NormStats
+from invdyn.learn.units import Inputs, predict
 
 SIZES = (64, 128)
 TARGET_FPS = 5000.0
@@ -50,16 +50,16 @@ def frame_model(device: torch.device) -> InverseDynamicsModel:
 
 
 def labelling_rate(model: InverseDynamicsModel, frames: np.ndarray, repeats: int) -> float:
-    """Median frames labelled per second over `repeats` runs of `_predict` on `frames`."""
+    """Median frames labelled per second over `repeats` runs of `predict` on `frames`."""
     inputs = Inputs([len(frames)], None, {OBS_IMAGE_PREFIX + CAMERA: frames})
     device = next(model.parameters()).device
-    _predict(model, inputs, 4096)  # warm-up: kernels, allocator
+    predict(model, inputs, 4096)  # warm-up: kernels, allocator
     times = []
     for _ in range(repeats):
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        _predict(model, inputs, 4096)
+        predict(model, inputs, 4096)
         if device.type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)

@@ -28,6 +28,9 @@ INFO_PATH = "meta/info.json"
 """A LeRobot dataset's description, relative to its folder: the file that makes one."""
 MODEL_FILE = "model.safetensors"
 """A checkpoint's weights (`invdyn.learn.checkpoint`): the file that makes a directory one."""
+IDENTIFICATION = "identification.npz"
+"""The identified parameters in the output directory of an identification
+(`invdyn.ident.run`), which a checkpoint's loader names when it is given one."""
 
 # what a path that is not a regular file is, by its stat.S_IS* test
 _NOT_FILES = (

@@ -50,3 +50,16 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def check_field(ok: bool, name: str, message: str, value: object) -> None:
+    """`InputError` ``"<name> <message>, got <value>"`` unless `ok`: a check of the field
+    `name` of a configuration."""
+    if not ok:
+        raise InputError(f"{name} {message}, got {value!r}")
+
+
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    """`InputError` unless the field `name` holds one of `choices`."""
+    if value not in choices:
+        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
 from invdyn import DataError, InputError  # noqa: E402
-from invdyn.learn import label  # noqa: E402
+from invdyn.learn import label, units  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint, load_model  # noqa: E402
 from invdyn.learn.config import Config, preset  # noqa: E402
 from invdyn.learn.datasets import (  # noqa: E402
@@ -110,14 +110,14 @@ def unlabelled(held_out: list[Episode], tmp_path: Path) -> Path:
 
 def counted_predictions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of episodes of each unit that labelling predicts from now on."""
-    predict = label._predict
+    predict = units.predict
     predicted: list[int] = []
 
-    def counting(model: object, inputs: label.Inputs, batch_size: int) -> object:
+    def counting(model: object, inputs: units.Inputs, batch_size: int) -> object:
         predicted.append(len(inputs.lengths))
         return predict(model, inputs, batch_size)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(label, "_predict", counting)
+    monkeypatch.setattr(units, "predict", counting)
     return predicted
 
 
@@ -421,7 +421,7 @@ def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_pa
     reference = label_dataset(ensemble, unlabelled, tmp_path / "reference", batch_size=60)
 
     # a run killed after its first unit: no output, one saved unit
-    save = label._save_unit
+    save = units.save_unit
     calls: list[Path] = []
 
     def killed_after_one(file: Path, unit: object) -> None:
@@ -430,7 +430,7 @@ def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_pa
         calls.append(file)
         save(file, unit)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(label, "_save_unit", killed_after_one)
+    monkeypatch.setattr(units, "save_unit", killed_after_one)
     out = tmp_path / "labelled"
     with pytest.raises(KeyboardInterrupt):
         label_dataset(ensemble, unlabelled, out, batch_size=60)
@@ -439,7 +439,7 @@ def test_resume_after_a_kill_gives_identical_output(ensemble, unlabelled, tmp_pa
     assert sorted(p.name for p in work.iterdir()) == ["manifest.json", "unit-000000.npz"]
 
     # the restart predicts only the three other episodes
-    monkeypatch.setattr(label, "_save_unit", save)
+    monkeypatch.setattr(units, "save_unit", save)
     predicted = counted_predictions(monkeypatch)
     label_dataset(ensemble, unlabelled, out, batch_size=60)
     assert predicted == [1, 1, 1]

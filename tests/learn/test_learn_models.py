@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ pytest.importorskip("safetensors")
 from invdyn import DataError, InputError  # noqa: E402
 from invdyn.learn.checkpoint import load_checkpoint, load_model, save_checkpoint  # noqa: E402
 from invdyn.learn.config import PRESETS, Config, ModelConfig, TrainConfig, preset  # noqa: E402
+from invdyn.learn.heads import HEADS, Head, register_head  # noqa: E402
 from invdyn.learn.keys import ACTION, OBS_STATE  # noqa: E402
 from invdyn.learn.models import (  # noqa: E402
     InverseDynamicsModel,
@@ -123,6 +125,49 @@ def test_every_head_trains_and_predicts(
     loss, metrics = result.model.loss(batch)
     assert loss.ndim == 0 and np.isfinite(metrics["loss"]) and metrics["mse"] >= 0
     assert evaluate(result.model, held_out)["r2_mean"] > min_r2
+
+
+@pytest.fixture
+def heads_restored():
+    """The registry of heads, restored after the test."""
+    registered = dict(HEADS)
+    yield
+    HEADS.clear()
+    HEADS.update(registered)
+
+
+def test_a_registered_head_trains_predicts_and_loads(episodes, held_out, tmp_path, heads_restored):
+    @register_head
+    @dataclasses.dataclass(frozen=True)
+    class Huber(Head):
+        name: ClassVar[str] = "huber"
+
+        def n_outputs(self, dim):
+            return dim
+
+        def objective(self, out, y):
+            return torch.nn.functional.huber_loss(out, y.expand_as(out))
+
+        def point(self, out):
+            return out
+
+    result = train(episodes, small(epochs=6, head="huber"), tmp_path, progress=False)
+    assert isinstance(result.model.head, Huber)
+    assert evaluate(result.model, held_out)["r2_mean"] > 0.98
+    with pytest.warns(UserWarning, match="has no spec.json"):
+        loaded = load_model(result.checkpoint)
+    batch = make_windows(episode_arrays(held_out), loaded.config).batch(slice(0, 17))
+    torch.testing.assert_close(loaded.predict(batch), result.model.predict(batch))
+    with pytest.raises(ValueError, match="a head named 'huber' is registered already"):
+        register_head(Huber)
+
+
+def test_an_unregistered_head_is_refused_with_the_registered_ones():
+    with pytest.raises(
+        InputError,
+        match=r"model.head must be one of \['regression', 'bins', 'mixture'\], got 'huber'",
+    ):
+        ModelConfig(head="huber")
 
 
 def test_chunked_predictions_with_horizon(episodes, tmp_path):

@@ -88,6 +88,7 @@ def test_a_controller_keeps_its_colour_whichever_others_it_is_drawn_with() -> No
     """The demo draws every controller, then three of them with model error: each keeps its
     colour in both figures, so that the two read side by side."""
     pytest.importorskip("mujoco")
+    from invdyn.control.computed_torque import CONTROLLERS
     from invdyn.control.trajectories import minimum_jerk
     from invdyn.experiments.tracking import track
     from invdyn.viz.plots import plot_tracking
@@ -97,7 +98,11 @@ def test_a_controller_keeps_its_colour_whichever_others_it_is_drawn_with() -> No
     runs = {name: track(model, trajectory, name) for name in ("pd", "pd_gravity", "feedforward")}
 
     def colours(names: tuple[str, ...]) -> dict[str, str]:
-        figure = plot_tracking({name: runs[name] for name in names}, labels=model.dof_names)
+        figure = plot_tracking(
+            {name: runs[name] for name in names},
+            labels=model.dof_names,
+            colour_order=list(CONTROLLERS),
+        )
         summary = figure.get_axes()[-1]
         return {line.get_label(): line.get_color() for line in summary.get_lines()}
 

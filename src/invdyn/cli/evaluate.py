@@ -41,7 +41,7 @@ def add(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from invdyn.ident.run import IDENTIFICATION
+    from invdyn._files import IDENTIFICATION
 
     if (Path(args.checkpoint) / IDENTIFICATION).is_file():
         return _identification(args)

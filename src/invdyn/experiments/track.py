@@ -268,6 +268,7 @@ def write_tracking(
         results,
         labels=list(model.dof_names),
         title=f"{model.name}: tracking in MuJoCo{' with model error' if suffix else ''}",
+        colour_order=list(CONTROLLERS),
     )
     save_figure(figure, out / f"tracking{suffix}.png")
     for name, result in results.items():

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
-from invdyn._files import check_output_directory, remove_stale, write_json
+from invdyn._files import IDENTIFICATION, check_output_directory, remove_stale, write_json
 from invdyn._waits import announced
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
@@ -55,8 +55,6 @@ Float = NDArray[np.float64]
 
 # the last this share of the episodes (at least one) is held out
 HELD_OUT = 0.2
-# the file of the identified parameters in the output directory
-IDENTIFICATION = "identification.npz"
 # a held-out torque error this many times the nominal model's on a joint is worth a warning:
 # the fit followed the noise of too few samples (an exact nominal model is matched, not beaten)
 WORSE_THAN_NOMINAL = 2.0

@@ -41,15 +41,15 @@ from invdyn._arrays import check_count
 from invdyn._files import finite_json, json_text
 from invdyn.errors import InputError
 from invdyn.learn.config import ACTIVATIONS, Config, preset
-from invdyn.learn.label import Inputs, _predict
-from invdyn.learn.models import _ACTIVATIONS, InverseDynamicsModel, window_starts
-from invdyn.learn.train import _deterministic, evaluate, train
+from invdyn.learn.models import InverseDynamicsModel, mlp, window_starts
+from invdyn.learn.train import deterministic, evaluate, train
+from invdyn.learn.units import Inputs, predict
 from invdyn.sim.collect import (
-    _import_gymnasium,
-    _make_env,
-    _policy,
-    _scriptable,
     collect_gym,
+    import_gymnasium,
+    make_env,
+    named_policy,
+    scriptable,
 )
 
 Float = NDArray[np.float64]
@@ -235,7 +235,7 @@ def bco(
         env_id, episodes=n_expert, steps_per_episode=steps, policy="scripted", seed=demo_seed
     )
     states = [episode.state for episode in demos.episodes]
-    with _deterministic(idm_config.train.num_threads):
+    with deterministic(idm_config.train.num_threads):
         labels, rows = _label(idm, states)
         idm_r2 = evaluate(idm, demos.episodes)["r2_mean"]
     labels = np.clip(labels, low, high)
@@ -243,7 +243,7 @@ def bco(
     true_actions = np.concatenate([episode.action for episode in demos.episodes])[rows]
 
     # clone the expert from its true actions (the reference) and from the labels (BCO)
-    with _deterministic(threads):
+    with deterministic(threads):
         bc_policy = fit_policy(observations, true_actions, settings, seed=bc_seed)
         bco_policy = fit_policy(observations, labels, settings, seed=bco_seed)
 
@@ -254,7 +254,7 @@ def bco(
     for name, policy in tqdm(
         list(zip(names, policies)), disable=not progress, desc="evaluate", unit="policy"
     ):
-        with _deterministic(threads):
+        with deterministic(threads):
             returns[name] = evaluate_policy(
                 env_id,
                 policy,
@@ -302,13 +302,7 @@ class MLPPolicy(nn.Module):
         stats: tuple[Float, Float, Float, Float],
     ) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        width = n_obs
-        for h in hidden:
-            layers += [nn.Linear(width, h), _ACTIVATIONS[activation]()]
-            width = h
-        layers.append(nn.Linear(width, n_action))
-        self.net = nn.Sequential(*layers)
+        self.net = mlp(n_obs, hidden, n_action, activation)
         for name, value in zip(("obs_mean", "obs_std", "action_mean", "action_std"), stats):
             self.register_buffer(name, torch.as_tensor(value, dtype=torch.float32))
 
@@ -403,7 +397,7 @@ def evaluate_policy(
     steps = (
         None if steps_per_episode is None else check_count("steps_per_episode", steps_per_episode)
     )
-    env = _make_env(_import_gymnasium(), env_id, steps)
+    env = make_env(import_gymnasium(), env_id, steps)
     try:
         space = env.action_space
         low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
@@ -413,7 +407,7 @@ def evaluate_policy(
             episode_seed = int(key.generate_state(1)[0] & 0x7FFFFFFF)
             space.seed(episode_seed)
             if isinstance(policy, str):
-                act = _policy(policy, env, np.random.default_rng(key))
+                act = named_policy(policy, env, np.random.default_rng(key))
             elif isinstance(policy, MLPPolicy):
                 act = policy.act
             elif callable(policy):
@@ -440,16 +434,16 @@ def _label(idm: InverseDynamicsModel, states: list[Float]) -> tuple[Float, Any]:
     rows, _ = window_starts(
         [len(s) for s in states], context=config.context, ahead=config.offsets[-1]
     )
-    labels, _ = _predict(idm, Inputs([len(s) for s in states], states, {}), LABEL_BATCH)
+    labels, _ = predict(idm, Inputs([len(s) for s in states], states, {}), LABEL_BATCH)
     return labels.astype(np.float64), rows
 
 
 def _expert_bounds(env_id: str) -> tuple[Float, Float]:
     """The action bounds of `env_id`, or `InputError` unless it is a Gymnasium MuJoCo
     environment with a scripted expert."""
-    env = _make_env(_import_gymnasium(), env_id, None)
+    env = make_env(import_gymnasium(), env_id, None)
     try:
-        if not _scriptable(env.unwrapped):
+        if not scriptable(env.unwrapped):
             raise InputError(
                 f"bco needs an environment with a scripted expert (a Reacher); {env_id!r} has none"
             )

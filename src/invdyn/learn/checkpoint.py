@@ -36,7 +36,15 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from invdyn._files import INFO_PATH, MODEL_FILE, output_mode, sync_directory, sync_tree, write_json
+from invdyn._files import (
+    IDENTIFICATION,
+    INFO_PATH,
+    MODEL_FILE,
+    output_mode,
+    sync_directory,
+    sync_tree,
+    write_json,
+)
 from invdyn.errors import DataError, InputError, InvdynError, warn
 from invdyn.learn.config import Config
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX, OBS_STATE
@@ -432,8 +440,6 @@ def _check_is_checkpoint(path: Path) -> None:
     checkpoint is named where it is read)."""
     if (path / CONFIG_FILE).exists():
         return
-    # only for what is not a checkpoint: a load of one imports neither
-    from invdyn.ident.run import IDENTIFICATION
 
     if (path / INFO_PATH).is_file():
         raise DataError(f"{path} is a dataset, not a training run or its checkpoint")

@@ -1,4 +1,5 @@
-"""Labelling on a Ray cluster: the units of `invdyn.learn.label` shared among Ray actors.
+"""Labelling on a Ray cluster: the units (`invdyn.learn.units`) of a labelling of
+`invdyn.learn.label` shared among Ray actors.
 
 `label_units` starts one actor per worker, each of which loads the checkpoint and opens the
 dataset once, then labels the units it is handed and saves each one, atomically, into the
@@ -52,20 +53,20 @@ class _Labeller:
     ) -> None:
         from invdyn.learn.checkpoint import load_checkpoint
         from invdyn.learn.datasets import read_dataset
-        from invdyn.learn.label import _device
+        from invdyn.learn.units import checkpoint_device
 
-        self.model = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir)).model
+        self.model = load_checkpoint(checkpoint_dir, device=checkpoint_device(checkpoint_dir)).model
         self.dataset = read_dataset(dataset_path)
         self.batch_size = batch_size
         self.num_threads = num_threads
 
     def label(self, first: int, stop: int, file: str) -> int:
         """Label episodes ``first .. stop - 1`` into `file`; returns their number."""
-        from invdyn.learn.label import _label_unit
-        from invdyn.learn.train import _deterministic
+        from invdyn.learn.train import deterministic
+        from invdyn.learn.units import label_unit
 
-        with _deterministic(self.num_threads):
-            _label_unit(self.model, self.dataset, first, stop, Path(file), self.batch_size)
+        with deterministic(self.num_threads):
+            label_unit(self.model, self.dataset, first, stop, Path(file), self.batch_size)
         return stop - first
 
 

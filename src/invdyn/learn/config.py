@@ -19,12 +19,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from invdyn._settings import check_fields, with_overrides
-from invdyn.errors import InputError
+from invdyn.errors import InputError, check_choice, check_field
+from invdyn.learn.heads import HEADS, Head
 from invdyn.learn.keys import OBS_IMAGE_PREFIX
 
-HEADS = ("regression", "bins", "mixture")
-LOSSES = ("mse", "l1")
-DECODES = ("mean", "argmax")
 ACTIVATIONS = ("relu", "gelu", "silu", "tanh", "elu")
 SCHEDULES = ("cosine", "constant")
 
@@ -46,7 +44,8 @@ class ModelConfig:
       hidden: widths of the hidden layers of each MLP (empty: a linear model).
       activation: one of `ACTIVATIONS`.
       delta: also feed the normalised state change ``o_{t+H} - o_t``.
-      head: ``"regression"`` (point estimate, loss `loss`), ``"bins"`` (per-dimension
+      head: the output head, a name of `invdyn.learn.heads.HEADS` (`output_head`):
+        ``"regression"`` (point estimate, loss `loss`), ``"bins"`` (per-dimension
         classification over `n_bins` bins of the normalised range, cross-entropy, as in VPT) or
         ``"mixture"`` (mixture of `n_components` diagonal Gaussians, negative log-likelihood).
       loss: ``"mse"`` or ``"l1"``, for the regression head.
@@ -107,27 +106,27 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         check_fields(self, "model")
-        _check(self.context >= 0, "model.context", "must be >= 0", self.context)
-        _check(self.horizon >= 1, "model.horizon", "must be >= 1", self.horizon)
-        _check(self.future >= 0, "model.future", "must be >= 0", self.future)
-        _check(all(h >= 1 for h in self.hidden), "model.hidden", "widths must be >= 1", self.hidden)
-        _check_choice("model.activation", self.activation, ACTIVATIONS)
-        _check_choice("model.head", self.head, HEADS)
-        _check_choice("model.loss", self.loss, LOSSES)
-        _check_choice("model.decode", self.decode, DECODES)
-        _check(self.n_bins >= 2, "model.n_bins", "must be >= 2", self.n_bins)
-        _check(self.bin_range > 0, "model.bin_range", "must be > 0", self.bin_range)
-        _check(self.n_components >= 1, "model.n_components", "must be >= 1", self.n_components)
-        _check(self.ensemble >= 1, "model.ensemble", "must be >= 1", self.ensemble)
+        check_field(self.context >= 0, "model.context", "must be >= 0", self.context)
+        check_field(self.horizon >= 1, "model.horizon", "must be >= 1", self.horizon)
+        check_field(self.future >= 0, "model.future", "must be >= 0", self.future)
+        check_field(
+            all(h >= 1 for h in self.hidden), "model.hidden", "widths must be >= 1", self.hidden
+        )
+        check_choice("model.activation", self.activation, ACTIVATIONS)
+        check_choice("model.head", self.head, tuple(HEADS))
+        # every head's fields hold values it takes, whichever head the model has
+        for head in HEADS.values():
+            _head_of(self, head)
+        check_field(self.ensemble >= 1, "model.ensemble", "must be >= 1", self.ensemble)
         names = self.camera_names
-        _check(
+        check_field(
             all(names) and len(set(names)) == len(names),
             "model.cameras",
             "must name distinct cameras, separated by commas",
             self.cameras,
         )
         prefixed = [name for name in names if name.startswith(OBS_IMAGE_PREFIX)]
-        _check(
+        check_field(
             not prefixed,
             "model.cameras",
             f"names cameras, not their features: {prefixed[0].removeprefix(OBS_IMAGE_PREFIX)!r} "
@@ -141,22 +140,27 @@ class ModelConfig:
                 "model.state is False and model.cameras is empty: the model would see nothing; "
                 "name cameras (model.cameras=front,side) or set model.state=true"
             )
-        _check(
+        check_field(
             bool(self.encoder) and all(c >= 1 for c in self.encoder),
             "model.encoder",
             "needs at least one layer, of >= 1 channels",
             self.encoder,
         )
-        _check(self.keypoints >= 1, "model.keypoints", "must be >= 1", self.keypoints)
-        _check(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
-        _check(0 <= self.jitter < 1, "model.jitter", "must be in [0, 1)", self.jitter)
-        _check(self.state_weight >= 0, "model.state_weight", "must be >= 0", self.state_weight)
-        _check(
+        check_field(self.keypoints >= 1, "model.keypoints", "must be >= 1", self.keypoints)
+        check_field(self.augment >= 0, "model.augment", "must be >= 0", self.augment)
+        check_field(0 <= self.jitter < 1, "model.jitter", "must be in [0, 1)", self.jitter)
+        check_field(self.state_weight >= 0, "model.state_weight", "must be >= 0", self.state_weight)
+        check_field(
             bool(names) or self.state_weight == 0,
             "model.state_weight",
             "estimates the state from frames, so name cameras",
             self.state_weight,
         )
+
+    @property
+    def output_head(self) -> Head:
+        """The output head that `head` names, of this configuration's fields."""
+        return _head_of(self, HEADS[self.head])
 
     @property
     def camera_names(self) -> tuple[str, ...]:
@@ -224,23 +228,23 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_fields(self, "train")
-        _check(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
-        _check(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
-        _check(self.lr > 0, "train.lr", "must be > 0", self.lr)
-        _check(self.weight_decay >= 0, "train.weight_decay", "must be >= 0", self.weight_decay)
-        _check_choice("train.schedule", self.schedule, SCHEDULES)
-        _check(self.grad_clip >= 0, "train.grad_clip", "must be >= 0", self.grad_clip)
-        _check(self.seed >= 0, "train.seed", "must be >= 0", self.seed)
-        _check(
+        check_field(self.epochs >= 1, "train.epochs", "must be >= 1", self.epochs)
+        check_field(self.batch_size >= 1, "train.batch_size", "must be >= 1", self.batch_size)
+        check_field(self.lr > 0, "train.lr", "must be > 0", self.lr)
+        check_field(self.weight_decay >= 0, "train.weight_decay", "must be >= 0", self.weight_decay)
+        check_choice("train.schedule", self.schedule, SCHEDULES)
+        check_field(self.grad_clip >= 0, "train.grad_clip", "must be >= 0", self.grad_clip)
+        check_field(self.seed >= 0, "train.seed", "must be >= 0", self.seed)
+        check_field(
             0 <= self.val_fraction < 1, "train.val_fraction", "must be in [0, 1)", self.val_fraction
         )
         device_ok = self.device in ("auto", "cpu", "cuda") or (
             self.device.startswith("cuda:") and self.device[5:].isdigit()
         )
-        _check(device_ok, "train.device", "must be auto, cpu, cuda or cuda:N", self.device)
+        check_field(device_ok, "train.device", "must be auto, cpu, cuda or cuda:N", self.device)
         every = self.checkpoint_every
-        _check(every >= 1, "train.checkpoint_every", "must be >= 1", every)
-        _check(self.num_threads >= 0, "train.num_threads", "must be >= 0", self.num_threads)
+        check_field(every >= 1, "train.checkpoint_every", "must be >= 1", every)
+        check_field(self.num_threads >= 0, "train.num_threads", "must be >= 0", self.num_threads)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,14 +325,10 @@ class Config:
         return with_overrides(self, overrides)
 
 
-def _check(ok: bool, name: str, message: str, value: Any) -> None:
-    if not ok:
-        raise InputError(f"{name} {message}, got {value!r}")
-
-
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")
+def _head_of(config: ModelConfig, head: type[Head]) -> Head:
+    """The output head `head` of the fields of `config` it reads (`InputError` for a value it
+    does not take)."""
+    return head(**{field.name: getattr(config, field.name) for field in dataclasses.fields(head)})
 
 
 def _check_keys(where: str, data: Mapping[str, Any], known: Iterable[str]) -> None:

@@ -101,7 +101,7 @@ from invdyn.learn.models import (
     make_windows,
     select_windows,
 )
-from invdyn.learn.train import _fingerprint, eval_batches, trained_fingerprints
+from invdyn.learn.train import data_fingerprint, eval_batches, trained_fingerprints
 from invdyn.metrics import ONE_SAMPLE, Metrics, varies
 
 METRICS_FILE = "metrics.json"
@@ -438,8 +438,8 @@ def _run_episodes(
     first = arrays[:size]
     identity = state.get("identity")
     if len(first) == size and (
-        (isinstance(identity, dict) and identity.get("data") == _fingerprint(first))
-        or state.get("data_float32") == _fingerprint(first, single=True)
+        (isinstance(identity, dict) and identity.get("data") == data_fingerprint(first))
+        or state.get("data_float32") == data_fingerprint(first, single=True)
     ):
         return train_run, val_run
     return None
@@ -665,7 +665,7 @@ def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float
         return _gym_oracle(data, windows, eval_idx)
     if not source.startswith("invdyn:"):
         return None, f"the physics of source {source!r} is not known"
-    import invdyn
+    from invdyn.dynamics import rnea
     from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns
 
@@ -686,7 +686,7 @@ def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float
     states = windows.states
     q, v = states[rows, : model.nq], states[rows, model.nq :]
     v_next = states[rows + 1, model.nq :]
-    tau = invdyn.rnea(model, q, v, (v_next - v) * info.fps)
+    tau = rnea(model, q, v, (v_next - v) * info.fps)
     note = (
         f"rnea({robot}, q_t, v_t, (v_(t+1) - v_t) * fps) at fps = {info.fps:g}: exact for one "
         "MuJoCo semi-implicit Euler step per frame of the exact plant, approximate otherwise"
@@ -736,7 +736,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
             f"({windows.actions.shape[1]}) do not fit the environment's model (nq + nv = "
             f"{nq + nv}, nu = {nu})"
         )
-    unsupported = _unsupported_actuators(mujoco, model)
+    unsupported = unsupported_actuators(mujoco, model)
     if unsupported:
         return None, f"{source}: the oracle cannot invert actuators {unsupported}"
     # physics settings the collection recorded in place of the registered environment's
@@ -776,7 +776,7 @@ def _gym_oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[F
 # with mjENBL_INVDISCRETE) supports all but RK4
 
 
-def _unsupported_actuators(mujoco: Any, model: Any) -> list[str]:
+def unsupported_actuators(mujoco: Any, model: Any) -> list[str]:
     """Actuators whose force is not affine in ctrl given (qpos, qvel): activation dynamics,
     muscle or user gains and biases."""
     gains = {int(mujoco.mjtGain.mjGAIN_FIXED), int(mujoco.mjtGain.mjGAIN_AFFINE)}

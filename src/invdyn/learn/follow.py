@@ -46,7 +46,7 @@ Sources:
   (``env.unwrapped.set_state``), and stepped (``env.unwrapped.step``, terminations ignored)
   with actions clipped to the action space. A dataset without the full state is refused. A
   `Plant` may scale the environment's masses and add damping or friction the recording did
-  not have (`_mismatch_gym`). The observation of a desired state comes from a second instance
+  not have (`mismatch_gym`). The observation of a desired state comes from a second instance
   of the environment set to it (``set_state``, then its observation), so parts of an
   observation that depend on forces (contact forces) are those of that state at rest.
 """
@@ -236,7 +236,7 @@ def follow(
         replay drifts, a model that closes the loop corrects); None for the recorded plant
         (`recording_plant`). For an invdyn robot every `Plant` option applies. For a
         Gymnasium source only ``mass_scale``, ``damping`` and ``friction`` do
-        (`_mismatch_gym`); the time step and integrator stay the recording's.
+        (`mismatch_gym`); the time step and integrator stay the recording's.
       position_gain: rate (1/s, >= 0) at which the desired velocity asks a position error back;
         0 tracks the reference's velocities only.
 
@@ -264,7 +264,7 @@ def follow(
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
     gain = check_real("position_gain (--position-gain)", position_gain, minimum=0.0)
-    index = _episode_index(episode, len(data))
+    index = checked_episode_index(episode, len(data))
     recorded = data.episode(index)
     states = np.asarray(recorded.state, dtype=np.float64)
     timestamp = np.asarray(recorded.timestamp, dtype=np.float64)
@@ -405,7 +405,7 @@ def follow_steps(
     return min(available, max(1, round(check_positive("seconds (--seconds)", seconds) * fps)))
 
 
-def _episode_index(episode: Any, count: int) -> int:
+def checked_episode_index(episode: Any, count: int) -> int:
     """The episode index, checked; negative ones count from the end."""
     if isinstance(episode, bool | np.bool_) or not isinstance(episode, int | np.integer):
         raise InputError(f"episode must be an integer index, got {episode!r}")
@@ -529,8 +529,8 @@ def recording_plant(dataset: str | os.PathLike[str]) -> Plant:
 
 def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -> _Runs:
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
-    import invdyn
     from invdyn.configuration import difference, integrate
+    from invdyn.dynamics import rnea
     from invdyn.sim.rollout import csv_columns, rollout
 
     info = data.info
@@ -576,7 +576,7 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
 
     def oracle(k: int, simulated: Float, target: _Target) -> Float:
         q, v = simulated[-1, :nq], simulated[-1, nq:]
-        return np.asarray(invdyn.rnea(model, q, v, (target(1)[nq:] - v) * fps))
+        return np.asarray(rnea(model, q, v, (target(1)[nq:] - v) * fps))
 
     note = (
         f"rnea({robot}, q_k, v_k, (v_desired_(k+1) - v_k) * fps) at the simulated state, fps = "
@@ -601,7 +601,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
     full = episode_full_state(data, index)
     import mujoco
 
-    from invdyn.learn.evaluate import _unsupported_actuators, gym_inverse_ctrl, gym_inverse_note
+    from invdyn.learn.evaluate import gym_inverse_ctrl, gym_inverse_note, unsupported_actuators
 
     states, start, steps, fps = span.states, span.start, span.steps, span.fps
     envs: list[Any] = []
@@ -615,7 +615,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
         # the oracle knows the recorded physics, not the plant's
         recorded = copy.deepcopy(model)
         if plant is not None:
-            _mismatch_gym(mujoco, model, plant, source)
+            mismatch_gym(mujoco, model, plant, source)
         actions: Any = envs[0].action_space
         low = np.asarray(actions.low, dtype=np.float64)
         high = np.asarray(actions.high, dtype=np.float64)
@@ -646,7 +646,7 @@ def _gym_runs(data: Dataset, index: int, span: _Span, horizon: int, plant: Plant
 
         followed = run(_model_policy(span, horizon, observe))
         open_loop = _replayed(run, span)
-        unsupported = _unsupported_actuators(mujoco, recorded)
+        unsupported = unsupported_actuators(mujoco, recorded)
         oracle_run = None
         if unsupported:
             note = f"{source}: the oracle cannot invert actuators {unsupported}"
@@ -714,7 +714,7 @@ def recorded_environment(data: Dataset, full: Float) -> Any:
     return env
 
 
-def _mismatch_gym(mujoco: Any, model: Any, plant: Plant, source: str) -> None:
+def mismatch_gym(mujoco: Any, model: Any, plant: Plant, source: str) -> None:
     """Make an environment's ``MjModel`` the plant `plant`, in place: every body's mass and
     inertia times ``plant.mass_scale``, ``plant.damping`` and ``plant.friction`` (a scalar or
     one per dof) added to ``dof_damping`` and ``dof_frictionloss``.

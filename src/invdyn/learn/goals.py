@@ -47,12 +47,12 @@ from invdyn.learn.follow import (
     FollowConfig,
     FollowResult,
     Runs,
-    _episode_index,
-    _mismatch_gym,
+    checked_episode_index,
     episode_full_state,
     follow,
     follow_plant,
     follow_steps,
+    mismatch_gym,
     mujoco_configurations,
     reachable,
     recorded_environment,
@@ -166,7 +166,7 @@ def follow_frames(
         )
     if plant is not None and not isinstance(plant, Plant):
         raise InputError(f"plant must be an invdyn.sim.Plant, got {type(plant).__name__}")
-    index = _episode_index(episode, len(data))
+    index = checked_episode_index(episode, len(data))
     recorded = data.episode(index)
     goals = data.frames(config.camera_names[0], index)
     start, ahead = config.context, config.offsets[-1]
@@ -240,7 +240,7 @@ def _run(
         base: Any = env.unwrapped
         model = base.model
         if plant is not None:
-            _mismatch_gym(mujoco, model, plant, data.info.source)
+            mismatch_gym(mujoco, model, plant, data.info.source)
         nq = int(model.nq)
         space: Any = env.action_space
         low, high = np.asarray(space.low), np.asarray(space.high)

@@ -60,7 +60,7 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -68,7 +68,7 @@ from numpy.typing import ArrayLike, NDArray
 from tqdm.auto import tqdm
 
 from invdyn._arrays import as_float_array, check_count, hash_arrays
-from invdyn._files import INFO_PATH, MODEL_FILE, atomic_open, write_json
+from invdyn._files import INFO_PATH, MODEL_FILE, write_json
 from invdyn.errors import DataError, InputError, warn
 from invdyn.learn.checkpoint import (
     CONFIG_FILE,
@@ -97,14 +97,9 @@ from invdyn.learn.datasets import (
     write_dataset,
 )
 from invdyn.learn.keys import ACTION, OBS_IMAGE_PREFIX
-from invdyn.learn.models import (
-    Frames,
-    InverseDynamicsModel,
-    joined_frames,
-    window_inputs,
-    window_starts,
-)
-from invdyn.learn.train import IMAGE_EVAL_BATCH, _deterministic
+from invdyn.learn.models import InverseDynamicsModel
+from invdyn.learn.train import deterministic
+from invdyn.learn.units import Float32, Inputs, checkpoint_device, label_unit, load_unit, predict
 
 IS_LABELLED = "action.is_labelled"
 """(...,) bool: the frame's action is the model's prediction for its own window."""
@@ -115,8 +110,6 @@ ACTION_STD = "action.std"
 MANIFEST_FILE = "manifest.json"
 # bump when the work files or the labelling change, so that old work directories are refused
 _FORMAT = 1
-
-Float32 = NDArray[np.float32]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +172,7 @@ def label_dataset(
     out = Path(out_path)
     check_target(out, overwrite=overwrite)
     checkpoint_dir = checkpoint_in(checkpoint_dir)
-    checkpoint = load_checkpoint(checkpoint_dir, device=_device(checkpoint_dir))
+    checkpoint = load_checkpoint(checkpoint_dir, device=checkpoint_device(checkpoint_dir))
     dataset = read_dataset(dataset_path)
     action_names = _check_spec(checkpoint, dataset, replace=replace)
     # the dataset's other features, but those of the recorded actions, kept in the copy
@@ -208,7 +201,7 @@ def label_dataset(
     # predictions, unit by unit, each saved once finished: here or on Ray's workers
     files = [work / f"unit-{k:06d}.npz" for k in range(len(units))]
     counts = [_n_windows(lengths[a:b], config.context, config.offsets[-1]) for a, b in units]
-    saved = [_load_unit(file, n, model) for file, n in zip(files, counts)]
+    saved = [load_unit(file, n, model) for file, n in zip(files, counts)]
     missing = [k for k, unit in enumerate(saved) if unit is None]
     bar = tqdm(total=len(lengths), disable=not progress, unit="episode", desc="labelling")
     bar.update(len(lengths) - sum(units[k][1] - units[k][0] for k in missing))
@@ -231,11 +224,11 @@ def label_dataset(
             )
             # the workers' units, from their files
             for k in missing:
-                saved[k] = _load_unit(files[k], counts[k], model)
+                saved[k] = load_unit(files[k], counts[k], model)
         else:
-            with _deterministic(num_threads):
+            with deterministic(num_threads):
                 for k in missing:
-                    saved[k] = _label_unit(model, dataset, *units[k], files[k], batch_size)
+                    saved[k] = label_unit(model, dataset, *units[k], files[k], batch_size)
                     bar.update(units[k][1] - units[k][0])
     finally:
         bar.close()
@@ -481,7 +474,7 @@ def label_states(
     if not episodes:
         return []
     lengths = [len(episode) for episode in episodes]
-    predictions = _predict(model, Inputs(lengths, episodes, {}), batch_size)
+    predictions = predict(model, Inputs(lengths, episodes, {}), batch_size)
     actions, stds, flags = _fill(model, lengths, [predictions])
     return [
         Labels(action, None if stds is None else stds[i], flags[i])
@@ -529,19 +522,6 @@ def read_labels(path: str | os.PathLike[str]) -> Labels:
     )
 
 
-def _device(checkpoint_dir: str | os.PathLike[str]) -> torch.device:
-    """The device the checkpoint was trained for, when present here; else the CPU."""
-    try:
-        config = json.loads((Path(checkpoint_dir) / CONFIG_FILE).read_text())
-        name = str(config.get("train", {}).get("device", "auto"))
-    except (OSError, ValueError, AttributeError):
-        # load_checkpoint reports the problem
-        return torch.device("cpu")
-    if name == "cpu" or not torch.cuda.is_available():
-        return torch.device("cpu")
-    return torch.device("cuda" if name == "auto" else name)
-
-
 def _check_spec(checkpoint: Checkpoint, dataset: Dataset, *, replace: bool) -> tuple[str, ...]:
     """The action names of the labels, or `InputError` if the dataset does not fit the model."""
     model = checkpoint.model
@@ -580,72 +560,6 @@ def _units(
     if first < len(lengths):
         units.append((first, len(lengths)))
     return units
-
-
-class Inputs(NamedTuple):
-    """What a model sees of some episodes.
-
-    Attributes:
-      lengths: (n_episodes,) frames of each episode.
-      states: (T_i, n_state) states of each episode, or None for a model of frames alone.
-      images: feature key (``observation.images.<camera>``) -> (sum of T_i, h, w, 3) frames
-        of the episodes end to end, for each camera of the model.
-    """
-
-    lengths: list[int]
-    states: list[NDArray[Any]] | None
-    images: dict[str, Frames]
-
-
-def _inputs(dataset: Dataset, config: ModelConfig, first: int, stop: int) -> Inputs:
-    """The `Inputs` of episodes ``first .. stop - 1`` of `dataset` for a model of `config`."""
-    episodes = [dataset.episode(i) for i in range(first, stop)]
-    states = [e.state for e in episodes] if config.state else None
-    lengths = [len(e) for e in episodes]
-    images = joined_frames(dataset, config, range(first, stop), lengths)
-    return Inputs(lengths, states, images)  # type: ignore[arg-type]
-
-
-def _label_unit(
-    model: InverseDynamicsModel,
-    dataset: Dataset,
-    first: int,
-    stop: int,
-    file: Path,
-    batch_size: int,
-) -> tuple[Float32, Float32 | None]:
-    """The predictions of episodes ``first .. stop - 1``, saved into `file`."""
-    unit = _predict(model, _inputs(dataset, model.config, first, stop), batch_size)
-    _save_unit(file, unit)
-    return unit
-
-
-@torch.no_grad()
-def _predict(
-    model: InverseDynamicsModel, inputs: Inputs, batch_size: int
-) -> tuple[Float32, Float32 | None]:
-    """(n_windows, n_action) predictions, and deviations for ensembles, of every window of
-    the episodes of `inputs`, in order, `batch_size` windows per forward pass (a model of
-    frames: at most `invdyn.learn.train.IMAGE_EVAL_BATCH`)."""
-    config = model.config
-    if config.camera_names:
-        batch_size = min(batch_size, IMAGE_EVAL_BATCH)
-    t, _ = window_starts(inputs.lengths, context=config.context, ahead=config.offsets[-1])
-    index = t[:, None] + np.array(config.offsets)
-    states = None if inputs.states is None else np.concatenate(inputs.states)
-    means, stds = [], []
-    for start in range(0, len(t), batch_size):
-        batch = window_inputs(index[start : start + batch_size], states, inputs.images)
-        mean, std = model.predict_with_uncertainty(batch)
-        # a chunk's first step is the action of its own frame
-        if config.chunk:
-            mean, std = mean[:, 0], std[:, 0]
-        means.append(mean.cpu().numpy().astype(np.float32))
-        stds.append(std.cpu().numpy().astype(np.float32))
-    empty = np.zeros((0, model.n_action), dtype=np.float32)
-    action = np.concatenate(means) if means else empty
-    spread = np.concatenate(stds) if stds else empty
-    return action, (spread if config.ensemble > 1 else None)
 
 
 def _fill(
@@ -738,30 +652,3 @@ def _open_work(work: Path, identity: dict[str, Any], *, overwrite: bool) -> None
         shutil.rmtree(work)
     work.mkdir(parents=True)
     write_json(manifest, expected)
-
-
-def _load_unit(
-    file: Path, n_windows: int, model: InverseDynamicsModel
-) -> tuple[Float32, Float32 | None] | None:
-    """A saved unit's predictions, or None if it is missing or not as expected."""
-    if not file.is_file():
-        return None
-    shape = (n_windows, model.n_action)
-    try:
-        with np.load(file, allow_pickle=False) as archive:
-            action = archive["action"]
-            std = archive["std"] if model.config.ensemble > 1 else None
-    except Exception:  # a damaged file is recomputed
-        return None
-    if action.shape != shape or (std is not None and std.shape != shape):
-        return None
-    return action, std
-
-
-def _save_unit(file: Path, unit: tuple[Float32, Float32 | None]) -> None:
-    """Save a unit's predictions atomically (through a temporary file of its own: a worker of a
-    killed run may still be saving the same unit)."""
-    action, std = unit
-    arrays: dict[str, Any] = {"action": action} | ({} if std is None else {"std": std})
-    with atomic_open(file, "wb") as stream:
-        np.savez(stream, **arrays)

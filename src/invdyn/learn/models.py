@@ -3,7 +3,9 @@
 An inverse dynamics model (IDM) sees the observations ``o_{t-C}, ..., o_t`` and ``o_{t+H},
 ..., o_{t+H+F}`` of one episode (context ``C``, horizon ``H``, future ``F``: the ``W = C + 2 +
 F`` observations of `ModelConfig.offsets`) and predicts the action ``a_t``, or with ``chunk``
-the actions ``a_t, ..., a_{t+H-1}``, that took the system from ``o_t`` to ``o_{t+H}``.
+the actions ``a_t, ..., a_{t+H-1}``, that took the system from ``o_t`` to ``o_{t+H}``. The
+output head of `invdyn.learn.heads` that ``config.head`` names encodes the prediction in the
+outputs of each member's last layer, and gives the training loss.
 
 Episodes are consumed in memory: any sequence whose items have ``state`` (T, n_state) and
 ``action`` (T, n_action) attributes, are mappings with ``"observation.state"`` and ``"action"``
@@ -41,7 +43,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -65,8 +66,6 @@ WINDOW_FRAMES = "window_frames"
 # width of a camera's features, and of the temporal convolution over a window's keypoints
 IMAGE_FEATURES = 256
 TEMPORAL_WIDTH = 128
-# log standard deviations of the mixture head are clamped to this range (normalised units)
-LOG_STD_MIN, LOG_STD_MAX = -7.0, 3.0
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
     "relu": nn.ReLU,
     "gelu": nn.GELU,
@@ -484,7 +483,10 @@ def _colour_jitter(x: Tensor, strength: float) -> Tensor:
     return x * scale + shift
 
 
-def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+    """A multilayer perceptron: linear layers of widths `hidden`, each followed by the
+    `activation` (a name of `invdyn.learn.config.ACTIVATIONS`), then a linear layer to
+    `n_out`."""
     layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(n_in, width), _ACTIVATIONS[activation]()]
@@ -563,14 +565,11 @@ class InverseDynamicsModel(nn.Module):
                     "training data has no state"
                 )
             n_in += (config.window - 1) * self.n_state
-        if config.head == "regression":
-            n_head = dim
-        elif config.head == "bins":
-            n_head = dim * config.n_bins
-        else:
-            n_head = config.n_components * (1 + 2 * dim)
+        # the output head: the width of each member's last layer, the loss, the prediction
+        self.head = config.output_head
+        n_head = self.head.n_outputs(dim)
         self.members = nn.ModuleList(
-            _mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
+            mlp(n_in, config.hidden, n_head, config.activation) for _ in range(config.ensemble)
         )
         # per member, an image encoder per camera (none without cameras)
         self.encoders = nn.ModuleList(
@@ -586,7 +585,7 @@ class InverseDynamicsModel(nn.Module):
         # (every camera's), shared by the frames
         n_tracks = len(config.camera_names) * 4 * config.keypoints
         self.state_estimators = nn.ModuleList(
-            _mlp(n_tracks, config.hidden, self.n_state, config.activation)
+            mlp(n_tracks, config.hidden, self.n_state, config.activation)
             for _ in range(config.ensemble if config.state_weight > 0 else 0)
         )
         # normalisation lives in (non-persistent) buffers, so it follows .to(device); it is
@@ -596,10 +595,6 @@ class InverseDynamicsModel(nn.Module):
             dtype = torch.float64 if f.name == "state_mean" else torch.float32
             value = torch.as_tensor(getattr(stats, f.name), dtype=dtype)
             self.register_buffer(f.name, value, persistent=False)
-        half = config.bin_range
-        width = 2 * half / config.n_bins
-        centres = torch.linspace(-half + width / 2, half - width / 2, config.n_bins)
-        self.register_buffer("bin_centres", centres, persistent=False)
 
     def _buffer(self, name: str) -> Tensor:
         value = getattr(self, name)
@@ -757,32 +752,6 @@ class InverseDynamicsModel(nn.Module):
         enabled = device.type == "cuda" and self.config.mixed_precision
         return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled)
 
-    def _decode(self, out: Tensor) -> Tensor:
-        """(E, B, D) normalised point predictions of (E, B, n_head) head outputs."""
-        config = self.config
-        if config.head == "regression":
-            return out
-        if config.head == "bins":
-            logits = out.unflatten(-1, (-1, config.n_bins))
-            centres = self._buffer("bin_centres")
-            if config.decode == "argmax":
-                return centres[logits.argmax(-1)]
-            return logits.softmax(-1) @ centres
-        logit, mean, _ = self._mixture(out)
-        if config.decode == "argmax":
-            best = logit.argmax(-1, keepdim=True)
-            return mean.gather(-2, best[..., None].expand(*best.shape, mean.shape[-1]))[..., 0, :]
-        return (logit.softmax(-1)[..., None] * mean).sum(-2)
-
-    def _mixture(self, out: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Logits (..., K), means (..., K, D) and log deviations (..., K, D) of a mixture."""
-        k = self.config.n_components
-        dim = self.n_out * self.n_action
-        logit, mean, log_std = out.split([k, k * dim, k * dim], dim=-1)
-        mean = mean.unflatten(-1, (k, dim))
-        log_std = log_std.unflatten(-1, (k, dim)).clamp(LOG_STD_MIN, LOG_STD_MAX)
-        return logit, mean, log_std
-
     def _denormalise(self, y: Tensor) -> Tensor:
         """(..., n_out, n_action) physical actions of (..., D) normalised ones."""
         y = y.unflatten(-1, (self.n_out, self.n_action))
@@ -808,35 +777,16 @@ class InverseDynamicsModel(nn.Module):
             raise InputError(f"{ACTION} must have shape {expected}, got {tuple(target.shape)}")
         # (B, D) normalised targets
         y = ((target - self._buffer("action_mean")) / self._buffer("action_std")).reshape(count, -1)
-        config = self.config
-        if config.head == "regression":
-            error = out - y
-            loss = error.square().mean() if config.loss == "mse" else error.abs().mean()
-        elif config.head == "bins":
-            logits = out.unflatten(-1, (-1, config.n_bins))
-            # bin of each normalised target, the end bins catching everything outside the range
-            scaled = (y + config.bin_range) / (2 * config.bin_range) * config.n_bins
-            labels = scaled.floor().long().clamp(0, config.n_bins - 1)
-            labels = labels.expand(out.shape[0], *labels.shape)
-            loss = F.cross_entropy(logits.reshape(-1, config.n_bins), labels.reshape(-1))
-        else:
-            logit, mean, log_std = self._mixture(out)
-            z = (y[:, None, :] - mean) * torch.exp(-log_std)
-            # log N(y; mean_k, diag std_k^2) summed over dimensions, per component
-            log_prob = (-0.5 * z.square() - log_std).sum(-1) - 0.5 * y.shape[-1] * math.log(
-                2 * math.pi
-            )
-            nll = -torch.logsumexp(logit.log_softmax(-1) + log_prob, dim=-1)
-            loss = nll.mean() / y.shape[-1]
+        loss = self.head.objective(out, y)
         metrics = {}
         if estimates is not None:
             obs = self._state_windows(batch)
             states = self._scaled(self._centred(obs[:, 1:]))
             state_mse = (estimates - states).square().mean()
-            loss = loss + config.state_weight * state_mse
+            loss = loss + self.config.state_weight * state_mse
             metrics["state_mse"] = float(state_mse.detach())
         with torch.no_grad():
-            mse = (self._decode(out.detach()).mean(0) - y).square().mean()
+            mse = (self.head.point(out.detach()).mean(0) - y).square().mean()
         return loss, {"loss": float(loss.detach()), "mse": float(mse)} | metrics
 
     @torch.no_grad()
@@ -845,7 +795,7 @@ class InverseDynamicsModel(nn.Module):
         epistemic uncertainty and, with `ModelConfig.state_weight`, its estimate of the states
         of the window's frames (see `Inference`), in physical units."""
         out, estimates, _ = self._head_outputs(batch)
-        actions = self._denormalise(self._decode(out))
+        actions = self._denormalise(self.head.point(out))
         mean = actions.mean(0)
         std = actions.std(0, unbiased=False)
         if not self.config.chunk:

@@ -189,8 +189,8 @@ def train(
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     ckpt_dir = Path(out_dir) / RUN_CHECKPOINT
     check_replaceable(ckpt_dir)
-    identity = {"config": _resume_key(config), "data": _fingerprint(arrays)}
-    single_precision = _fingerprint(arrays, single=True)
+    identity = {"config": _resume_key(config), "data": data_fingerprint(arrays)}
+    single_precision = data_fingerprint(arrays, single=True)
     episode_prints = episode_fingerprints(arrays)
 
     # a previous run in out_dir: check it is this run, return it if finished
@@ -216,7 +216,7 @@ def train(
                 resumed_from=tc.epochs,
             )
 
-    with _deterministic(tc.num_threads):
+    with deterministic(tc.num_threads):
         # the model: from the checkpoint, or initialised from the seed with stats of the train split
         inherited: dict[str, list[str]] = {}
         if previous is not None:
@@ -628,7 +628,7 @@ fingerprints of the episodes that the checkpoint a run started from (`TrainConfi
 the ones it started from in turn, trained on (`trained_fingerprints`)."""
 
 
-def _fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False) -> str:
+def data_fingerprint(arrays: Sequence[tuple[Float, Float]], *, single: bool = False) -> str:
     """A hash of the episodes, so that a run resumes only on the data it started with; with
     `single`, of their values in float32, whatever precision holds them (a float32 copy of a
     dataset is the same data to `invdyn.learn.evaluate`)."""
@@ -654,7 +654,7 @@ def trained_fingerprints(state: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 @contextlib.contextmanager
-def _deterministic(num_threads: int) -> Iterator[None]:
+def deterministic(num_threads: int) -> Iterator[None]:
     """Deterministic torch algorithms (and `num_threads` CPU threads) inside the block."""
     enabled = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()

@@ -48,7 +48,7 @@ from invdyn.control.trajectories import JointTrajectory, fourier
 from invdyn.dynamics import mass_matrix, require_regular
 from invdyn.errors import InputError, InvdynError
 from invdyn.model import JointType, Model
-from invdyn.sim.mujoco_model import _check_plant, build_mujoco
+from invdyn.sim.mujoco_model import build_mujoco, checked_plant
 from invdyn.sim.plant import Plant, plant_record
 from invdyn.sim.rollout import csv_columns, rollout
 
@@ -289,7 +289,7 @@ def collect_robot(
     duration = check_positive("duration", duration)
     rate = check_positive("control_rate", control_rate)
     seed = check_count("seed", seed, minimum=0)
-    plant = _check_plant(plant)
+    plant = checked_plant(plant)
 
     columns = csv_columns(model)
     state_names = tuple(c for c in columns if c.startswith(("q.", "v.")))
@@ -434,7 +434,7 @@ def collect_gym(
       InputError: an unknown or non-MuJoCo environment id, or another bad argument.
       InvdynError: `MAX_DISCARDS` episodes in a row ended before `MIN_STEPS` steps.
     """
-    gym = _import_gymnasium()
+    gym = import_gymnasium()
     count = check_count("episodes", episodes)
     steps = (
         None
@@ -444,7 +444,7 @@ def collect_gym(
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     seed = check_count("seed", seed, minimum=0)
-    env = _make_env(gym, env_id, steps)
+    env = make_env(gym, env_id, steps)
     try:
         draw = functools.partial(_gym_episodes, env_id, steps, policy, seed)
         collected, discarded = collect_in_parallel(
@@ -513,7 +513,7 @@ def _gym_episodes(
     done: Callable[[], Any] | None = None,
 ) -> list[tuple[CollectedEpisode, int]]:
     """`collect_gym`'s episodes of `indices`, each with its discarded draws."""
-    env = _make_env(_import_gymnasium(), env_id, steps)
+    env = make_env(import_gymnasium(), env_id, steps)
     drawn = []
     try:
         for k in indices:
@@ -578,7 +578,7 @@ def _gym_episode(env: Any, policy: str, key: np.random.SeedSequence) -> Collecte
     episode_seed = int(key.generate_state(1)[0] & 0x7FFFFFFF)
     rng = np.random.default_rng(key)
     space.seed(episode_seed)
-    act = _policy(policy, env, rng)
+    act = named_policy(policy, env, rng)
     observation, _ = env.reset(seed=episode_seed)
     states, actions, full = [], [], []
     done = False
@@ -731,7 +731,7 @@ def integrator_name(code: int) -> str:
     return str(mujoco.mjtIntegrator(int(code)).name).removeprefix("mjINT_").lower()
 
 
-def _import_gymnasium() -> ModuleType:
+def import_gymnasium() -> ModuleType:
     """The ``gymnasium`` module, or an ImportError that says how to install it."""
     try:
         import gymnasium
@@ -740,7 +740,7 @@ def _import_gymnasium() -> ModuleType:
     return gymnasium
 
 
-def _make_env(gym: ModuleType, env_id: str, steps: int | None) -> Any:
+def make_env(gym: ModuleType, env_id: str, steps: int | None) -> Any:
     """The environment `env_id`, or `InputError` if it is unknown or not a MuJoCo one."""
     if not isinstance(env_id, str):
         raise InputError(f"env_id must be a Gymnasium environment id (str), got {env_id!r}")
@@ -780,14 +780,14 @@ def _make_env(gym: ModuleType, env_id: str, steps: int | None) -> Any:
     return env
 
 
-def _policy(name: str, env: Any, rng: np.random.Generator) -> Any:
+def named_policy(name: str, env: Any, rng: np.random.Generator) -> Any:
     """``act(observation) -> action`` for one episode of the named policy."""
     space = env.action_space
     low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
     if name == "random":
         return lambda observation: space.sample()
     centre, half = 0.5 * (high + low), 0.5 * (high - low)
-    if name == "scripted" and _scriptable(env.unwrapped):
+    if name == "scripted" and scriptable(env.unwrapped):
         return _reacher_policy(env.unwrapped, low, high, rng)
     if name == "scripted":
         return _gait_policy(float(env.unwrapped.dt), centre, half, rng)
@@ -862,7 +862,7 @@ def _gait_policy(dt: float, centre: Float, half: Float, rng: np.random.Generator
     return gait
 
 
-def _scriptable(env: Any) -> bool:
+def scriptable(env: Any) -> bool:
     """Whether the scripted policy knows `env` (a Reacher: bodies fingertip and target)."""
     names = {env.model.body(i).name for i in range(env.model.nbody)}
     return {"fingertip", "target"} <= names and type(env).__name__.startswith("Reacher")

@@ -96,7 +96,7 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
       InputError: a plant option does not fit the model.
     """
     mujoco = import_mujoco()
-    plant = _check_plant(plant)
+    plant = checked_plant(plant)
     target = plant_model(model, plant)
     _check_free_joints(target)
 
@@ -118,15 +118,15 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
         parent = target.body_parent[i]
         mj_parent = spec.worldbody if parent < 0 else bodies[parent]
         body = mj_parent.add_body(
-            name=names[i], pos=target.jnt_pos[i], quat=_quat(mujoco, target.jnt_rot[i])
+            name=names[i], pos=target.jnt_pos[i], quat=mujoco_quaternion(mujoco, target.jnt_rot[i])
         )
         mass, moments, axes = _simulated_inertia(target, i)
         body.explicitinertial = True
         body.mass = mass
         body.ipos = target.body_com[i]
         body.inertia = moments
-        body.iquat = _quat(mujoco, axes)
-        _add_joint(mujoco, body, target, i)
+        body.iquat = mujoco_quaternion(mujoco, axes)
+        add_joint(mujoco, body, target, i)
         bodies.append(body)
     if plant.feet:
         _add_ground_and_feet(mujoco, spec, bodies, target, plant)
@@ -191,7 +191,7 @@ def prepare_mujoco(
         the model, or the payload frame lies on a body that MuJoCo merges with later joints.
     """
     mujoco = import_mujoco()
-    plant = _check_plant(plant)
+    plant = checked_plant(plant)
     if plant.feet:
         raise InputError(
             "Plant.feet adds feet and a ground to a model built from an invdyn Model; an MJCF "
@@ -246,7 +246,8 @@ def dof_addresses(model: Model, mj_model: mujoco.MjModel) -> Int:
 # helpers
 
 
-def _check_plant(plant: Plant | None) -> Plant:
+def checked_plant(plant: Plant | None) -> Plant:
+    """`plant` (`InputError` unless a `Plant`), or the default `Plant()` for None."""
     if plant is None:
         return Plant()
     if not isinstance(plant, Plant):
@@ -304,7 +305,7 @@ def _check_free_joints(model: Model) -> None:
             )
 
 
-def _add_joint(mujoco: ModuleType, body: Any, model: Model, i: int) -> None:
+def add_joint(mujoco: ModuleType, body: Any, model: Model, i: int) -> None:
     """Add the joint of invdyn body `i` to the MjSpec `body`, at its origin."""
     jtype = JointType(model.jnt_type[i])
     kinds = {
@@ -396,7 +397,7 @@ def principal_inertia(inertia: Float) -> tuple[Float, Float]:
     return moments, axes
 
 
-def _quat(mujoco: ModuleType, rotation: Float) -> Float:
+def mujoco_quaternion(mujoco: ModuleType, rotation: Float) -> Float:
     """(4,) MuJoCo quaternion ``[w, x, y, z]`` of a (3, 3) rotation."""
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, np.ascontiguousarray(rotation, dtype=np.float64).ravel())
@@ -446,4 +447,4 @@ def _attach_payload(mujoco: ModuleType, model: Model, mj_model: Any, plant: Plan
     mj_model.body_mass[mj_body] = mass
     mj_model.body_ipos[mj_body] = com
     mj_model.body_inertia[mj_body] = np.maximum(moments, MIN_INERTIA)
-    mj_model.body_iquat[mj_body] = _quat(mujoco, axes)
+    mj_model.body_iquat[mj_body] = mujoco_quaternion(mujoco, axes)

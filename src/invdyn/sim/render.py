@@ -50,13 +50,13 @@ from invdyn.configuration import neutral
 from invdyn.errors import InputError, InvdynError, warn
 from invdyn.kinematics import forward_kinematics
 from invdyn.model import Model
-from invdyn.sim.collect import Collection, _import_gymnasium, _make_env, load_robot_source
+from invdyn.sim.collect import Collection, import_gymnasium, load_robot_source, make_env
 from invdyn.sim.mujoco_model import (
-    _add_joint,
-    _quat,
+    add_joint,
     build_mujoco,
     import_mujoco,
     mujoco_body_names,
+    mujoco_quaternion,
 )
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
         body.ipos = sim.body_ipos[i + 1]
         body.inertia = sim.body_inertia[i + 1]
         body.iquat = sim.body_iquat[i + 1]
-        _add_joint(mujoco, body, model, i)
+        add_joint(mujoco, body, model, i)
         bodies.append(body)
 
     # the description's meshes, then the stick figure of the bodies without: sticks, joint
@@ -230,7 +230,7 @@ def robot_scene(model: Model, *, meshes: bool = False) -> mujoco.MjModel:
         position, rotation = _camera_pose(name, centre, half)
         camera = spec.worldbody.add_camera(name=name, pos=position)
         camera.fovy = FOVY
-        camera.quat = _quat(mujoco, rotation)
+        camera.quat = mujoco_quaternion(mujoco, rotation)
     _add_hand_camera(mujoco, bodies, sticks, lengths, (rotations, origins), reach)
 
     try:
@@ -493,8 +493,8 @@ def _drawing_key(mj_model: Any, ids: dict[str, int], size: tuple[int, int]) -> s
     scene = np.empty(mujoco.mj_sizeModel(mj_model), dtype=np.uint8)
     mujoco.mj_saveModel(mj_model, None, scene)
     digest = hashlib.sha256(scene.tobytes()).hexdigest()
-    invdyn = importlib.metadata.version("invdyn")
-    versions = [SHARD_FORMAT, mujoco.__version__, invdyn, os.environ.get("MUJOCO_GL")]
+    invdyn_version = importlib.metadata.version("invdyn")
+    versions = [SHARD_FORMAT, mujoco.__version__, invdyn_version, os.environ.get("MUJOCO_GL")]
     return json.dumps([*versions, digest, ids, size])
 
 
@@ -555,7 +555,7 @@ def _load_shard(
 
 def _gym_scene(mujoco: ModuleType, source: str, env_id: str) -> mujoco.MjModel:
     """`scene_for`'s scene of the Gymnasium environment `env_id` (see `scene_for`)."""
-    env = _make_env(_import_gymnasium(), env_id, None)
+    env = make_env(import_gymnasium(), env_id, None)
     try:
         sim, path = env.unwrapped.model, env.unwrapped.fullpath
     finally:
@@ -590,7 +590,7 @@ def _gym_scene(mujoco: ModuleType, source: str, env_id: str) -> mujoco.MjModel:
             camera = spec.bodies[root].add_camera(name=name, pos=position)
             camera.mode = mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM
         camera.fovy = FOVY
-        camera.quat = _quat(mujoco, rotation)
+        camera.quat = mujoco_quaternion(mujoco, rotation)
     scene = spec.compile()
 
     # a recorded full state must mean the same in the scene as in the environment
@@ -885,7 +885,7 @@ def _add_meshes(mujoco: ModuleType, spec: Any, model: Model, bodies: list[Any]) 
         pos = model.frame_pos[frame] + model.frame_rot[frame] @ shape.pos
         body = spec.worldbody if owner < 0 else bodies[owner]
         rgba = [*(BASE_COLOUR if owner < 0 else PALETTE[owner % len(PALETTE)]), 1.0]
-        quat = _quat(mujoco, rot)
+        quat = mujoco_quaternion(mujoco, rot)
         if shape.file is None:
             _add_visual(mujoco, body, shape.kind, list(shape.size), rgba, pos=pos, quat=quat)
         else:
@@ -983,7 +983,7 @@ def _add_hand_camera(
     camera = bodies[owner].add_camera(name=HAND_CAMERA, pos=position)
     camera.mode = mujoco.mjtCamLight.mjCAMLIGHT_TRACK
     camera.fovy = FOVY
-    camera.quat = _quat(mujoco, rotation)
+    camera.quat = mujoco_quaternion(mujoco, rotation)
 
 
 def _in_frame(frame: tuple[Float, Float], position: Float, rotation: Float) -> tuple[Float, Float]:

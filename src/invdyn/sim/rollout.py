@@ -35,8 +35,8 @@ from invdyn.configuration import (
 from invdyn.errors import InputError, InvdynError
 from invdyn.model import JointType, Model
 from invdyn.sim.mujoco_model import (
-    _check_plant,
     build_mujoco,
+    checked_plant,
     dof_addresses,
     import_mujoco,
     prepare_mujoco,
@@ -160,7 +160,7 @@ def rollout(
       InvdynError: the simulation diverged (MuJoCo's warnings, or a non-finite state).
     """
     mujoco = import_mujoco()
-    plant = _check_plant(plant)
+    plant = checked_plant(plant)
     if not callable(controller):
         raise InputError(f"controller must be callable, got {type(controller).__name__}")
     rate = check_positive("control_rate", control_rate)

@@ -144,6 +144,7 @@ def plot_tracking(
     *,
     labels: Sequence[str],
     title: str = "",
+    colour_order: Sequence[str] = (),
 ) -> Figure:
     """Closed-loop tracking runs side by side: one column per controller, and their errors on
     one log scale.
@@ -156,6 +157,10 @@ def plot_tracking(
       results: controller name -> `invdyn.experiments.tracking.TrackingResult`, in column order.
       labels: (nv,) a name per degree of freedom, for the legend.
       title: figure title.
+      colour_order: controllers that keep a colour of their own, the same in every figure
+        whichever others it is drawn with (the built-in ones,
+        `invdyn.control.computed_torque.CONTROLLERS`): the k-th draws in matplotlib's colour
+        ``Ck``; another controller draws in the colour after them by its column.
 
     Returns:
       The matplotlib figure, not attached to pyplot.
@@ -182,7 +187,7 @@ def plot_tracking(
             torque.plot(run.time, run.tau_applied[:, k], color=line.get_color(), linewidth=1.0)
         position.set_title(f"{name}\nRMS error {result.rms_error:.2e}, max {result.max_error:.2e}")
         norm = np.linalg.norm(result.error, axis=1)
-        colour = _controller_colour(name, c)
+        colour = _controller_colour(name, c, colour_order)
         summary.semilogy(run.time, np.where(norm > 0.0, norm, np.nan), label=name, color=colour)
         for ax in (position, error, torque):
             ax.grid(True, alpha=0.3)
@@ -200,12 +205,10 @@ def plot_tracking(
     return figure
 
 
-def _controller_colour(name: str, column: int) -> str:
-    """A built-in controller's own colour, the same in every figure whichever others it is
-    drawn with; another's by its `column`, after those."""
-    from invdyn.control.computed_torque import CONTROLLERS
-
-    order = list(CONTROLLERS)
+def _controller_colour(name: str, column: int, colour_order: Sequence[str]) -> str:
+    """The colour of controller `name`: its own when `colour_order` names it, else by its
+    `column`, after those."""
+    order = list(colour_order)
     return f"C{order.index(name) if name in order else len(order) + column}"
 
 
