@@ -4,9 +4,10 @@ Every import counts: at module level, inside functions and under ``TYPE_CHECKING
 a.b``, ``from a import b`` (``b`` a name of ``a`` or its submodule) and relative imports.
 
 Layers, bottom up; a module imports only from its own layer (without cycles) or from lower ones:
-  0 base, usable by all: errors, extras, spatial, metrics, _files, _waits, _parallel, _headless.
+  0 base, usable by all: errors, extras, spatial, metrics, _files, _waits, _headless, _settings.
   1 core: model, io, configuration, kinematics, dynamics, centroidal, regressor, kernels,
-    _arrays, _tensors, and the package ``invdyn`` (its ``__init__`` imports core modules).
+    _arrays, _tensors, _parallel, and the package ``invdyn`` (its ``__init__`` imports core
+    modules).
   2 control (uses core); viz (uses only core and base). Neither imports the other.
   3 sim (uses control and core).
   4 experiments (closed loops: use sim, control and viz); learn (uses core, control, sim and
@@ -38,8 +39,8 @@ PLACES = {
         "metrics",
         "_files",
         "_waits",
-        "_parallel",
         "_headless",
+        "_settings",
     ),
     "core": (
         "model",
@@ -52,6 +53,7 @@ PLACES = {
         "kernels",
         "_arrays",
         "_tensors",
+        "_parallel",
     ),
     "control": ("control",),
     "viz": ("viz",),
