@@ -365,14 +365,14 @@ def _check_reference(reference: object) -> None:
 
 def _tensor_forward_kinematics(model: Model, q: Any) -> tuple[Any, Any]:
     """`forward_kinematics` for a tensor q."""
-    from invdyn import _tensors
+    from invdyn._tensors import finish, prepare
     from invdyn.kernels import torch as kernels
 
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
+    prepared = prepare(model, {"q": (q, (model.nq,))})
     rotations, origins = kernels.forward_kinematics(prepared.tree, prepared.tensor("q"))
     return (
-        _tensors.finish(rotations, prepared, (model.nbody, 3, 3)),
-        _tensors.finish(origins, prepared, (model.nbody, 3)),
+        finish(rotations, prepared, (model.nbody, 3, 3)),
+        finish(origins, prepared, (model.nbody, 3)),
     )
 
 
@@ -380,18 +380,18 @@ def _tensor_frame_placement(
     model: Model, q: Any, body: int, local_rot: Array, local_pos: Array
 ) -> tuple[Any, Any]:
     """`frame_placement` of the frame at (local_rot, local_pos) in `body` for a tensor q."""
-    from invdyn import _tensors
+    from invdyn._tensors import check_finite, constant_like, prepare
 
     if body >= 0:
         rotations, origins = _tensor_forward_kinematics(model, q)
-        rot = _tensors.constant_like(rotations, local_rot)
-        pos = _tensors.constant_like(rotations, local_pos)
+        rot = constant_like(rotations, local_rot)
+        pos = constant_like(rotations, local_pos)
         world_rot = rotations[..., body, :, :]
         return world_rot @ rot, origins[..., body, :] + world_rot @ pos
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    _tensors.check_finite(prepared)
-    rot = _tensors.constant_like(prepared.params, local_rot)
-    pos = _tensors.constant_like(prepared.params, local_pos)
+    prepared = prepare(model, {"q": (q, (model.nq,))})
+    check_finite(prepared)
+    rot = constant_like(prepared.params, local_rot)
+    pos = constant_like(prepared.params, local_pos)
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
@@ -407,18 +407,18 @@ def _tensor_frame_function(
     """The `invdyn.kernels.torch` frame function `kernel` (``frame_jacobian`` or
     ``frame_motion``) of frame `index`, carried by `body`, on the tensors `named` (q, then
     velocity-like arguments): a (..., *core) tensor, zero for a frame fixed to the world."""
-    from invdyn import _tensors
+    from invdyn._tensors import check_finite, constant_like, finish, prepare_states
     from invdyn.kernels import torch as kernels
 
-    prepared, flat = _tensors.prepare_states(model, **named)
+    prepared, flat = prepare_states(model, **named)
     if body < 0:
-        _tensors.check_finite(prepared)
+        check_finite(prepared)
         return flat[0].new_zeros((*prepared.lead, *core))
     t = prepared.tree
-    rot = _tensors.constant_like(t.params, model.frame_rot[index])
-    pos = _tensors.constant_like(t.params, model.frame_pos[index])
+    rot = constant_like(t.params, model.frame_rot[index])
+    pos = constant_like(t.params, model.frame_pos[index])
     out = getattr(kernels, kernel)(t, *flat, body, rot, pos, reference)
-    return _tensors.finish(out, prepared, core)
+    return finish(out, prepared, core)
 
 
 def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:

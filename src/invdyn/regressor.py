@@ -107,9 +107,9 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
 
 def _tensor_regressor(model: Model, q: Any, v: Any, a: Any) -> Any:
     """`joint_torque_regressor` on tensors (`invdyn.kernels.torch.regressor`)."""
-    from invdyn import _tensors
+    from invdyn._tensors import finish, prepare_states
     from invdyn.kernels import torch as kernels
 
-    prepared, flat = _tensors.prepare_states(model, q=q, v=v, a=a)
+    prepared, flat = prepare_states(model, q=q, v=v, a=a)
     out = kernels.regressor(prepared.tree, *flat)
-    return _tensors.finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))
+    return finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))

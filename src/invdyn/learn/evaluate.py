@@ -665,7 +665,7 @@ def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float
         return _gym_oracle(data, windows, eval_idx)
     if not source.startswith("invdyn:"):
         return None, f"the physics of source {source!r} is not known"
-    import invdyn
+    from invdyn.dynamics import rnea
     from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns
 
@@ -686,7 +686,7 @@ def _oracle(data: Dataset, windows: Windows, eval_idx: list[int]) -> tuple[Float
     states = windows.states
     q, v = states[rows, : model.nq], states[rows, model.nq :]
     v_next = states[rows + 1, model.nq :]
-    tau = invdyn.rnea(model, q, v, (v_next - v) * info.fps)
+    tau = rnea(model, q, v, (v_next - v) * info.fps)
     note = (
         f"rnea({robot}, q_t, v_t, (v_(t+1) - v_t) * fps) at fps = {info.fps:g}: exact for one "
         "MuJoCo semi-implicit Euler step per frame of the exact plant, approximate otherwise"

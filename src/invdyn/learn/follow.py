@@ -476,8 +476,8 @@ def recording_plant(dataset: str | os.PathLike[str]) -> Plant:
 
 def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -> _Runs:
     """The three runs of an invdyn robot in `invdyn.sim.rollout`, and the oracle's note."""
-    import invdyn
     from invdyn.configuration import difference, integrate
+    from invdyn.dynamics import rnea
     from invdyn.sim.collect import load_robot_source
     from invdyn.sim.rollout import csv_columns, rollout
 
@@ -524,7 +524,7 @@ def _robot_runs(data: Dataset, span: _Span, horizon: int, plant: Plant | None) -
 
     def oracle(k: int, simulated: Float, target: _Target) -> Float:
         q, v = simulated[-1, :nq], simulated[-1, nq:]
-        return np.asarray(invdyn.rnea(model, q, v, (target(1)[nq:] - v) * fps))
+        return np.asarray(rnea(model, q, v, (target(1)[nq:] - v) * fps))
 
     note = (
         f"rnea({robot}, q_k, v_k, (v_desired_(k+1) - v_k) * fps) at the simulated state, fps = "
