@@ -731,8 +731,8 @@ class Model:
 
     def derived(self, build: Callable[..., T], *key: Hashable) -> T:
         """``build(self, *key)``, computed on first use and kept with the model: the caches of
-        the kinematics and the tensor kernels, in plain dictionaries that torch.compile
-        traces. Left out when the model is pickled."""
+        the tensor kernels, in plain dictionaries that torch.compile traces. Left out when the
+        model is pickled."""
         cache: dict[tuple[Hashable, ...], Any] = self.__dict__.setdefault(_DERIVED, {})
         index = (build, *key)
         if index not in cache:
