@@ -15,7 +15,7 @@ import pytest
 import invdyn
 from invdyn.configuration import random_configuration
 from invdyn.io import robots
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 
 ERD_INSTALLED = robots.example_robot_data_dir() is not None
 
@@ -291,15 +291,21 @@ def states(model: Model, seed: str, n: int = 3):
 
 def rotation_blocks(model: Model) -> list[slice]:
     """The slices of q that hold a quaternion or a (cos θ, sin θ) pair."""
-    blocks = []
-    for jtype, k in zip(model.jnt_type, model.jnt_qadr, strict=True):
-        if jtype == JointType.CONTINUOUS:
-            blocks.append(slice(k, k + 2))
-        elif jtype == JointType.SPHERICAL:
-            blocks.append(slice(k, k + 4))
-        elif jtype == JointType.FREE:
-            blocks.append(slice(k + 3, k + 7))
-    return blocks
+    return [
+        slice(k + spec.direction.start, k + spec.direction.stop)
+        for spec, k in zip(model.jnt_spec, model.jnt_qadr, strict=True)
+        if spec.direction is not None
+    ]
+
+
+def same_quaternions(model: Model, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """`q1` with each quaternion's sign flipped to agree with `q0`'s (q and -q are one rotation)."""
+    q1 = np.array(q1)
+    for block in rotation_blocks(model):
+        if block.stop - block.start == 4:
+            sign = np.sign(np.sum(q0[..., block] * q1[..., block], axis=-1, keepdims=True))
+            q1[..., block] *= sign
+    return q1
 
 
 def off_unit(model: Model, q: np.ndarray, seed: int = 0) -> np.ndarray:

@@ -28,8 +28,8 @@ from invdyn.kinematics import (
     frame_placement,
     frame_velocity,
 )
-from invdyn.model import JointType, Model
-from invdyn.regressor import inertial_parameters, joint_torque_regressor, with_parameters
+from invdyn.model import JointType, Model, inertial_parameters
+from invdyn.regressor import joint_torque_regressor, with_parameters
 
 # before anything imports MuJoCo: none of the modules above does (see invdyn._headless)
 choose_gl_backend()

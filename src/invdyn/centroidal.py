@@ -155,12 +155,12 @@ def _states(model: Model, **named: Array) -> tuple[list[Array], tuple[int, ...]]
 def _on_tensors(model: Model, kernel: str, core: tuple[int, ...], *extra: int, **named: Any) -> Any:
     """``kernel(tree, *named tensors, *extra)`` of `invdyn.kernels.torch` on the tensors or
     arrays `named` (q (..., nq) and velocity-like (..., nv)): a (..., *core) tensor."""
-    from invdyn import _tensors
+    from invdyn._tensors import finish, prepare_states
     from invdyn.kernels import torch as kernels
 
-    prepared, flat = _tensors.prepare_states(model, **named)
+    prepared, flat = prepare_states(model, **named)
     _check_mass(model, prepared.tree.mass)  # the tree's: torch.compile traces the model's arrays
-    return _tensors.finish(getattr(kernels, kernel)(prepared.tree, *flat, *extra), prepared, core)
+    return finish(getattr(kernels, kernel)(prepared.tree, *flat, *extra), prepared, core)
 
 
 def _check_mass(model: Model, mass: float) -> None:

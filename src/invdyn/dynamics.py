@@ -510,7 +510,7 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
     packed(model)
     if not any_tensor(params, *named.values()):
         return function(with_parameters(model, params), **named)
-    from invdyn import _tensors
+    from invdyn._tensors import call
 
     failure = None
     if function in (aba, aba_derivatives):
@@ -528,7 +528,7 @@ def _dispatch(function: Any, model: Model, named: dict[str, Any], params: Any) -
         )
     cores = {name: (x, _core(model, name)) for name, x in named.items()}
     kernel = function.__name__
-    return _tensors.call(kernel, model, cores, params, _core(model, kernel), failure)
+    return call(kernel, model, cores, params, _core(model, kernel), failure)
 
 
 def _three(out: Any) -> Any:

@@ -32,7 +32,7 @@ from invdyn._arrays import (
 )
 from invdyn.errors import InputError
 from invdyn.kernels import cpu
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 from invdyn.spatial import cross
 
 Array = NDArray[np.float64]
@@ -325,9 +325,9 @@ def frame_point(
 
 
 def world_columns(model: Model, rotations: Array, origins: Array) -> Array:
-    """(..., nv, 6) each dof's motion (`motion_subspace`) in world coordinates at the world
+    """(..., nv, 6) each dof's motion (`Model.motion_subspace`) in world coordinates at the world
     origin, from (..., nbody, 3, 3) body rotations and (..., nbody, 3) origins."""
-    local = motion_subspace(model)
+    local = model.motion_subspace
     dof_rot = rotations[..., model.dof_body, :, :]
     angular = np.einsum("...kij,kj->...ki", dof_rot, local[:, :3])
     linear = np.einsum("...kij,kj->...ki", dof_rot, local[:, 3:])
@@ -365,14 +365,14 @@ def _check_reference(reference: object) -> None:
 
 def _tensor_forward_kinematics(model: Model, q: Any) -> tuple[Any, Any]:
     """`forward_kinematics` for a tensor q."""
-    from invdyn import _tensors
+    from invdyn._tensors import finish, prepare
     from invdyn.kernels import torch as kernels
 
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
+    prepared = prepare(model, {"q": (q, (model.nq,))})
     rotations, origins = kernels.forward_kinematics(prepared.tree, prepared.tensor("q"))
     return (
-        _tensors.finish(rotations, prepared, (model.nbody, 3, 3)),
-        _tensors.finish(origins, prepared, (model.nbody, 3)),
+        finish(rotations, prepared, (model.nbody, 3, 3)),
+        finish(origins, prepared, (model.nbody, 3)),
     )
 
 
@@ -380,18 +380,18 @@ def _tensor_frame_placement(
     model: Model, q: Any, body: int, local_rot: Array, local_pos: Array
 ) -> tuple[Any, Any]:
     """`frame_placement` of the frame at (local_rot, local_pos) in `body` for a tensor q."""
-    from invdyn import _tensors
+    from invdyn._tensors import check_finite, constant_like, prepare
 
     if body >= 0:
         rotations, origins = _tensor_forward_kinematics(model, q)
-        rot = _tensors.constant_like(rotations, local_rot)
-        pos = _tensors.constant_like(rotations, local_pos)
+        rot = constant_like(rotations, local_rot)
+        pos = constant_like(rotations, local_pos)
         world_rot = rotations[..., body, :, :]
         return world_rot @ rot, origins[..., body, :] + world_rot @ pos
-    prepared = _tensors.prepare(model, {"q": (q, (model.nq,))})
-    _tensors.check_finite(prepared)
-    rot = _tensors.constant_like(prepared.params, local_rot)
-    pos = _tensors.constant_like(prepared.params, local_pos)
+    prepared = prepare(model, {"q": (q, (model.nq,))})
+    check_finite(prepared)
+    rot = constant_like(prepared.params, local_rot)
+    pos = constant_like(prepared.params, local_pos)
     return rot.expand(*prepared.lead, 3, 3).clone(), pos.expand(*prepared.lead, 3).clone()
 
 
@@ -407,40 +407,18 @@ def _tensor_frame_function(
     """The `invdyn.kernels.torch` frame function `kernel` (``frame_jacobian`` or
     ``frame_motion``) of frame `index`, carried by `body`, on the tensors `named` (q, then
     velocity-like arguments): a (..., *core) tensor, zero for a frame fixed to the world."""
-    from invdyn import _tensors
+    from invdyn._tensors import check_finite, constant_like, finish, prepare_states
     from invdyn.kernels import torch as kernels
 
-    prepared, flat = _tensors.prepare_states(model, **named)
+    prepared, flat = prepare_states(model, **named)
     if body < 0:
-        _tensors.check_finite(prepared)
+        check_finite(prepared)
         return flat[0].new_zeros((*prepared.lead, *core))
     t = prepared.tree
-    rot = _tensors.constant_like(t.params, model.frame_rot[index])
-    pos = _tensors.constant_like(t.params, model.frame_pos[index])
+    rot = constant_like(t.params, model.frame_rot[index])
+    pos = constant_like(t.params, model.frame_pos[index])
     out = getattr(kernels, kernel)(t, *flat, body, rot, pos, reference)
-    return _tensors.finish(out, prepared, core)
-
-
-def motion_subspace(model: Model) -> Array:
-    """(nv, 6) motion of each velocity coordinate in its body's coordinates: S, column by dof;
-    read-only, built once per model."""
-    return model.derived(_motion_subspace)
-
-
-def _motion_subspace(model: Model) -> Array:
-    columns = np.zeros((model.nv, 6))
-    for i, (jtype, start) in enumerate(zip(model.jnt_type, model.jnt_vadr)):
-        if jtype in (JointType.REVOLUTE, JointType.CONTINUOUS):
-            columns[start, :3] = model.jnt_axis[i]
-        elif jtype == JointType.PRISMATIC:
-            columns[start, 3:] = model.jnt_axis[i]
-        elif jtype == JointType.SPHERICAL:
-            columns[start : start + 3, :3] = np.eye(3)
-        else:
-            columns[start : start + 3, 3:] = np.eye(3)
-            columns[start + 3 : start + 6, :3] = np.eye(3)
-    columns.setflags(write=False)
-    return columns
+    return finish(out, prepared, core)
 
 
 def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
@@ -448,7 +426,7 @@ def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
     and its (12,) rotation (row-major) and position in that body, as the frame kernels of
     `invdyn.kernels.cpu` read them."""
     try:
-        targets = frame_targets(model)
+        targets = model.frame_targets
     except AttributeError:
         raise not_a_model(model) from None
     if type(frame) is str or type(frame) is int:
@@ -457,24 +435,6 @@ def _frame_target(model: Model, frame: str | int) -> tuple[int, int, Array]:
         if found is not None:
             return found
     return targets[_frame_index(model, frame)]
-
-
-def frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
-    """`_frame_target` of every frame, by name and by index, built once per model (and by an
-    eager call: torch.compile traces the model's integer arrays as tensors, whose values it
-    cannot branch on, and whose numpy calls it traces: the rows stay as numpy makes them)."""
-    return model.derived(_frame_targets)
-
-
-def _frame_targets(model: Model) -> dict[str | int, tuple[int, int, Array]]:
-    rows = np.concatenate([model.frame_rot.reshape(-1, 9), model.frame_pos], axis=1)
-    rows = np.ascontiguousarray(rows, dtype=np.float64)
-    bodies = [int(body) for body in model.frame_body]
-    targets: dict[str | int, tuple[int, int, Array]] = {}
-    for index, name in enumerate(model.frame_name):
-        targets[index] = (index, bodies[index], rows[index])
-        targets.setdefault(name, targets[index])
-    return targets
 
 
 def _frame_index(model: Model, frame: str | int) -> int:
@@ -512,7 +472,7 @@ def end_effector(model: Model) -> str:
     if model.nbody == 0:
         raise InputError(f"{model.name} has no moving body to carry a payload")
     parent = np.asarray(model.body_parent, dtype=np.int64)
-    turning = np.isin(model.jnt_type, (JointType.REVOLUTE, JointType.CONTINUOUS))
+    turning = np.array([spec.turns for spec in model.jnt_spec], dtype=bool)
     if not turning.any():
         return model.body_name[model.nbody - 1]
     # turning joints from the root to each body (parents come before children); each body's

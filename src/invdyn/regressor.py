@@ -3,8 +3,9 @@
 The parameter vector holds, in order, 10 inertial parameters per body (Pinocchio's order,
 ``[m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]`` with the rotational inertia
 about the body origin, in body coordinates), then the armature, the viscous friction and the
-Coulomb friction of every degree of freedom: ``10 nbody + 3 nv`` values in all.
-`joint_torque_regressor` takes numpy arrays or torch tensors, as `invdyn.rnea` does.
+Coulomb friction of every degree of freedom: ``10 nbody + 3 nv`` values in all, a model's own
+given by `invdyn.model.inertial_parameters`. `joint_torque_regressor` takes numpy arrays or
+torch tensors, as `invdyn.rnea` does.
 """
 
 from __future__ import annotations
@@ -30,35 +31,17 @@ from invdyn.model import Model
 Array = NDArray[np.float64]
 
 
-def inertial_parameters(model: Model) -> Array:
-    """The model's dynamic parameters, in the order of `joint_torque_regressor`'s columns.
-
-    Args:
-      model: the robot.
-
-    Returns:
-      (10 nbody + 3 nv,) body inertial parameters, then armature, viscous and Coulomb friction.
-    """
-    bodies = packed(model)[1][: model.nbody]
-    inertia = bodies[:, 19:28].reshape(-1, 3, 3)
-    rotational = inertia[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
-    body_parameters = np.concatenate([bodies[:, 15:19], rotational], axis=1)
-    return np.concatenate(
-        [body_parameters.ravel(), model.dof_armature, model.dof_damping, model.dof_friction]
-    )
-
-
 def with_parameters(model: Model, params: Array | None) -> Model:
     """A copy of `model` with the dynamic parameters `params` (`model` itself when None).
 
     Args:
       model: the robot.
       params: (10 nbody + 3 nv,) body inertial parameters, then armature, viscous and Coulomb
-        friction, as `inertial_parameters` orders them.
+        friction, as `invdyn.model.inertial_parameters` orders them.
 
     Returns:
-      The model whose `inertial_parameters` are `params`: masses, centres of mass ``h / m``
-      and inertias about them, ``I_o - m (|c|^2 1 - c c^T)``.
+      The model whose `invdyn.model.inertial_parameters` are `params`: masses, centres of
+      mass ``h / m`` and inertias about them, ``I_o - m (|c|^2 1 - c c^T)``.
 
     Raises:
       InputError: `params` of another shape, non-finite, a negative mass, armature or friction,
@@ -124,9 +107,9 @@ def joint_torque_regressor(model: Model, q: Array, v: Array, a: Array) -> Array:
 
 def _tensor_regressor(model: Model, q: Any, v: Any, a: Any) -> Any:
     """`joint_torque_regressor` on tensors (`invdyn.kernels.torch.regressor`)."""
-    from invdyn import _tensors
+    from invdyn._tensors import finish, prepare_states
     from invdyn.kernels import torch as kernels
 
-    prepared, flat = _tensors.prepare_states(model, q=q, v=v, a=a)
+    prepared, flat = prepare_states(model, q=q, v=v, a=a)
     out = kernels.regressor(prepared.tree, *flat)
-    return _tensors.finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))
+    return finish(out, prepared, (model.nv, 10 * model.nbody + 3 * model.nv))

@@ -1,4 +1,5 @@
-"""Spatial (6-D) algebra conventions and the small rotation helpers that the loaders share.
+"""Spatial (6-D) algebra conventions, and the rotation helpers that the loaders and the joint
+types share: rotation matrices, and quaternions with their exponential and logarithm on SO(3).
 
 Conventions, used by every module and kernel of invdyn:
 
@@ -20,7 +21,9 @@ Conventions, used by every module and kernel of invdyn:
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+
+from invdyn.errors import InputError
 
 Float = NDArray[np.float64]
 
@@ -96,14 +99,15 @@ def quaternion_to_matrix(quat: Float) -> Float:
     """
     quat = np.asarray(quat, dtype=np.float64)
     # one quaternion (a control step's) in Python floats, a batch in arrays: the same sums
-    x, y, z, w = quat.tolist() if quat.ndim == 1 else np.moveaxis(quat, -1, 0)
+    one = quat.size == 4
+    x, y, z, w = quat.ravel().tolist() if one else np.moveaxis(quat, -1, 0)
     rows = (
         (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
         (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
         (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
     )
-    if quat.ndim == 1:
-        return np.array(rows)
+    if one:
+        return np.array(rows).reshape((*quat.shape[:-1], 3, 3))
     out = np.empty((*quat.shape[:-1], 3, 3))
     for i, row in enumerate(rows):
         for j, entry in enumerate(row):
@@ -162,3 +166,107 @@ def rotation_vector(rotation: Float) -> Float:
     if axis @ skew_part < 0.0:
         axis = -axis
     return angle * axis
+
+
+# quaternions [x, y, z, w] with any leading dimensions
+
+
+def xyzw_to_wxyz(quat: ArrayLike) -> Float:
+    """(..., 4) ``[w, x, y, z]`` quaternions (MuJoCo's order) of ``[x, y, z, w]`` ones."""
+    return np.roll(np.asarray(quat, dtype=np.float64), 1, axis=-1)
+
+
+def wxyz_to_xyzw(quat: ArrayLike) -> Float:
+    """(..., 4) ``[x, y, z, w]`` quaternions of ``[w, x, y, z]`` ones (MuJoCo's order)."""
+    return np.roll(np.asarray(quat, dtype=np.float64), -1, axis=-1)
+
+
+def quat_multiply(a: ArrayLike, b: ArrayLike) -> Float:
+    """(..., 4) Hamilton product ``a b`` of ``[x, y, z, w]`` quaternions.
+
+    Args:
+      a: (..., 4) left factors.
+      b: (..., 4) right factors.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    vector = wa * vb + wb * va + np.cross(va, vb)
+    scalar = wa * wb - np.sum(va * vb, axis=-1, keepdims=True)
+    return np.concatenate([vector, scalar], axis=-1)
+
+
+def quat_conjugate(quat: ArrayLike) -> Float:
+    """(..., 4) conjugates (inverses of unit quaternions) of ``[x, y, z, w]`` quaternions."""
+    quat = np.asarray(quat, dtype=np.float64)
+    return np.concatenate([-quat[..., :3], quat[..., 3:]], axis=-1)
+
+
+def quat_exp(omega: ArrayLike) -> Float:
+    """(..., 4) unit quaternion ``[x, y, z, w]`` of the rotation vector `omega` (exp on SO(3)).
+
+    Args:
+      omega: (..., 3) rotation vectors, angle times unit axis.
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    theta = np.linalg.norm(omega, axis=-1, keepdims=True)
+    # sin(θ/2) / θ, smooth at zero
+    half_sinc = 0.5 * np.sinc(theta / (2.0 * np.pi))
+    return np.concatenate([half_sinc * omega, np.cos(theta / 2.0)], axis=-1)
+
+
+def quat_log(quat: ArrayLike) -> Float:
+    """(..., 3) rotation vector of quaternions (log on SO(3)), angle in [0, pi].
+
+    Args:
+      quat: (..., 4) quaternions ``[x, y, z, w]``, of any norm above zero (each read as the
+        unit quaternion along it); ``q`` and ``-q`` give the same result.
+
+    Raises:
+      InputError: quaternions of another shape, not finite or of zero norm (which have no
+        rotation).
+    """
+    given = np.asarray(quat, dtype=np.float64)
+    if given.shape[-1:] != (4,):
+        raise InputError(f"quat must have shape (..., 4), got {given.shape}")
+    if not np.isfinite(given).all():
+        raise InputError("quat holds a non-finite value (NaN or inf)")
+    length = np.linalg.norm(given, axis=-1, keepdims=True)
+    if np.any(length == 0.0):
+        raise InputError("quat holds a quaternion of zero norm, which has no rotation")
+    # the unit quaternion of the shortest rotation: the representative with w >= 0
+    unit = given / np.where(given[..., 3:] < 0.0, -length, length)
+    vector, w = unit[..., :3], unit[..., 3:]
+    norm = np.linalg.norm(vector, axis=-1, keepdims=True)
+    theta = 2.0 * np.arctan2(norm, w)
+    # θ / sin(θ/2), smooth at zero: 2 atan(n / w) / n ~ (2 / w) (1 - (n / w)^2 / 3)
+    small = norm < 1e-6
+    exact = theta / np.where(small, 1.0, norm)
+    ratio = norm / np.where(small, w, 1.0)
+    series = 2.0 / np.where(small, w, 1.0) * (1.0 - ratio**2 / 3.0)
+    return np.where(small, series, exact) * vector
+
+
+def so3_left_jacobian(omega: Float) -> Float:
+    """(..., 3, 3) ``V(ω) = I + (1 - cos θ)/θ² [ω] + (θ - sin θ)/θ³ [ω]²``, the translation part
+    of the exponential on SE(3), of (..., 3) rotation vectors."""
+    theta = np.linalg.norm(omega, axis=-1)[..., None, None]
+    k = skew(omega)
+    a = 0.5 * np.sinc(theta / (2.0 * np.pi)) ** 2
+    small = theta < 1e-2
+    safe = np.where(small, 1.0, theta)
+    b = np.where(
+        small, 1.0 / 6.0 - theta**2 / 120.0 + theta**4 / 5040.0, (safe - np.sin(safe)) / safe**3
+    )
+    return np.eye(3) + a * k + b * (k @ k)
+
+
+def so3_left_jacobian_inverse(omega: Float) -> Float:
+    """(..., 3, 3) ``V(ω)^-1 = I - [ω]/2 + (1 - θ sin θ / (2 (1 - cos θ)))/θ² [ω]²`` of (..., 3)
+    rotation vectors of angle θ < 2π."""
+    theta = np.linalg.norm(omega, axis=-1)[..., None, None]
+    k = skew(omega)
+    small = theta < 1e-2
+    safe = np.where(small, 1.0, theta)
+    exact = (1.0 - safe * np.sin(safe) / (2.0 * (1.0 - np.cos(safe)))) / safe**2
+    c = np.where(small, 1.0 / 12.0 + theta**2 / 720.0 + theta**4 / 30240.0, exact)
+    return np.eye(3) - 0.5 * k + c * (k @ k)

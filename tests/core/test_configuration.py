@@ -1,4 +1,4 @@
-"""Configurations: neutral, random, integrate and difference against Pinocchio, MuJoCo layouts."""
+"""Configurations: neutral, random, integrate and difference against Pinocchio."""
 
 from __future__ import annotations
 
@@ -8,27 +8,11 @@ import numpy as np
 import pytest
 
 import invdyn
-from conftest import assert_close
-from invdyn.configuration import (
-    difference,
-    from_mujoco_state,
-    integrate,
-    mujoco_index,
-    neutral,
-    normalize,
-    quat_exp,
-    quat_log,
-    random_configuration,
-    to_mujoco_state,
-)
-from invdyn.io.mjcf import from_mujoco
-from invdyn.model import JOINT_NQ, JOINT_NV, JointType, Model
-
-try:
-    import mujoco
-except ImportError:  # the mujoco tests skip; the others run
-    mujoco = None
-requires_mujoco = pytest.mark.skipif(mujoco is None, reason="mujoco is not installed")
+from conftest import assert_close, same_quaternions
+from invdyn.configuration import difference, integrate, neutral, normalize, random_configuration
+from invdyn.io.mjcf import MJ_JOINT_TYPES, MJ_SIZES
+from invdyn.kernels import cpu
+from invdyn.model import JOINTS, JointType, Model
 
 J = JointType
 ALL_TYPES = (J.FREE, J.SPHERICAL, J.CONTINUOUS, J.REVOLUTE, J.PRISMATIC, J.SPHERICAL, J.REVOLUTE)
@@ -41,8 +25,8 @@ def chain(
 ) -> Model:
     """A serial chain of unit bodies with the given joints, unbounded unless limits are given."""
     n = len(types)
-    nq = sum(JOINT_NQ[t] for t in types)
-    nv = sum(JOINT_NV[t] for t in types)
+    nq = sum(JOINTS[t].nq for t in types)
+    nv = sum(JOINTS[t].nv for t in types)
     return Model(
         name="chain",
         body_name=tuple(f"body{i}" for i in range(n)),
@@ -84,17 +68,6 @@ def pinocchio_chain(types: tuple[JointType, ...]) -> tuple[Any, Any]:
     for i, t in enumerate(types):
         parent = model.addJoint(parent, joints[t](), pin.SE3.Identity(), f"joint{i}")
     return pin, model
-
-
-def _same_quaternions(model: Model, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
-    """`q1` with each quaternion's sign flipped to agree with `q0`'s (q and -q are one rotation)."""
-    q1 = np.array(q1)
-    for t, start in zip(model.jnt_type, model.jnt_qadr, strict=True):
-        if t in (J.SPHERICAL, J.FREE):
-            s = start + (3 if t == J.FREE else 0)
-            sign = np.sign(np.sum(q0[..., s : s + 4] * q1[..., s : s + 4], axis=-1, keepdims=True))
-            q1[..., s : s + 4] *= sign
-    return q1
 
 
 # against pinocchio
@@ -173,7 +146,7 @@ def test_integrate_and_difference_are_inverse() -> None:
     q0 = random_configuration(model, rng=rng, shape=50)
     q1 = random_configuration(model, rng=rng, shape=50)
     reached = integrate(model, q0, difference(model, q0, q1))
-    np.testing.assert_allclose(_same_quaternions(model, q1, reached), q1, atol=1e-10)
+    np.testing.assert_allclose(same_quaternions(model, q1, reached), q1, atol=1e-10)
     # rotation angles below pi come back exactly
     v = rng.uniform(-1.0, 1.0, (50, model.nv))
     np.testing.assert_allclose(difference(model, q0, integrate(model, q0, v)), v, atol=1e-10)
@@ -306,185 +279,34 @@ def test_difference_rejects_bad_input() -> None:
         integrate(model, neutral(model), np.zeros(model.nv), dt=np.nan)
 
 
-# mujoco layouts
-
-ROBOT = """
-<mujoco model="robot">
-  <worldbody>
-    <body name="base" pos="0 0 1" euler="10 20 30">
-      <freejoint name="root"/>
-      <geom type="box" size="0.2 0.1 0.05"/>
-      <body name="shoulder" pos="0.2 0 0">
-        <joint name="ball" type="ball" pos="0.05 0 0"/>
-        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
-        <body name="elbow" pos="0.3 0 0">
-          <joint name="hinge" axis="0 1 0" pos="0 0.02 0" range="-90 90"/>
-          <joint name="slide" type="slide" axis="1 0 0"/>
-          <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
-        </body>
-      </body>
-    </body>
-    EXTRA
-  </worldbody>
-</mujoco>
-"""
-EXTRA = """
-    <body name="ball_toy" pos="1 1 0.2"><freejoint name="toy"/><geom size="0.1"/></body>
-    <body name="door" pos="2 0 0">
-      <joint name="door" axis="0 0 1"/><geom size="0.1 0.5 1" type="box"/>
-    </body>
-"""
+# the joint table
 
 
-def _robot(extra: bool = False) -> tuple[Any, Model]:
-    mj_model = mujoco.MjModel.from_xml_string(ROBOT.replace("EXTRA", EXTRA if extra else ""))
-    return mj_model, from_mujoco(mujoco.MjModel.from_xml_string(ROBOT.replace("EXTRA", "")))
-
-
-@requires_mujoco
-def test_mujoco_round_trip() -> None:
-    mj_model, model = _robot()
-    rng = np.random.default_rng(6)
-    q = random_configuration(model, rng=rng, shape=7)
-    v = rng.standard_normal((7, model.nv))
-    qpos, qvel = to_mujoco_state(model, mj_model, q, v)
-    assert qpos.shape == (7, mj_model.nq) and qvel.shape == (7, mj_model.nv)
-    q_back, v_back = from_mujoco_state(model, mj_model, qpos, qvel)
-    np.testing.assert_allclose(q_back, q, atol=1e-14)
-    np.testing.assert_allclose(v_back, v, atol=1e-14)
-    # the other way round, and quaternions are only reordered
-    again = to_mujoco_state(model, mj_model, q_back, v_back)
-    np.testing.assert_allclose(again[0], qpos, atol=1e-14)
-    np.testing.assert_allclose(again[1], qvel, atol=1e-14)
-    np.testing.assert_array_equal(qpos[:, 3:7], np.roll(q[:, 3:7], 1, axis=-1))
-
-
-@requires_mujoco
-def test_mujoco_rest_and_neutral() -> None:
-    mj_model, model = _robot()
-    qpos, qvel = to_mujoco_state(model, mj_model, neutral(model))
-    np.testing.assert_array_equal(qvel, 0.0)
-    np.testing.assert_array_equal(qpos[3:7], [1.0, 0.0, 0.0, 0.0])
-    q, v = from_mujoco_state(model, mj_model, mj_model.qpos0)
-    np.testing.assert_array_equal(v, 0.0)
-    assert q.shape == (model.nq,)
-
-
-@requires_mujoco
-def test_free_flyer_velocity_matches_mujoco() -> None:
-    # v = [linear, angular] of the base, both in the base frame
-    mj_model, model = _robot()
-    data = mujoco.MjData(mj_model)
-    rng = np.random.default_rng(8)
-    q = random_configuration(model, rng=rng)
-    v = rng.standard_normal(model.nv)
-    data.qpos[:], data.qvel[:] = to_mujoco_state(model, mj_model, q, v)
-    mujoco.mj_forward(mj_model, data)
-    velocity = np.zeros(6)
-    mujoco.mj_objectVelocity(mj_model, data, mujoco.mjtObj.mjOBJ_XBODY, 1, velocity, 1)
-    np.testing.assert_allclose(velocity[3:], v[:3], atol=1e-12)
-    np.testing.assert_allclose(velocity[:3], v[3:6], atol=1e-12)
-
-
-@requires_mujoco
-def test_velocities_agree_with_mujoco_integration() -> None:
-    # a short step of mj_integratePos, read back, moves q by v dt to first order
-    mj_model, model = _robot()
-    rng = np.random.default_rng(9)
-    q = random_configuration(model, rng=rng)
-    v = rng.standard_normal(model.nv)
-    qpos, qvel = to_mujoco_state(model, mj_model, q, v)
-    dt = 1e-6
-    mujoco.mj_integratePos(mj_model, qpos, qvel, dt)
-    q_next, _ = from_mujoco_state(model, mj_model, qpos)
-    np.testing.assert_allclose(difference(model, q, q_next) / dt, v, atol=1e-5)
-    np.testing.assert_allclose(
-        _same_quaternions(model, q_next, integrate(model, q, v, dt)), q_next, atol=1e-11
-    )
-
-
-@requires_mujoco
-def test_mujoco_extra_joints() -> None:
-    # joints that only mujoco has keep qpos0 and rest; matching is by name
-    mj_model, model = _robot(extra=True)
-    index = mujoco_index(model, mj_model)
-    assert [mj_model.joint(j).name for j in index] == ["root", "ball", "hinge", "slide"]
-    q = random_configuration(model, rng=10)
-    qpos, qvel = to_mujoco_state(model, mj_model, q, np.ones(model.nv))
-    np.testing.assert_array_equal(qpos[-8:], mj_model.qpos0[-8:])
-    np.testing.assert_array_equal(qvel[-7:], 0.0)
-    q_back, _ = from_mujoco_state(model, mj_model, qpos, qvel)
-    np.testing.assert_allclose(q_back, q, atol=1e-14)
-
-
-@requires_mujoco
-def test_continuous_joint_is_a_hinge() -> None:
-    mj_model, model = _robot()
-    # the hinge as a continuous joint: (cos, sin) in q, the angle in qpos
-    types = model.jnt_type.copy()
-    types[2] = J.CONTINUOUS
-    start = model.jnt_qadr[2]
-    lower, upper = model.q_lower.copy(), model.q_upper.copy()
-    lower[start], upper[start] = -np.inf, np.inf
-    continuous = model.replace(
-        jnt_type=types,
-        q_lower=np.insert(lower, start, -np.inf),
-        q_upper=np.insert(upper, start, np.inf),
-    )
-    q = random_configuration(continuous, rng=11)
-    qpos, _ = to_mujoco_state(continuous, mj_model, q)
-    assert qpos[start] == pytest.approx(np.arctan2(q[start + 1], q[start]))
-    q_back, _ = from_mujoco_state(continuous, mj_model, qpos)
-    np.testing.assert_allclose(q_back, q, atol=1e-14)
-
-
-@requires_mujoco
-def test_mujoco_mismatch_is_reported() -> None:
-    mj_model, model = _robot()
-    renamed = model.replace(jnt_name=("root", "ball", "elbow_hinge", "slide"))
-    with pytest.raises(invdyn.InputError, match="no joint named 'elbow_hinge'"):
-        to_mujoco_state(renamed, mj_model, neutral(model))
-    types = model.jnt_type.copy()
-    types[2] = J.PRISMATIC
-    with pytest.raises(invdyn.InputError, match=r"'hinge' is PRISMATIC.*hinge joint"):
-        from_mujoco_state(model.replace(jnt_type=types), mj_model, mj_model.qpos0)
-
-
-@requires_mujoco
-def test_mujoco_rejects_bad_input() -> None:
-    mj_model, model = _robot()
-    with pytest.raises(
-        invdyn.InputError, match=r"qpos must have shape \(\.\.\., \d+\), got \(3,\)"
-    ):
-        from_mujoco_state(model, mj_model, np.zeros(3))
-    with pytest.raises(invdyn.InputError, match="qvel holds a non-finite"):
-        from_mujoco_state(model, mj_model, mj_model.qpos0, np.full(mj_model.nv, np.nan))
-    with pytest.raises(invdyn.InputError, match="v must have shape"):
-        to_mujoco_state(model, mj_model, neutral(model), np.zeros(2))
-    # an MjData in place of its MjModel
-    with pytest.raises(invdyn.InputError, match="compiled mujoco.MjModel, got MjData"):
-        to_mujoco_state(model, mujoco.MjData(mj_model), neutral(model))
-
-
-def test_quaternion_log_and_exp_match_scipy_and_invert_each_other():
-    """log of quaternions of any norm, either sign, is SciPy's rotation vector of the rotation
-    they point to, and exp takes it back to the unit quaternion of w >= 0; a zero or NaN
-    quaternion is refused."""
-    from scipy.spatial.transform import Rotation
-
-    rng = np.random.default_rng(7)
-    unit = rng.normal(size=(50, 4))
-    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    unit[:3] = [[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, -1.0], [1.0, 0.0, 0.0, 0.0]]
-    scaled = unit * rng.uniform(0.1, 10.0, size=(50, 1)) * rng.choice([-1.0, 1.0], size=(50, 1))
-    expected = Rotation.from_quat(unit).as_rotvec()
-    # at pi, +axis and -axis are the same rotation
-    logged = quat_log(scaled)
-    at_pi = np.isclose(np.linalg.norm(expected, axis=1), np.pi)
-    assert_close(np.abs(logged[at_pi]), np.abs(expected[at_pi]), rtol=1e-12)
-    assert_close(logged[~at_pi], expected[~at_pi], rtol=1e-12)
-    positive = np.where(unit[:, 3:] < 0.0, -unit, unit)
-    assert_close(quat_exp(logged[~at_pi]), positive[~at_pi], rtol=1e-12)
-    for bad in (np.zeros(4), np.array([np.nan, 0.0, 0.0, 1.0])):
-        with pytest.raises(invdyn.InputError, match="quat"):
-            quat_log(bad)
+@pytest.mark.parametrize("jtype", list(JointType))
+def test_each_joint_type_is_described_consistently(jtype: JointType) -> None:
+    """A joint type's entry: sizes that agree with one another and with its functions, names
+    for its coordinates where it has several, unit directions, conversions to MuJoCo's layout
+    and back, and the code the compiled kernels know it by."""
+    spec = JOINTS[jtype]
+    assert getattr(cpu, jtype.name) == int(jtype)
+    assert len(spec.neutral) == len(spec.sampling_width) == spec.nq
+    assert len(spec.dof_units) == spec.nv
+    for names, size in ((spec.q_names, spec.nq), (spec.v_names, spec.nv)):
+        assert len(names) == (size if size > 1 else 0)
+    assert len(spec.force_names) == len(spec.v_names)
+    rng = np.random.default_rng(int(jtype))
+    q = np.tile(spec.neutral, (3, 1))
+    if spec.direction is not None:
+        part = slice(spec.direction.start, spec.direction.stop)
+        q[:, part] = spec.direction.draw(rng, (3,))
+        assert_close(np.linalg.norm(q[:, part], axis=-1), np.ones(3), rtol=1e-14)
+    v = 0.3 * rng.normal(size=(3, spec.nv))
+    moved = spec.integrate(q, v)
+    assert moved.shape == q.shape
+    assert_close(spec.difference(q, moved), v, rtol=1e-12)
+    assert spec.motion(np.array([0.0, 0.0, 1.0])).shape == (spec.nv, 6)
+    qpos, qvel = spec.to_mujoco(q, v)
+    assert (qpos.shape[-1], qvel.shape[-1]) == MJ_SIZES[MJ_JOINT_TYPES[spec.mujoco]]
+    back = spec.from_mujoco(qpos, qvel)
+    assert_close(back[0], q, rtol=1e-15)
+    assert_close(back[1], v, rtol=1e-15)

@@ -8,7 +8,7 @@ MuJoCo rejects some inertias that Pinocchio and invdyn accept (not positive defi
 breaking the triangle inequality); for those robots the test checks that the refusal is about
 inertias only.
 
-Joints are matched by name, and states converted by `invdyn.configuration.to_mujoco_state`.
+Joints are matched by name, and states converted by `invdyn.io.mujoco_state.to_mujoco_state`.
 MuJoCo's free joint has its linear velocity in the world frame where invdyn (like Pinocchio)
 expresses it in the base frame, so ``qacc``, the forces and the mass matrix are converted here.
 
@@ -28,7 +28,7 @@ import pytest
 import invdyn
 from conftest import assert_close, mujoco_mass_matrix, requires_erd
 from invdyn import configuration
-from invdyn.io import robots
+from invdyn.io import mujoco_state, robots
 from invdyn.spatial import quaternion_to_matrix
 
 mujoco = pytest.importorskip("mujoco")
@@ -106,7 +106,7 @@ class _Layout:
         assert mj_model.nv == model.nv
         self.model = model
         # dof_perm[k]: MuJoCo dof of invdyn's velocity coordinate k
-        joints = configuration.mujoco_index(model, mj_model)
+        joints = mujoco_state.mujoco_index(model, mj_model)
         self.dof_perm = np.concatenate(
             [mj_model.jnt_dofadr[j] + np.arange(model.jnt_nv[i]) for i, j in enumerate(joints)]
         )
@@ -151,7 +151,7 @@ def _compare(name: str, floating: bool):
         where = f"{name} ({'floating' if floating else 'fixed'}) state {k}"
         q = configuration.random_configuration(model, rng=rng)
         v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
-        qpos, qvel = configuration.to_mujoco_state(model, mj_model, q, v)
+        qpos, qvel = mujoco_state.to_mujoco_state(model, mj_model, q, v)
         assert_close(qvel[layout.dof_perm], layout.base_rotation(q) @ v, what="qvel")
         tau_mj, mass_mj = _mujoco_rne(mj_model, qpos, qvel, layout.qacc(q, v, a))
         # generalised forces and the mass matrix back to invdyn's coordinates: T^T (.) T

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.spatial.transform import Rotation
 
-from invdyn.spatial import cross, rotation_vector
+import invdyn
+from conftest import assert_close
+from invdyn.spatial import cross, quat_exp, quat_log, rotation_vector
 
 
 def test_cross_broadcasts_as_numpy():
@@ -40,3 +43,27 @@ def test_bad_shapes_are_named():
         cross(np.zeros(4), np.zeros(3))
     with pytest.raises(ValueError, match=r"needs a \(3, 3\) rotation matrix"):
         rotation_vector(np.eye(4))
+
+
+def test_quaternion_log_and_exp_match_scipy_and_invert_each_other():
+    """log of quaternions of any norm, either sign, is SciPy's rotation vector of the rotation
+    they point to, and exp takes it back to the unit quaternion of w >= 0; a zero or NaN
+    quaternion is refused."""
+    rng = np.random.default_rng(7)
+    unit = rng.normal(size=(50, 4))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    unit[:3] = [[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, -1.0], [1.0, 0.0, 0.0, 0.0]]
+    scaled = unit * rng.uniform(0.1, 10.0, size=(50, 1)) * rng.choice([-1.0, 1.0], size=(50, 1))
+    expected = Rotation.from_quat(unit).as_rotvec()
+    # at pi, +axis and -axis are the same rotation
+    logged = quat_log(scaled)
+    at_pi = np.isclose(np.linalg.norm(expected, axis=1), np.pi)
+    assert_close(np.abs(logged[at_pi]), np.abs(expected[at_pi]), rtol=1e-12)
+    assert_close(logged[~at_pi], expected[~at_pi], rtol=1e-12)
+    positive = np.where(unit[:, 3:] < 0.0, -unit, unit)
+    assert_close(quat_exp(logged[~at_pi]), positive[~at_pi], rtol=1e-12)
+    for bad in (np.zeros(4), np.array([np.nan, 0.0, 0.0, 1.0])):
+        with pytest.raises(invdyn.InputError, match="quat"):
+            quat_log(bad)
+    with pytest.raises(invdyn.InputError, match=r"quat must have shape \(\.\.\., 4\), got \(3,\)"):
+        quat_log(np.zeros(3))

@@ -13,13 +13,9 @@ import pytest
 import invdyn
 import invdyn.io
 from conftest import assert_close, mujoco_mass_matrix
-from invdyn.configuration import (
-    from_mujoco_state,
-    integrate,
-    random_configuration,
-    to_mujoco_state,
-)
+from invdyn.configuration import integrate, random_configuration
 from invdyn.io.mjcf import from_mujoco, load_mjcf
+from invdyn.io.mujoco_state import from_mujoco_state, to_mujoco_state
 from invdyn.model import JointType, Model
 from invdyn.spatial import axis_angle_to_matrix, quaternion_to_matrix
 

@@ -32,12 +32,12 @@ import pytest
 
 import invdyn
 from conftest import assert_close, off_unit, rotation_blocks, states, with_joint_terms
-from invdyn.regressor import inertial_parameters
 
 torch = pytest.importorskip("torch")
 
 from invdyn.kernels import triton as fused  # noqa: E402
 from invdyn.kernels import unrolled  # noqa: E402
+from invdyn.model import inertial_parameters  # noqa: E402
 
 RTOL = 1e-10
 needs_triton = pytest.mark.skipif(not fused.available(), reason="Triton missing")

@@ -20,6 +20,7 @@ import invdyn
 from conftest import assert_close, mujoco_mass_matrix, requires_erd
 from invdyn import configuration
 from invdyn.io.mjcf import from_mujoco
+from invdyn.io.mujoco_state import to_mujoco_state
 from invdyn.kinematics import frame_jacobian
 from invdyn.model import JointType, Model
 from invdyn.spatial import quaternion_to_matrix
@@ -123,7 +124,7 @@ def _mujoco_dynamics(model: Model, mj_model, q: np.ndarray, v: np.ndarray):
     """MuJoCo's mass matrix and bias forces (damping included) in invdyn's coordinates."""
     dofs = dof_addresses(model, mj_model)
     data = mujoco.MjData(mj_model)
-    data.qpos[:], data.qvel[:] = configuration.to_mujoco_state(model, mj_model, q, v)
+    data.qpos[:], data.qvel[:] = to_mujoco_state(model, mj_model, q, v)
     mujoco.mj_forward(mj_model, data)
     mass = mujoco_mass_matrix(mj_model, data)
     # T maps invdyn's v to mujoco's qvel; qacc at a = 0 holds the free joint's omega x v term

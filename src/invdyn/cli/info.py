@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from invdyn.cli.options import Commands, command
 from invdyn.cli.output import print_table
-from invdyn.model import JointType
+from invdyn.model import JOINTS, JointType
 
 _TYPE_NAMES = {t: t.name.lower() for t in JointType}
 
@@ -67,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for i in range(model.nbody):
         jtype = JointType(model.jnt_type[i])
+        spec = JOINTS[jtype]
         qs, vs, nv = model.jnt_qadr[i], model.jnt_vadr[i], model.jnt_nv[i]
-        unit = "m" if jtype == JointType.PRISMATIC else "rad"
-        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
-            position = f"[{model.q_lower[qs]:g}, {model.q_upper[qs]:g}] {unit}"
-        elif jtype == JointType.CONTINUOUS:
+        if spec.bounded:
+            position = f"[{model.q_lower[qs]:g}, {model.q_upper[qs]:g}] {spec.dof_units[0]}"
+        elif spec.axial:
             position = "unbounded"
         else:
             position = "-"

@@ -32,7 +32,7 @@ from invdyn.configuration import difference
 from invdyn.control.trajectories import Trajectory, _finite_array
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import InputError
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 
 Float = NDArray[np.float64]
 State = tuple[Float, Float, Float]
@@ -160,8 +160,7 @@ class JointController:
                     f"got {gain.shape}"
                 )
             set_field(self, f"_{name}", np.broadcast_to(gain, (model.nv,)).copy())
-        additive = np.isin(model.jnt_type, (JointType.REVOLUTE, JointType.PRISMATIC))
-        set_field(self, "_additive", bool(np.all(additive)))
+        set_field(self, "_additive", all(spec.bounded for spec in model.jnt_spec))
 
     def __call__(self, t: float, q: ArrayLike, v: ArrayLike) -> Float:
         """Joint torques that track the reference at time `t` from the measured state.

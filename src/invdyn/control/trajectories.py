@@ -42,8 +42,6 @@ Float = NDArray[np.float64]
 _CHECK_RATE = 1000.0
 _CHECK_MIN_SAMPLES = 1001
 _CHECK_CHUNK = 50_000
-_SUPPORTED = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS)
-_ADDITIVE = (JointType.REVOLUTE, JointType.PRISMATIC)
 
 
 class Trajectory(Protocol):
@@ -249,7 +247,7 @@ class JointTrajectory:
     @cached_property
     def _additive(self) -> bool:
         """Whether ``q = origin + x`` (no continuous joint)."""
-        return bool(np.all(np.isin(self.model.jnt_type, _ADDITIVE)))
+        return all(spec.bounded for spec in self.model.jnt_spec)
 
     def __call__(self, t: float | ArrayLike) -> tuple[Float, Float, Float]:
         """Reference positions, velocities and accelerations at times `t`.
@@ -597,7 +595,7 @@ def _limit_message(
 
 def _unit(model: Model, body: int) -> str:
     """The unit of the position of the joint of `body`: m for a prismatic one, else rad."""
-    return "m" if model.jnt_type[body] == JointType.PRISMATIC else "rad"
+    return model.dof_units[model.jnt_vadr[body]]
 
 
 def _check_times(curve: Curve) -> Iterator[Float]:
@@ -619,8 +617,8 @@ def _check_joints(model: Model) -> None:
     """`InputError` unless `model` is a `Model` whose joints trajectories support."""
     if not isinstance(model, Model):
         raise not_a_model(model)
-    for name, jtype in zip(model.jnt_name, model.jnt_type):
-        if jtype not in _SUPPORTED:
+    for name, jtype, spec in zip(model.jnt_name, model.jnt_type, model.jnt_spec, strict=True):
+        if not spec.axial:
             raise InputError(
                 f"joint {name!r} of {model.name!r} is {JointType(jtype).name.lower()}: joint "
                 "trajectories support revolute, prismatic and continuous joints only"

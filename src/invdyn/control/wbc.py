@@ -48,7 +48,7 @@ from invdyn.control.computed_torque import effort_limits
 from invdyn.dynamics import bias, mass_matrix, rnea
 from invdyn.errors import InputError, InvdynError
 from invdyn.kinematics import forward_kinematics, frame_point, point_jacobian, point_motion
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 from invdyn.spatial import rotation_vector
 
 Float = NDArray[np.float64]
@@ -580,7 +580,7 @@ def _vector(name: str, x: ArrayLike, size: int) -> Float:
 def _check_floating_base(model: Model) -> None:
     if not isinstance(model, Model):
         raise not_a_model(model)
-    if not model.nbody or model.jnt_type[0] != JointType.FREE:
+    if not model.floating_base:
         raise InputError(
             f"{model.name}: whole-body control needs a floating base (load it with "
             "floating_base=True)"

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_positive, check_real, repeated
 from invdyn.centroidal import center_of_mass, center_of_mass_jacobian
-from invdyn.configuration import neutral, normalize, quat_exp, quat_multiply
+from invdyn.configuration import neutral, normalize
 from invdyn.control.wbc import (
     CenterOfMassTask,
     FramePositionTask,
@@ -51,11 +51,12 @@ from invdyn.control.wbc import (
 from invdyn.dynamics import singular_joints
 from invdyn.errors import InputError
 from invdyn.io import is_mjcf
-from invdyn.io.mjcf import keyframes
+from invdyn.io.mujoco_state import keyframes
 from invdyn.io.robots import is_installed, robot_path
 from invdyn.io.srdf import robot_configurations
 from invdyn.kinematics import frame_placement, frame_point
 from invdyn.model import Model
+from invdyn.spatial import quat_exp, quat_multiply
 
 Float = NDArray[np.float64]
 SCENARIOS = ("stand", "sway", "squat", "push", "lift")

@@ -24,7 +24,7 @@ from invdyn.configuration import difference, integrate, neutral
 from invdyn.control.computed_torque import CONTROLLERS, Gains, joint_inertia
 from invdyn.control.trajectories import JointTrajectory, Trajectory, minimum_jerk
 from invdyn.errors import InputError, warn
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 
 Float = NDArray[np.float64]
 
@@ -226,13 +226,13 @@ def _workspace_ends(model: Model, duration: float) -> tuple[Float, Float]:
     rest = neutral(model)
     move = np.zeros(model.nv)
     start_offset = np.zeros(model.nv)
-    for i, jtype in enumerate(model.jnt_type):
-        if jtype not in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS):
+    for i, spec in enumerate(model.jnt_spec):
+        if not spec.axial:
             continue
         qa, va = model.jnt_qadr[i], model.jnt_vadr[i]
-        if jtype != JointType.CONTINUOUS and np.isfinite(lower[qa]) and np.isfinite(upper[qa]):
+        if spec.bounded and np.isfinite(lower[qa]) and np.isfinite(upper[qa]):
             move[va] = (1.0 - 2.0 * WORKSPACE_MARGIN) * (upper[qa] - lower[qa])
-            if jtype == JointType.REVOLUTE:
+            if spec.turns:
                 move[va] = min(move[va], MAX_TURN)
             start_offset[va] = 0.5 * (lower[qa] + upper[qa] - move[va]) - rest[qa]
         else:

@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.model import Model
-from invdyn.regressor import inertial_parameters
+from invdyn.model import Model, inertial_parameters
 
 Float = NDArray[np.float64]
 

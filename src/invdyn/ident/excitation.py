@@ -26,7 +26,7 @@ from invdyn.configuration import neutral
 from invdyn.control.trajectories import JointTrajectory, fourier
 from invdyn.errors import InputError
 from invdyn.ident.parameters import base_parameters
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 from invdyn.regressor import joint_torque_regressor
 
 Float = NDArray[np.float64]
@@ -105,8 +105,7 @@ def optimise_excitation(
     import torch
 
     settings = settings or ExcitationSettings()
-    moving = {JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS}
-    if any(JointType(t) not in moving for t in model.jnt_type):
+    if not all(spec.axial for spec in model.jnt_spec):
         raise InputError(
             f"{model.name}: excitations move revolute, prismatic and continuous joints only"
         )
@@ -196,10 +195,10 @@ def _ranges(model: Model, settings: ExcitationSettings) -> tuple[Float, Float]:
     velocity and acceleration."""
     centre = np.zeros(model.nv)
     bound = np.empty((3, model.nv))
-    for i, jtype in enumerate(model.jnt_type):
+    for i, spec in enumerate(model.jnt_spec):
         k, d = int(model.jnt_qadr[i]), int(model.jnt_vadr[i])
         low, high = float(model.q_lower[k]), float(model.q_upper[k])
-        if jtype != JointType.CONTINUOUS and math.isfinite(low) and math.isfinite(high):
+        if spec.bounded and math.isfinite(low) and math.isfinite(high):
             if not high > low:
                 raise InputError(
                     f"{model.name}: joint {model.jnt_name[i]!r} has no range to move in "
@@ -220,9 +219,9 @@ def _configuration(model: Model, centre: Any, x: Any, xp: Any) -> Any:
     a continuous joint's angle as (cos, sin)."""
     angles = centre + x
     parts = []
-    for i, jtype in enumerate(model.jnt_type):
+    for i, spec in enumerate(model.jnt_spec):
         d = int(model.jnt_vadr[i])
-        if jtype == JointType.CONTINUOUS:
+        if spec.direction is not None:
             parts += [xp.cos(angles[..., d]), xp.sin(angles[..., d])]
         else:
             parts.append(angles[..., d])

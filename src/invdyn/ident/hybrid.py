@@ -36,8 +36,7 @@ from invdyn.dynamics import rnea
 from invdyn.errors import DataError, warn
 from invdyn.ident.identify import Identification
 from invdyn.metrics import normalised_mse, worse_than
-from invdyn.model import Model
-from invdyn.regressor import inertial_parameters
+from invdyn.model import Model, inertial_parameters
 
 Float = NDArray[np.float64]
 

@@ -46,7 +46,7 @@ from invdyn.learn.datasets import (
     read_dataset,
 )
 from invdyn.metrics import normalised_mse, varies, worse_than
-from invdyn.model import JointType, Model
+from invdyn.model import Model
 from invdyn.regressor import with_parameters
 from invdyn.sim.collect import load_robot_source, robot_source
 from invdyn.sim.rollout import csv_columns
@@ -340,9 +340,8 @@ def urdf_expressible(identified: Model) -> Model:
     J of a revolute joint on the world turns with that joint's body alone, about the joint's
     axis a, so that the body holds it as a rotor would, (J / 2) (E + a a^T) about its centre
     of mass, and the dynamics stay the same. Other armature stays (`_warn_of_armature`)."""
-    on_world = (identified.body_parent == -1) & np.isin(
-        identified.jnt_type, (JointType.REVOLUTE, JointType.CONTINUOUS)
-    )
+    turning = np.array([spec.turns for spec in identified.jnt_spec], dtype=bool)
+    on_world = (identified.body_parent == -1) & turning
     inertia = identified.body_inertia.copy()
     armature = identified.dof_armature.copy()
     for body in np.flatnonzero(on_world):
@@ -360,12 +359,15 @@ def _warn_of_armature(identified: Model) -> None:
     inertia = np.diag(mass_matrix(identified, neutral(identified)))
     large = identified.dof_armature > ARMATURE_SHARE * inertia
     if large.any():
-        # a prismatic joint's armature is a mass
-        prismatic = identified.jnt_type[identified.dof_body] == JointType.PRISMATIC
+        # a translation's armature is a mass
         listed = ", ".join(
-            f"{name} {value:.3g} {'kg' if linear else 'kg m^2'}"
-            for name, value, linear, shown in zip(
-                identified.dof_names, identified.dof_armature, prismatic, large, strict=True
+            f"{name} {value:.3g} {'kg' if unit == 'm' else 'kg m^2'}"
+            for name, value, unit, shown in zip(
+                identified.dof_names,
+                identified.dof_armature,
+                identified.dof_units,
+                large,
+                strict=True,
             )
             if shown
         )

@@ -17,7 +17,7 @@ then `from_mujoco` maps the compiled ``MjModel`` onto invdyn's conventions:
 * **Free joints** place the body frame in the world directly (MuJoCo ignores ``pos`` for them);
   their body hangs from the world in the `Model` whatever its MuJoCo parent. MuJoCo's free
   ``qvel`` is ``[linear in the world frame, angular in the body frame]`` while invdyn's ``v`` is
-  ``[linear, angular]`` in the body frame: see `invdyn.configuration.to_mujoco_state`.
+  ``[linear, angular]`` in the body frame: see `invdyn.io.mujoco_state`.
 * **Frames.** Every MuJoCo body (the world included) and every site becomes a frame. A site whose
   name is already a body's is renamed ``f"{site}_site"``. Unnamed objects get generated names:
   ``f"body{i}"``, ``f"joint{j}"``, ``f"site{k}"`` with MuJoCo's index (a joint's counted with
@@ -59,13 +59,16 @@ from numpy.typing import NDArray
 
 from invdyn._files import check_regular_file
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
-from invdyn.model import JointType, Model
+from invdyn.model import JOINTS, JointType, Model
 from invdyn.spatial import axis_angle_to_matrix, inertia_doubts, quaternion_to_matrix
 
 Float = NDArray[np.float64]
 
 # mujoco enum values (mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn), read without importing mujoco
 MJ_FREE, MJ_BALL, MJ_SLIDE, MJ_HINGE = 0, 1, 2, 3
+# MuJoCo's joint types by name (`invdyn.model.JointSpec`'s), and each one's sizes in qpos, qvel
+MJ_JOINT_TYPES = {"free": MJ_FREE, "ball": MJ_BALL, "slide": MJ_SLIDE, "hinge": MJ_HINGE}
+MJ_SIZES = {MJ_FREE: (7, 6), MJ_BALL: (4, 3), MJ_SLIDE: (1, 1), MJ_HINGE: (1, 1)}
 _TRN_JOINT, _TRN_JOINTINPARENT, _TRN_BODY = 0, 1, 5
 _GAIN_FIXED, _BIAS_NONE, _DYN_NONE = 0, 0, 0
 # random configurations, besides qpos0, at which the actuators' moment arms are read, and the
@@ -76,12 +79,8 @@ ACTUATION_TOLERANCE = 1e-9
 # the name mujoco gives a model whose <mujoco> element has none
 _DEFAULT_MODEL_NAME = "MuJoCo Model"
 
-JOINT_TYPES = {
-    MJ_HINGE: JointType.REVOLUTE,
-    MJ_SLIDE: JointType.PRISMATIC,
-    MJ_BALL: JointType.SPHERICAL,
-    MJ_FREE: JointType.FREE,
-}
+# the invdyn type that each MuJoCo joint type is read as
+JOINT_TYPES = {MJ_JOINT_TYPES[spec.mjcf]: t for t, spec in JOINTS.items() if spec.mjcf}
 
 
 def load_mjcf(
@@ -158,24 +157,6 @@ def compile_mjcf(path: str | os.PathLike[str], *, floating_base: bool | None = N
             "without floating_base (invdyn: without --floating-base) the file is taken as it is"
         )
     return mj_model
-
-
-def keyframes(model: Model) -> dict[str, Float]:
-    """The named keyframes (``<keyframe><key name=... qpos=...>``) of the MJCF file `model` was
-    loaded from, as (nq,) configurations by name; unnamed keys and those without a ``qpos``
-    left out.
-
-    Raises:
-      InputError, ModelError: as `compile_mjcf`.
-    """
-    from invdyn.configuration import from_mujoco_state
-
-    mj_model = compile_mjcf(model.source, floating_base=model.floating_base or None)
-    named = [k for k in range(mj_model.nkey) if mj_model.key(k).name]
-    return {
-        mj_model.key(k).name: from_mujoco_state(model, mj_model, mj_model.key_qpos[k])[0]
-        for k in named
-    }
 
 
 def from_mujoco(
@@ -483,9 +464,11 @@ def _joint_frame(mj_model: Any, j: int, r_pre: Float, p_pre: Float) -> tuple[Flo
 
 def _dof_order(mj_model: Any) -> NDArray[np.int64]:
     """(nv,) MuJoCo dof index of each invdyn velocity coordinate (joints in MuJoCo's order)."""
-    nv = {MJ_FREE: 6, MJ_BALL: 3, MJ_SLIDE: 1, MJ_HINGE: 1}
     starts = mj_model.jnt_dofadr
-    spans = [np.arange(starts[j], starts[j] + nv[int(t)]) for j, t in enumerate(mj_model.jnt_type)]
+    spans = [
+        np.arange(starts[j], starts[j] + MJ_SIZES[int(t)][1])
+        for j, t in enumerate(mj_model.jnt_type)
+    ]
     return np.concatenate([np.zeros(0, dtype=np.int64), *spans]).astype(np.int64)
 
 
@@ -494,7 +477,7 @@ def _position_limits(mj_model: Any) -> tuple[Float, Float]:
     lower, upper = [], []
     for j in range(mj_model.njnt):
         jtype = int(mj_model.jnt_type[j])
-        n = {MJ_FREE: 7, MJ_BALL: 4}.get(jtype, 1)
+        n = MJ_SIZES[jtype][0]
         lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
         if jtype in (MJ_HINGE, MJ_SLIDE) and bool(mj_model.jnt_limited[j]):
             lo[0], hi[0] = mj_model.jnt_range[j]

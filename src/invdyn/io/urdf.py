@@ -46,7 +46,7 @@ import numpy as np
 
 from invdyn._files import atomic_open, check_regular_file
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
-from invdyn.model import JOINT_NQ, JOINT_NV, Float, JointType, Model
+from invdyn.model import JOINTS, Float, JointType, Model
 from invdyn.spatial import inertia_doubts, rpy_to_matrix
 
 MAX_URDF_BYTES = 64 * 1024 * 1024
@@ -58,13 +58,9 @@ ROOT_JOINT_NAME = "root_joint"
 # round-off below this is not a violation of the inertia checks
 _TOL = 1e-12
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_MOVING = {
-    "revolute": JointType.REVOLUTE,
-    "continuous": JointType.CONTINUOUS,
-    "prismatic": JointType.PRISMATIC,
-    "floating": JointType.FREE,
-}
-_AXIAL = ("revolute", "continuous", "prismatic")
+# the moving URDF joint types, and those of them that move about or along an axis
+_MOVING = {name: jtype for jtype, spec in JOINTS.items() for name in spec.urdf}
+_AXIAL = tuple(name for name, jtype in _MOVING.items() if JOINTS[jtype].axial)
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
@@ -617,7 +613,7 @@ def _limits(
       (nq,) lower and (nq,) upper position limits, and (nv, 4) rows of velocity limit, effort
       limit, damping and Coulomb friction; the free flyer is unbounded and lossless.
     """
-    nq, nv = JOINT_NQ[jtype], JOINT_NV[jtype]
+    nq, nv = JOINTS[jtype].nq, JOINTS[jtype].nv
     if joint is None or jtype == JointType.FREE:
         dof = np.tile([np.inf, np.inf, 0.0, 0.0], (nv, 1))
         return np.full(nq, -np.inf), np.full(nq, np.inf), dof
@@ -639,7 +635,7 @@ def _assemble(
     nbody = len(bodies)
     types = [JointType.FREE if b.joint is None else _MOVING[b.joint.kind] for b in bodies]
     axes = [
-        np.zeros(3) if b.joint is None or t == JointType.FREE else b.joint.axis
+        b.joint.axis if b.joint is not None and JOINTS[t].axial else np.zeros(3)
         for b, t in zip(bodies, types, strict=True)
     ]
 
@@ -677,7 +673,7 @@ def _assemble(
         source=source,
         # a URDF describes no actuators: its joints are driven, the floating base is not
         dof_actuated=np.concatenate(
-            [np.zeros(0, dtype=bool), *(np.full(JOINT_NV[t], t != JointType.FREE) for t in types)]
+            [np.zeros(0, dtype=bool), *(np.full(JOINTS[t].nv, t != JointType.FREE) for t in types)]
         ),
     )
 

@@ -4,7 +4,7 @@ to the state and to the dynamic parameters.
 
 Every kernel takes states flattened to one batch axis, ``q`` (B, nq), ``v`` and ``a`` (B, nv),
 and the dynamic parameters ``params`` (B or 1, 10 nbody + 3 nv) in the order of
-`invdyn.regressor.inertial_parameters`; the public functions of `invdyn.dynamics`,
+`invdyn.model.inertial_parameters`; the public functions of `invdyn.dynamics`,
 `invdyn.kinematics` and `invdyn.regressor` check and flatten their arguments and call these when
 they are given tensors. Spatial vectors are (..., 6) tensors [angular; linear] as everywhere in
 invdyn. The recursions loop over bodies in Python and over the batch in tensor operations, so
@@ -26,9 +26,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from invdyn.errors import InputError
-from invdyn.kinematics import frame_targets, motion_subspace
-from invdyn.model import JointType, Model
-from invdyn.regressor import inertial_parameters
+from invdyn.model import JointType, Model, inertial_parameters
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +37,7 @@ class Tree:
       parent, jtype, qadr, vadr, jnv: (nbody,) per body: parent (-1 for the world), joint type,
         first index in ``q`` and in ``v``, number of velocity coordinates.
       nq, nv, nbody: sizes.
+      directions: (start, stop) in ``q`` of each quaternion and (cos θ, sin θ) pair.
       axis: (nbody, 3) joint axes.
       rot: (nbody, 3, 3) joint frame rotations in the parent.
       pos: (nbody, 3) joint frame origins in the parent.
@@ -58,6 +57,7 @@ class Tree:
     nq: int
     nv: int
     nbody: int
+    directions: tuple[tuple[int, int], ...]
     axis: Tensor
     rot: Tensor
     pos: Tensor
@@ -82,8 +82,6 @@ def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
 
 
 def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
-    frame_targets(model)  # what the frame functions read of the model, built here, eagerly
-
     def tensor(x: np.ndarray) -> Tensor:
         # plain tensors, whatever the first call ran under: the cache outlives an inference
         # mode (whose tensors autograd refuses) and torch.func transforms (whose wrapped
@@ -107,10 +105,15 @@ def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
         nq=model.nq,
         nv=model.nv,
         nbody=model.nbody,
+        directions=tuple(
+            (int(k) + spec.direction.start, int(k) + spec.direction.stop)
+            for k, spec in zip(model.jnt_qadr, model.jnt_spec, strict=True)
+            if spec.direction is not None
+        ),
         axis=tensor(model.jnt_axis),
         rot=tensor(model.jnt_rot),
         pos=tensor(model.jnt_pos),
-        subspace=tensor(motion_subspace(model)),
+        subspace=tensor(model.motion_subspace),
         moves=tensor(moves),
         dof_body=tuple(int(i) for i in model.dof_body),
         params=tensor(inertial_parameters(model)),
@@ -238,18 +241,9 @@ def unit_rotations(t: Tree, q: Tensor) -> Tensor:
     """(B, nq) `q` with each quaternion and (cos θ, sin θ) pair scaled to unit norm
     (`_unit`): the rotations the kernels read from q of any norm."""
     pieces, start = [], 0
-    for i in range(t.nbody):
-        k, jtype = t.qadr[i], t.jtype[i]
-        if jtype == JointType.CONTINUOUS:
-            block = slice(k, k + 2)
-        elif jtype == JointType.SPHERICAL:
-            block = slice(k, k + 4)
-        elif jtype == JointType.FREE:
-            block = slice(k + 3, k + 7)
-        else:
-            continue
-        pieces += [q[:, start : block.start], _unit(q[:, block])]
-        start = block.stop
+    for first, stop in t.directions:
+        pieces += [q[:, start:first], _unit(q[:, first:stop])]
+        start = stop
     return torch.cat([*pieces, q[:, start:]], dim=-1) if pieces else q
 
 

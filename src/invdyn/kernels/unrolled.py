@@ -22,9 +22,7 @@ from typing import cast
 
 import numpy as np
 
-from invdyn.kinematics import motion_subspace
-from invdyn.model import JointType, Model
-from invdyn.regressor import inertial_parameters
+from invdyn.model import JointType, Model, inertial_parameters
 
 Value = float | str
 """A scalar of a program: a constant, or the name of a statement's result."""
@@ -315,7 +313,7 @@ def rnea_program(model: Model, constant_params: bool, literal: Callable[[float],
     """The recursive Newton-Euler algorithm of `model` as a straight-line program.
 
     Inputs ``q`` (nq), ``v`` and ``a`` (nv) and, unless `constant_params`, ``params``
-    (10 nbody + 3 nv, `invdyn.regressor.inertial_parameters`); outputs the nv joint forces,
+    (10 nbody + 3 nv, `invdyn.model.inertial_parameters`); outputs the nv joint forces,
     friction and armature included (as `invdyn.rnea` without external forces). `literal`
     writes a constant as source text.
     """
@@ -332,7 +330,7 @@ def rnea_program(model: Model, constant_params: bool, literal: Callable[[float],
         if constant_params
         else list(inputs["params"])
     )
-    subspace = motion_subspace(model)
+    subspace = model.motion_subspace
     children = _children_smallest_first(model)
     outputs = [""] * model.nv
     world_acceleration: Vector = [0.0, 0.0, 0.0, *(-float(g) for g in model.gravity)]

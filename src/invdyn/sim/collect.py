@@ -42,11 +42,12 @@ from numpy.typing import NDArray
 
 from invdyn._arrays import check_count, check_positive, not_a_model
 from invdyn._parallel import map_in_shards
-from invdyn.configuration import integrate, neutral, to_mujoco_state
+from invdyn.configuration import integrate, neutral
 from invdyn.control.computed_torque import CONTROLLERS, Gains
 from invdyn.control.trajectories import JointTrajectory, fourier
 from invdyn.dynamics import mass_matrix, require_regular
 from invdyn.errors import InputError, InvdynError
+from invdyn.io.mujoco_state import to_mujoco_state
 from invdyn.model import JointType, Model
 from invdyn.sim.mujoco_model import build_mujoco, checked_plant
 from invdyn.sim.plant import Plant, plant_record
@@ -108,7 +109,6 @@ GAIT_NOISE = 0.05
 # most this many times (a gym episode too short, a robot episode off its position limits)
 MIN_STEPS = 2
 MAX_DISCARDS = 100
-_SUPPORTED = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -276,8 +276,8 @@ def collect_robot(
     """
     if not isinstance(model, Model):
         raise not_a_model(model)
-    for name, jtype in zip(model.jnt_name, model.jnt_type):
-        if jtype not in _SUPPORTED:
+    for name, jtype, spec in zip(model.jnt_name, model.jnt_type, model.jnt_spec, strict=True):
+        if not spec.axial:
             raise InputError(
                 f"collect_robot needs a fixed-base robot with revolute, prismatic and continuous "
                 f"joints; joint {name!r} of {model.name!r} is {JointType(jtype).name.lower()}"
@@ -663,10 +663,10 @@ def _excitation(model: Model, duration: float, rng: np.random.Generator) -> Join
     offset = np.zeros(nv)
     amplitude = np.zeros(nv)
     share = rng.uniform(*AMPLITUDE_SHARE, size=nv)
-    for i, jtype in enumerate(model.jnt_type):
+    for i, spec in enumerate(model.jnt_spec):
         qa, va = int(model.jnt_qadr[i]), int(model.jnt_vadr[i])
         lower, upper = float(model.q_lower[qa]), float(model.q_upper[qa])
-        if jtype != JointType.CONTINUOUS and math.isfinite(lower) and math.isfinite(upper):
+        if spec.bounded and math.isfinite(lower) and math.isfinite(upper):
             # the mean at random where the amplitude fits between the narrowed limits
             margin = LIMIT_MARGIN * (upper - lower)
             low, high = lower + margin, upper - margin
@@ -676,7 +676,7 @@ def _excitation(model: Model, duration: float, rng: np.random.Generator) -> Join
         else:
             # no finite limits: about a random angle, or the neutral position
             amplitude[va] = share[va] * MAX_AMPLITUDE
-            if jtype == JointType.CONTINUOUS:
+            if not spec.bounded:
                 offset[va] = rng.uniform(-np.pi, np.pi)
         speed = float(model.dof_velocity_limit[va])
         if math.isfinite(speed) and speed > 0.0:

@@ -4,7 +4,7 @@
 invdyn body, named alike, placed at its joint frame (``pos``, ``quat`` from ``jnt_pos``,
 ``jnt_rot``), with one joint at the body origin whose axis is ``jnt_axis`` in the body frame
 (revolute and continuous -> hinge, prismatic -> slide, spherical -> ball, free -> free). Joint
-names are invdyn's, so `invdyn.configuration.to_mujoco_state` and `from_mujoco_state` convert
+names are invdyn's, so `invdyn.io.mujoco_state.to_mujoco_state` and `from_mujoco_state` convert
 states. There is no geometry and contacts are disabled, unless the plant has feet
 (`Plant.feet`): then a ground plane at height 0 and a sphere at each foot, which touch nothing
 but the ground.
@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from invdyn.configuration import from_mujoco_state, mujoco_index
 from invdyn.errors import InputError, ModelError, ModelWarning, warn
 from invdyn.io.mjcf import applies_force, combine_inertias, turned_off_by
+from invdyn.io.mujoco_state import from_mujoco_state, mujoco_index
 from invdyn.kinematics import forward_kinematics, frame_point
 from invdyn.model import JointType, Model
 from invdyn.sim.plant import Plant, dof_values, payload_point, plant_model
@@ -91,7 +91,7 @@ def build_mujoco(model: Model, *, plant: Plant | None = None) -> mujoco.MjModel:
 
     Raises:
       ModelError: a free joint is not the root of its tree with an identity joint frame (the
-        layout MuJoCo and `invdyn.configuration.to_mujoco_state` assume), or MuJoCo cannot
+        layout MuJoCo and `invdyn.io.mujoco_state.to_mujoco_state` assume), or MuJoCo cannot
         compile the model.
       InputError: a plant option does not fit the model.
     """
@@ -307,19 +307,11 @@ def _check_free_joints(model: Model) -> None:
 
 def add_joint(mujoco: ModuleType, body: Any, model: Model, i: int) -> None:
     """Add the joint of invdyn body `i` to the MjSpec `body`, at its origin."""
-    jtype = JointType(model.jnt_type[i])
-    kinds = {
-        JointType.REVOLUTE: mujoco.mjtJoint.mjJNT_HINGE,
-        JointType.CONTINUOUS: mujoco.mjtJoint.mjJNT_HINGE,
-        JointType.PRISMATIC: mujoco.mjtJoint.mjJNT_SLIDE,
-        JointType.SPHERICAL: mujoco.mjtJoint.mjJNT_BALL,
-        JointType.FREE: mujoco.mjtJoint.mjJNT_FREE,
-    }
-    joint = body.add_joint(name=model.jnt_name[i], type=kinds[jtype])
+    spec = model.jnt_spec[i]
+    kind = getattr(mujoco.mjtJoint, f"mjJNT_{spec.mujoco.upper()}")
+    joint = body.add_joint(name=model.jnt_name[i], type=kind)
     joint.pos = np.zeros(3)
-    joint.axis = (
-        model.jnt_axis[i] if jtype not in (JointType.SPHERICAL, JointType.FREE) else [0, 0, 1]
-    )
+    joint.axis = model.jnt_axis[i] if spec.axial else [0, 0, 1]
     # one value per joint here; per-dof values are set on the compiled model
     first = int(model.jnt_vadr[i])
     joint.armature = float(model.dof_armature[first])
@@ -327,7 +319,7 @@ def add_joint(mujoco: ModuleType, body: Any, model: Model, i: int) -> None:
     joint.frictionloss = float(model.dof_friction[first])
     # position limits of revolute and prismatic joints
     joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
-    if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+    if spec.bounded:
         start = int(model.jnt_qadr[i])
         lower, upper = float(model.q_lower[start]), float(model.q_upper[start])
         if lower == upper:

@@ -26,13 +26,9 @@ from tqdm.auto import tqdm
 
 from invdyn._arrays import as_finite_array, check_positive
 from invdyn._files import atomic_open
-from invdyn.configuration import (
-    integrate,
-    mujoco_index,
-    mujoco_state_reader,
-    to_mujoco_state,
-)
+from invdyn.configuration import integrate
 from invdyn.errors import InputError, InvdynError
+from invdyn.io.mujoco_state import mujoco_index, mujoco_state_reader, to_mujoco_state
 from invdyn.model import JointType, Model
 from invdyn.sim.mujoco_model import (
     build_mujoco,
@@ -52,21 +48,6 @@ Controller = Callable[[float, Float, Float], ArrayLike]
 
 # the control period must be this close (relative) to a whole number of physics steps
 _PERIOD_TOLERANCE = 1e-9
-
-# names of the coordinates of multi-coordinate joints, for CSV headers
-_Q_NAMES = {
-    JointType.CONTINUOUS: ("cos", "sin"),
-    JointType.SPHERICAL: ("qx", "qy", "qz", "qw"),
-    JointType.FREE: ("x", "y", "z", "qx", "qy", "qz", "qw"),
-}
-_V_NAMES = {
-    JointType.SPHERICAL: ("wx", "wy", "wz"),
-    JointType.FREE: ("vx", "vy", "vz", "wx", "wy", "wz"),
-}
-_TAU_NAMES = {
-    JointType.SPHERICAL: ("tx", "ty", "tz"),
-    JointType.FREE: ("fx", "fy", "fz", "tx", "ty", "tz"),
-}
 
 
 class StopRollout(Exception):
@@ -297,17 +278,15 @@ def save_csv(rollout: Rollout, model: Model, path: str | os.PathLike[str]) -> Pa
 def csv_columns(model: Model) -> list[str]:
     """Column names of `save_csv`: time, then q, v, tau_command and tau_applied by joint."""
     columns = ["time"]
-    for prefix, names, sizes in (
-        ("q", _Q_NAMES, model.jnt_nq),
-        ("v", _V_NAMES, model.jnt_nv),
-        ("tau_command", _TAU_NAMES, model.jnt_nv),
-        ("tau_applied", _TAU_NAMES, model.jnt_nv),
+    for prefix, field in (
+        ("q", "q_names"),
+        ("v", "v_names"),
+        ("tau_command", "force_names"),
+        ("tau_applied", "force_names"),
     ):
-        for joint, jtype, size in zip(model.jnt_name, model.jnt_type, sizes, strict=True):
-            if size == 1:
-                columns.append(f"{prefix}.{joint}")
-            else:
-                columns += [f"{prefix}.{joint}.{c}" for c in names[JointType(jtype)]]
+        for joint, spec in zip(model.jnt_name, model.jnt_spec, strict=True):
+            names = getattr(spec, field)
+            columns += [f"{prefix}.{joint}.{c}" for c in names] if names else [f"{prefix}.{joint}"]
     return columns
 
 

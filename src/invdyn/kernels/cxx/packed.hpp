@@ -1,6 +1,6 @@
 // The packed model that every kernel reads, the work array of per-body state, and statuses.
 //
-// `invdyn.kernels.cpu.pack_model` packs a Model into two C-contiguous arrays:
+// `invdyn.model.Model.kernel_data` packs a Model into two C-contiguous arrays:
 //   ints (nbody, 5): parent, joint type, first index in q, first index in v, and the
 //     coordinate axis (0, 1, 2) a revolute joint turns about, or -1 for any other axis;
 //   reals (nbody + nv + 1, 28): per body, the joint axis (3), joint rotation in the parent,
