@@ -24,15 +24,8 @@ from invdyn.sim import (
     render,
 )
 from invdyn.sim.mujoco_model import import_mujoco
-from invdyn.sim.render import (
-    HAND_CAMERA,
-    RENDER_SHARD,
-    ROBOT_CAMERAS,
-    render_collection,
-    render_frames,
-    robot_scene,
-    scene_for,
-)
+from invdyn.sim.render import RENDER_SHARD, render_collection, render_frames
+from invdyn.sim.scene import HAND_CAMERA, ROBOT_CAMERAS, robot_scene, scene_for
 
 if importlib.util.find_spec("mujoco") is None:
     pytest.skip("mujoco is not installed", allow_module_level=True)

@@ -196,7 +196,8 @@ def _scene(config: CollectConfig, robot: Any, cache: Path) -> Any:
     """The MuJoCo scene that renders the cameras, the cameras and the cache of rendered
     episodes checked before the collection, not after it."""
     from invdyn.learn.datasets import check_camera
-    from invdyn.sim.render import camera_ids, robot_scene, scene_for
+    from invdyn.sim.render import camera_ids
+    from invdyn.sim.scene import robot_scene, scene_for
 
     if robot is None:
         scene = scene_for(f"gym:{config.source}")

@@ -10,7 +10,7 @@ frames ``t - C .. t`` the simulation showed (the recording's own for ``t < C``, 
 starts, as `invdyn.learn.follow.follow` does) and goal frames for ``t + H .. t + H + F``; its
 action (the first of a chunk) is applied for one frame and the new state rendered from the same
 camera at the same size (`invdyn.sim.render.CameraView`, in the scene of
-`invdyn.sim.render.scene_for`). The goal frames are, with `replan` (the default), what a world
+`invdyn.sim.scene.scene_for`). The goal frames are, with `replan` (the default), what a world
 model that predicts from the current state and knows the plan would show: the states
 `invdyn.learn.follow.reachable` gives from the simulated state towards the recording (its
 velocity plus `position_gain` times the position error), rendered. Without `replan` they are
@@ -185,7 +185,7 @@ def follow_frames(
     def replay(k: int, seen: list[Frames], upcoming: Callable[[], list[Frames]]) -> Float:
         return recorded_actions[start + k]
 
-    from invdyn.sim.render import scene_for
+    from invdyn.sim.scene import scene_for
 
     view = (scene_for(info.source), config.camera_names[0])
     errors = {
