@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from invdyn._arrays import as_float_array, check_positive, check_real, not_a_model
 from invdyn.configuration import difference
-from invdyn.control.trajectories import Trajectory, _finite_array
+from invdyn.control.trajectories import Trajectory, finite_array
 from invdyn.dynamics import mass_matrix, rnea
 from invdyn.errors import InputError
 from invdyn.model import Model
@@ -396,7 +396,7 @@ def _gain(name: str, x: ArrayLike) -> Float:
     if ndim > 1:
         raise InputError(f"{name} must be a scalar or have shape (nv,), got {np.shape(x)}")
     shape = (None,) if ndim else ()
-    array = _finite_array(name, x, shape, ("nv",) if ndim else ())
+    array = finite_array(name, x, shape, ("nv",) if ndim else ())
     if np.any(array < 0.0):
         k = int(np.argmax(array < 0.0)) if ndim else 0
         raise InputError(f"{name} must be non-negative, got {array.flat[k]} at index {k}")

@@ -230,7 +230,7 @@ class JointTrajectory:
 
     def __post_init__(self) -> None:
         _check_joints(self.model)
-        origin = _finite_array("origin", self.origin, (self.model.nq,), ("nq",))
+        origin = finite_array("origin", self.origin, (self.model.nq,), ("nq",))
         origin.setflags(write=False)
         object.__setattr__(self, "origin", origin)
         x = self.curve(np.asarray(self.curve.start))[0]
@@ -297,8 +297,8 @@ def quintic(
       The trajectory, of duration T.
     """
     _check_joints(model)
-    q0 = _finite_array("q0", q0, (model.nq,), ("nq",))
-    q1 = _finite_array("q1", q1, (model.nq,), ("nq",))
+    q0 = finite_array("q0", q0, (model.nq,), ("nq",))
+    q1 = finite_array("q1", q1, (model.nq,), ("nq",))
     duration = check_positive("duration", duration)
     curve = QuinticBlend(delta=difference(model, q0, q1), duration=duration)
     return _checked(JointTrajectory(model, q0, curve), check_limits, limit_margin)
@@ -361,7 +361,7 @@ def via_points(
     """
     _check_joints(model)
     times = _knot_times(times)
-    points = _finite_array("points", points, (len(times), model.nq), ("K", "nq"))
+    points = finite_array("points", points, (len(times), model.nq), ("K", "nq"))
     # coordinates from the first point, stepping the short way from point to point
     steps = difference(model, points[:-1], points[1:])
     x = np.concatenate([np.zeros((1, model.nv)), np.cumsum(steps, axis=0)])
@@ -403,14 +403,14 @@ def fourier(
       The trajectory.
     """
     _check_joints(model)
-    q_mean = _finite_array("q_mean", q_mean, (model.nq,), ("nq",))
-    sin_amplitudes = _finite_array("sin_amplitudes", sin_amplitudes, (None, model.nv), ("H", "nv"))
+    q_mean = finite_array("q_mean", q_mean, (model.nq,), ("nq",))
+    sin_amplitudes = finite_array("sin_amplitudes", sin_amplitudes, (None, model.nv), ("H", "nv"))
     if len(sin_amplitudes) == 0:
         raise InputError("sin_amplitudes must hold at least one harmonic, got shape (0, nv)")
     shape = sin_amplitudes.shape
     if cos_amplitudes is None:
         cos_amplitudes = np.zeros(shape)
-    cos_amplitudes = _finite_array("cos_amplitudes", cos_amplitudes, shape, ("H", "nv"))
+    cos_amplitudes = finite_array("cos_amplitudes", cos_amplitudes, shape, ("H", "nv"))
     base_frequency = check_positive("base_frequency", base_frequency)
     duration = 1.0 / base_frequency if duration is None else check_positive("duration", duration)
     curve = FourierSeries(sin_amplitudes, cos_amplitudes, base_frequency, duration)
@@ -638,7 +638,7 @@ def _times(t: float | ArrayLike) -> Float:
 
 def _knot_times(times: ArrayLike) -> Float:
     """(K,) strictly increasing times, K >= 2, from 0 on, or `InputError`."""
-    times = _finite_array("times", times, (None,), ("K",))
+    times = finite_array("times", times, (None,), ("K",))
     if len(times) < 2:
         raise InputError(f"times must hold at least two times, got {len(times)}")
     if times[0] < 0.0:
@@ -652,7 +652,7 @@ def _knot_times(times: ArrayLike) -> Float:
     return times
 
 
-def _finite_array(
+def finite_array(
     name: str, x: ArrayLike, shape: tuple[int | None, ...], labels: tuple[str, ...]
 ) -> Float:
     """`x` as a finite float64 array of `shape` (None for any size), or `InputError`.
