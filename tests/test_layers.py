@@ -4,8 +4,8 @@ Every import counts: at module level, inside functions and under ``TYPE_CHECKING
 a.b``, ``from a import b`` (``b`` a name of ``a`` or its submodule) and relative imports.
 
 Layers, bottom up; a module imports only from its own layer (without cycles) or from lower ones:
-  0 base, usable by all: errors, extras, spatial, metrics, _files, _waits, _headless, _settings.
-  1 core: model, io, configuration, kinematics, dynamics, centroidal, regressor, kernels,
+  0 base, usable by all: errors, extras, metrics, _files, _waits, _headless, _settings.
+  1 core: spatial, model, io, configuration, kinematics, dynamics, centroidal, regressor, kernels,
     _arrays, _tensors, _parallel, and the package ``invdyn`` (its ``__init__`` imports core
     modules).
   2 control (uses core); viz (uses only core and base). Neither imports the other.
@@ -35,7 +35,6 @@ PLACES = {
     "base": (
         "errors",
         "extras",
-        "spatial",
         "metrics",
         "_files",
         "_waits",
@@ -43,6 +42,7 @@ PLACES = {
         "_settings",
     ),
     "core": (
+        "spatial",
         "model",
         "io",
         "configuration",

@@ -195,7 +195,7 @@ def _move_free(q: Float, v: Float) -> Float:
     quat = q[..., 3:]
     step = _apply(so3_left_jacobian(angular), linear)
     position = q[..., :3] + _apply(quaternion_to_matrix(_unit(quat)), step)
-    moved = _unit(quat_multiply(quat, quat_exp(angular)))
+    moved = _turn_quaternion(quat, angular)
     flip = np.sum(moved * quat, axis=-1, keepdims=True) < 0.0
     return np.concatenate([position, np.where(flip, -moved, moved)], axis=-1)
 
@@ -203,7 +203,7 @@ def _move_free(q: Float, v: Float) -> Float:
 def _free_difference(q0: Float, q1: Float) -> Float:
     """log(M0^-1 M1) on SE(3), the translation through the inverse left Jacobian."""
     quat0, quat1 = q0[..., 3:], q1[..., 3:]
-    angular = quat_log(_unit(quat_multiply(quat_conjugate(quat0), quat1)))
+    angular = _quaternion_difference(quat0, quat1)
     offset = _apply(
         np.swapaxes(quaternion_to_matrix(_unit(quat0)), -1, -2), q1[..., :3] - q0[..., :3]
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from invdyn._arrays import as_finite_array
 from invdyn.errors import InputError
 
 Float = NDArray[np.float64]
@@ -225,11 +226,7 @@ def quat_log(quat: ArrayLike) -> Float:
       InputError: quaternions of another shape, not finite or of zero norm (which have no
         rotation).
     """
-    given = np.asarray(quat, dtype=np.float64)
-    if given.shape[-1:] != (4,):
-        raise InputError(f"quat must have shape (..., 4), got {given.shape}")
-    if not np.isfinite(given).all():
-        raise InputError("quat holds a non-finite value (NaN or inf)")
+    given = as_finite_array("quat", quat, 4)
     length = np.linalg.norm(given, axis=-1, keepdims=True)
     if np.any(length == 0.0):
         raise InputError("quat holds a quaternion of zero norm, which has no rotation")

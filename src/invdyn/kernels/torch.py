@@ -82,6 +82,10 @@ def tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
 
 
 def _build_tree(model: Model, dtype: torch.dtype, device: torch.device) -> Tree:
+    # what the frame functions read of the model, built here, eagerly: torch.compile traces
+    # the model's integer arrays as tensors and cannot branch on their values
+    _ = model.frame_targets
+
     def tensor(x: np.ndarray) -> Tensor:
         # plain tensors, whatever the first call ran under: the cache outlives an inference
         # mode (whose tensors autograd refuses) and torch.func transforms (whose wrapped
