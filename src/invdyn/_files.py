@@ -31,6 +31,9 @@ MODEL_FILE = "model.safetensors"
 IDENTIFICATION = "identification.npz"
 """The identified parameters in the output directory of an identification
 (`invdyn.ident.run`), which a checkpoint's loader names when it is given one."""
+EVALUATION = "evaluation"
+"""The folder of the scores that ``invdyn evaluate`` writes by default: beside a run's
+checkpoint, else inside the checkpoint or the identification it scores."""
 
 # what a path that is not a regular file is, by its stat.S_IS* test
 _NOT_FILES = (

@@ -114,7 +114,12 @@ def with_overrides(config: Config, overrides: Iterable[str]) -> Config:
       InputError: a malformed override, an unknown or ambiguous key, or a bad value.
     """
     types = field_types(type(config))
-    sections = [name for name, kind in types.items() if dataclasses.is_dataclass(kind)]
+    # each section's fields and their annotations
+    sections = {
+        name: field_types(kind)
+        for name, kind in types.items()
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind)
+    }
     changes: dict[str, Any] = {name: {} for name in sections}
     for item in overrides:
         if not isinstance(item, str) or "=" not in item:
@@ -124,8 +129,7 @@ def with_overrides(config: Config, overrides: Iterable[str]) -> Config:
         if section is None:
             changes[name] = parse(text, types[name], name)
         else:
-            annotation = field_types(types[section])[name]
-            changes[section][name] = parse(text, annotation, f"{section}.{name}")
+            changes[section][name] = parse(text, sections[section][name], f"{section}.{name}")
     replaced = {
         name: dataclasses.replace(getattr(config, name), **fields) if name in sections else fields
         for name, fields in changes.items()
@@ -133,16 +137,19 @@ def with_overrides(config: Config, overrides: Iterable[str]) -> Config:
     return dataclasses.replace(config, **replaced)  # type: ignore[type-var]
 
 
-def _resolve_key(key: str, types: dict[str, Any], sections: list[str]) -> tuple[str | None, str]:
-    """The (section, field) an override key names; section None for a plain field."""
+def _resolve_key(
+    key: str, types: dict[str, Any], sections: dict[str, dict[str, Any]]
+) -> tuple[str | None, str]:
+    """The (section, field) an override key names, `sections` holding each section's field
+    annotations; section None for a plain field."""
     if "." in key:
         section, name = key.split(".", 1)
-        if section not in sections or name not in field_types(types[section]):
+        if section not in sections or name not in sections[section]:
             raise InputError(f"unknown config key {key!r}")
         return section, name
     if key in types and key not in sections:
         return None, key
-    owners = [section for section in sections if key in field_types(types[section])]
+    owners = [section for section, fields in sections.items() if key in fields]
     if len(owners) != 1:
         where = " or ".join(f"{section}.*" for section in sections)
         raise InputError(f"unknown config key {key!r}; use section.field ({where})")

@@ -116,13 +116,12 @@ def run(args: argparse.Namespace) -> int:
     )
     collected = collect_dataset(config, say=print)
     collection = collected.collection
-    lengths = [len(episode) for episode in collection.episodes]
     print(f"{collection.source}: {read_info(args.out).summary}")
     if collected.ended_early:
         redrawn = collection.metadata["discarded"]
         again = f"; {redrawn} shorter than {MIN_STEPS} steps were drawn again" if redrawn else ""
         print(
-            f"{collected.ended_early} of {len(lengths)} episodes ended before "
+            f"{collected.ended_early} of {len(collection.episodes)} episodes ended before "
             f"{collected.step_limit} steps: the environment terminated them{again}"
         )
     print(f"wrote {collected.path}")

@@ -111,7 +111,7 @@ def run_wbc(config: WbcConfig, *, say: Say | None = None) -> Wbc:
     if config.push is not None and not math.isfinite(config.push):
         raise InputError(f"--push must be a finite force, got {config.push}")
     model = legged_robot(config.robot)
-    if names_a_file(config.robot) and Path(config.robot).suffix.lower() == ".xml" and say:
+    if Path(config.robot).suffix.lower() == ".xml" and say:
         say(
             f"the plant is MuJoCo built from the model of {config.robot}, with spheres for feet "
             "on a ground: what the model leaves out of the file is not simulated"

@@ -31,7 +31,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from invdyn._arrays import check_real
-from invdyn._files import IDENTIFICATION, check_output_directory, remove_stale, write_json
+from invdyn._files import (
+    EVALUATION,
+    IDENTIFICATION,
+    check_output_directory,
+    remove_stale,
+    write_json,
+)
 from invdyn._waits import announced
 from invdyn.configuration import difference, integrate, neutral
 from invdyn.dynamics import mass_matrix, rnea
@@ -60,8 +66,7 @@ HELD_OUT = 0.2
 WORSE_THAN_NOMINAL = 2.0
 # the key of report.json that holds the fingerprints of the episodes identified on
 FITTED = "fitted_fingerprints"
-# where invdyn evaluate scores an identification on other data, by default, and its files
-EVALUATION = "evaluation"
+# the files of invdyn evaluate's scores of an identification on other data
 EVALUATION_FILES = ("report.json", "nmse.png")
 # identified armature above this share of a joint's inertia (at the neutral configuration) is
 # worth a warning that identified.urdf, which cannot hold it, leaves it out

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from invdyn._files import check_output_directory, remove_stale
+from invdyn._files import EVALUATION, check_output_directory, remove_stale
 from invdyn._parallel import LAUNCHED
 from invdyn._waits import Say
 from invdyn.errors import InputError
@@ -30,9 +30,6 @@ from invdyn.learn.evaluate import (
     save_evaluation,
 )
 from invdyn.learn.train import Callback, TrainResult, train
-
-EVALUATION = "evaluation"
-"""The folder of a checkpoint's scores: beside a run's checkpoint, else inside it."""
 
 
 @dataclasses.dataclass(frozen=True)
