@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from invdyn.cli.options import Commands, add_no_progress, add_out, command, needs
-from invdyn.cli.track import print_results
+from invdyn.cli.output import print_results
 from invdyn.experiments.demo import DEMO_FALLBACK, DEMO_MASS_ERROR, DEMO_PAYLOAD
 
 

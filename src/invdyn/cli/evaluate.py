@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from invdyn._files import IDENTIFICATION
 from invdyn.cli.options import Commands, add_json, add_optional_out, command, needs
-from invdyn.cli.output import print_table, write_json_option
+from invdyn.cli.output import print_errors, print_table, write_json_option
 
 
 def add(commands: Commands) -> None:
@@ -41,8 +42,6 @@ def add(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from invdyn._files import IDENTIFICATION
-
     if (Path(args.checkpoint) / IDENTIFICATION).is_file():
         return _identification(args)
     from invdyn.learn.runs import EvaluateConfig, evaluate_run
@@ -76,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _identification(args: argparse.Namespace) -> int:
     """`run` for the output directory of ``invdyn ident``."""
-    from invdyn.cli.ident import print_errors
     from invdyn.ident.run import score_identification
 
     scored = score_identification(args.checkpoint, args.dataset, out=args.out)

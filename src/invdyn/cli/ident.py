@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from invdyn.cli.options import Commands, add_no_progress, add_out, command, needs
-from invdyn.cli.output import print_table
-from invdyn.cli.train import add_settings
+from invdyn.cli.options import Commands, add_no_progress, add_out, add_settings, command, needs
+from invdyn.cli.output import print_errors
 from invdyn.errors import InputError
-from invdyn.model import Model
 
 
 def add(commands: Commands) -> None:
@@ -118,15 +115,6 @@ def run(args: argparse.Namespace) -> int:
     for path in identified.written:
         print(f"wrote {path}")
     return 0
-
-
-def print_errors(model: Model, errors: dict[str, Any]) -> None:
-    """A table of each joint's nMSE (rows) for each predictor (columns)."""
-    rows = [
-        [joint, *(f"{errors[name][k]:.3g}" for name in errors)]
-        for k, joint in enumerate(model.dof_names)
-    ]
-    print_table(["joint", *(f"nMSE {name}" for name in errors)], rows)
 
 
 def _cutoff(text: str) -> float | None:

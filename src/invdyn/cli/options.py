@@ -198,3 +198,9 @@ def frame_size(text: str) -> tuple[int, int]:
     if not (width.isdigit() and height.isdigit()):
         raise InputError(f"--size must be WIDTHxHEIGHT in pixels, such as 64x64, got {text!r}")
     return check_size((int(width), int(height)))
+
+
+def add_settings(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY=VALUE``, repeatable: a setting of the networks' configuration
+    (`invdyn.learn.config.Config.with_overrides`)."""
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], help=help)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from invdyn.cli.options import (
     Commands,
@@ -17,11 +16,10 @@ from invdyn.cli.options import (
     needs,
     plant_options,
 )
-from invdyn.cli.output import print_table, write_json_option
+from invdyn.cli.output import print_results, write_json_option
 from invdyn.control.computed_torque import CONTROLLERS
 from invdyn.experiments.track import TRACK_DURATION
 from invdyn.experiments.tracking import DEFAULT_BANDWIDTH
-from invdyn.model import Model
 
 
 def add(commands: Commands) -> None:
@@ -118,40 +116,3 @@ def run(args: argparse.Namespace) -> int:
     for path in write_json_option(args, tracked.metrics):
         print(f"wrote {path}")
     return 0
-
-
-def print_results(model: Model, results: dict[str, Any]) -> None:
-    """A summary of each controller's run, then a table per joint of each."""
-    rows = []
-    for name, result in results.items():
-        torques = [joint.rms_torque for joint in result.joints]
-        saturated = max(joint.saturated for joint in result.joints)
-        rows.append(
-            [
-                name,
-                f"{result.rms_error:.3e}",
-                f"{result.max_error:.3e}",
-                f"{max(torques):.2f}",
-                f"{100 * saturated:.1f}%",
-            ]
-        )
-    print_table(["controller", "RMS error", "max error", "max RMS effort", "saturated"], rows)
-    units = model.dof_force_units
-    limits = model.dof_effort_limit
-    for name, result in results.items():
-        print(f"\n  {name}, per joint (errors in rad or m, efforts in N·m or N):")
-        print_table(
-            ["joint", "RMS error", "max error", "RMS effort", "max effort", "limit", "saturated"],
-            [
-                [
-                    joint.name,
-                    f"{joint.rms_error:.3e}",
-                    f"{joint.max_error:.3e}",
-                    f"{joint.rms_torque:.3f}",
-                    f"{joint.max_torque:.3f}",
-                    f"{limits[k]:g} {units[k]}" if limits[k] > 0 else "-",
-                    f"{100 * joint.saturated:.1f}%",
-                ]
-                for k, joint in enumerate(result.joints)
-            ],
-        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from invdyn.cli.options import Commands, add_no_progress, add_out, command, needs
+from invdyn.cli.options import Commands, add_no_progress, add_out, add_settings, command, needs
 from invdyn.cli.output import print_table
 
 
@@ -38,12 +38,6 @@ def add(commands: Commands) -> None:
     add_no_progress(
         parser, "no progress bar: a line per epoch instead (losses, learning rate, minutes)"
     )
-
-
-def add_settings(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--set KEY=VALUE``, repeatable: a setting of the networks' configuration
-    (`invdyn.learn.config.Config.with_overrides`)."""
-    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], help=help)
 
 
 def run(args: argparse.Namespace) -> int:
