@@ -119,10 +119,7 @@ def _data_folder(path: Path) -> Path:
 def _metadata(folder: Path) -> dict[str, Any]:
     """The data folder's metadata, checked to be an object of the arrow layout."""
     file = folder / METADATA_FILE
-    try:
-        metadata = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataError(f"{file}: not valid JSON: {error}") from None
+    metadata = _read_json(file)
     if not isinstance(metadata, dict):
         raise DataError(f"{file}: expected a JSON object, got {type(metadata).__name__}")
     found = metadata.get("data_format")
@@ -132,6 +129,14 @@ def _metadata(folder: Path) -> dict[str, Any]:
             "reads as the format minari)"
         )
     return metadata
+
+
+def _read_json(file: Path) -> Any:
+    """The JSON content of `file`, or `DataError` naming it."""
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(f"{file}: not valid JSON: {error}") from None
 
 
 def _space(serialised: object) -> dict[str, Any] | None:
@@ -177,10 +182,7 @@ def _check_steps(episode: Path, steps: int) -> None:
     file = episode / METADATA_FILE
     if not file.is_file():
         return
-    try:
-        metadata = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataError(f"{file}: not valid JSON: {error}") from None
+    metadata = _read_json(file)
     counted = metadata.get("total_steps") if isinstance(metadata, dict) else None
     if counted is not None and counted != steps:
         raise DataError(f"{file}: total_steps is {counted}, but the files hold {steps} steps")
@@ -297,8 +299,8 @@ def _detect(path: Path) -> bool:
         return False
     for folder in (path / "data", path):
         try:
-            metadata = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            metadata = _read_json(folder / METADATA_FILE)
+        except DataError:
             continue
         return isinstance(metadata, dict) and metadata.get("data_format") == ARROW_FORMAT
     return False
